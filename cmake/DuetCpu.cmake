@@ -1,0 +1,13 @@
+# DuetCpu.cmake - the host backend: plain C, optionally OpenMP.
+target_sources(duet PRIVATE
+  src/cpu/backend_cpu.c
+  src/cpu/gemm_cpu.c
+  src/cpu/copy_cpu.c)
+target_compile_definitions(duet PRIVATE DUET_BACKEND_CPU=1)
+if(DUET_OPENMP)
+  find_package(OpenMP COMPONENTS C)
+  if(OpenMP_C_FOUND)
+    target_link_libraries(duet PRIVATE OpenMP::OpenMP_C)
+    target_compile_definitions(duet PRIVATE DUET_HAVE_OPENMP=1)
+  endif()
+endif()

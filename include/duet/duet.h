@@ -1,0 +1,391 @@
+/* duet.h - the one public header of duet: portable GPU compute (CUDA, HIP, host) from C. */
+#ifndef DUET_DUET_H
+#define DUET_DUET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(DUET_SHARED)
+#if defined(DUET_BUILDING)
+#define DUET_API __declspec(dllexport)
+#else
+#define DUET_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) && defined(DUET_BUILDING)
+#define DUET_API __attribute__((visibility("default")))
+#else
+#define DUET_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Version                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+#define DUET_VERSION_MAJOR 0
+#define DUET_VERSION_MINOR 1
+#define DUET_VERSION_PATCH 0
+/* One integer that compares in release order: 10000 * major + 100 * minor + patch. */
+#define DUET_VERSION (DUET_VERSION_MAJOR * 10000 + DUET_VERSION_MINOR * 100 + DUET_VERSION_PATCH)
+
+/* The version of the library actually linked (may differ from DUET_VERSION of the header). */
+DUET_API int duet_version(void);
+/* "cpu", "cuda" or "hip": the backend this library was built with. */
+DUET_API const char *duet_backend_name(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status and errors                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum duet_status {
+    DUET_SUCCESS = 0,
+    DUET_ERROR_INVALID_ARGUMENT = 1, /* a value is out of range, inconsistent or NULL        */
+    DUET_ERROR_INVALID_HANDLE = 2,   /* a handle is NULL, destroyed, or of another context   */
+    DUET_ERROR_OUT_OF_MEMORY = 3,    /* device or host allocation failed; nothing leaked     */
+    DUET_ERROR_NO_DEVICE = 4,        /* no device or driver for the built backend            */
+    DUET_ERROR_UNSUPPORTED = 5,      /* valid request this backend/op/dtype does not do      */
+    DUET_ERROR_LAUNCH_FAILED = 6,    /* a kernel launch was rejected or failed               */
+    DUET_ERROR_BACKEND = 7,          /* any other runtime error, named in the message        */
+    DUET_ERROR_COMPILE = 8,          /* runtime compilation failed; see the compile log      */
+    DUET_ERROR_DEVICE_LOST = 9,      /* a sticky device error: the context is unusable       */
+    DUET_ERROR_NOT_READY = 10        /* an event or stream has not completed yet             */
+} duet_status;
+
+/* A constant English name for a status ("invalid argument"); never NULL. */
+DUET_API const char *duet_status_string(duet_status status);
+
+/* The message of the last failing duet call on this thread, naming the function, the argument
+ * and the values, e.g. "duet_gemm: lda (3) is smaller than the row length of A (4)".
+ * Empty string when the last call on this thread succeeded. Valid until the next duet call on
+ * this thread. */
+DUET_API const char *duet_last_error(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Handles (opaque; NULL or destroyed handles are reported as DUET_ERROR_INVALID_HANDLE)       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet_context duet_context;
+typedef struct duet_buffer duet_buffer;
+typedef struct duet_stream duet_stream;
+typedef struct duet_event duet_event;
+typedef struct duet_module duet_module;
+typedef struct duet_function duet_function;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Devices and contexts                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet_device_props {
+    char name[256];
+    char arch[32];                  /* "sm_90", "gfx90a", "host"                            */
+    int compute_units;              /* SMs, CUs, or host cores                              */
+    int warp_size;                  /* 32 on NVIDIA, 64 or 32 on AMD                        */
+    int max_threads_per_block;
+    int max_block_dims[3];
+    int64_t max_grid_dims[3];
+    size_t shared_mem_per_block;    /* without opt-in                                       */
+    size_t shared_mem_per_block_optin; /* the most a kernel may request                     */
+    size_t global_mem_bytes;
+    int capability_major;           /* CUDA compute capability or gfx major; 0 on host      */
+    int capability_minor;
+} duet_device_props;
+
+/* Number of devices of the built backend (the cpu backend reports exactly one). A machine
+ * without a device or driver gives DUET_ERROR_NO_DEVICE and *count = 0. */
+DUET_API duet_status duet_device_count(int *count);
+DUET_API duet_status duet_device_get_props(int device, duet_device_props *props);
+
+/* A context owns everything created from it; destroying it releases its buffers, streams,
+ * events and modules and invalidates their handles. A context may be used from several host
+ * threads at once; give each thread its own stream. */
+DUET_API duet_status duet_context_create(int device, duet_context **ctx);
+DUET_API duet_status duet_context_destroy(duet_context *ctx);
+DUET_API duet_status duet_context_get_props(const duet_context *ctx, duet_device_props *props);
+/* The context's default stream (not to be destroyed). */
+DUET_API duet_status duet_context_default_stream(duet_context *ctx, duet_stream **stream);
+/* Waits for all work of the context. */
+DUET_API duet_status duet_context_synchronize(duet_context *ctx);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Buffers (device memory) and host memory                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* bytes may be 0 (an empty buffer). */
+DUET_API duet_status duet_buffer_create(duet_context *ctx, size_t bytes, duet_buffer **buf);
+DUET_API duet_status duet_buffer_destroy(duet_buffer *buf);
+DUET_API duet_status duet_buffer_size(const duet_buffer *buf, size_t *bytes);
+
+/* Copies. stream may be NULL: the buffer's context's default stream. Every range is checked
+ * against the buffer's size, with no overflow, before anything is queued.
+ * The plain forms return when the copy has completed (they wait on the stream). The _async
+ * forms only queue the copy; the host memory must stay valid until the stream is synchronized
+ * (use pinned or registered host memory for copies that overlap with host work). */
+DUET_API duet_status duet_buffer_write(duet_stream *stream, duet_buffer *dst, size_t dst_offset,
+                                       const void *src, size_t bytes);
+DUET_API duet_status duet_buffer_read(duet_stream *stream, const duet_buffer *src,
+                                      size_t src_offset, void *dst, size_t bytes);
+DUET_API duet_status duet_buffer_write_async(duet_stream *stream, duet_buffer *dst,
+                                             size_t dst_offset, const void *src, size_t bytes);
+DUET_API duet_status duet_buffer_read_async(duet_stream *stream, const duet_buffer *src,
+                                            size_t src_offset, void *dst, size_t bytes);
+/* Device to device; the two ranges may be in one buffer but must not overlap. Asynchronous. */
+DUET_API duet_status duet_buffer_copy(duet_stream *stream, duet_buffer *dst, size_t dst_offset,
+                                      const duet_buffer *src, size_t src_offset, size_t bytes);
+/* Sets bytes to (unsigned char)value. Asynchronous. */
+DUET_API duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *buf, size_t offset,
+                                        int value, size_t bytes);
+
+/* Page-locked host memory for fast and truly asynchronous copies. */
+DUET_API duet_status duet_host_alloc(duet_context *ctx, size_t bytes, void **ptr);
+DUET_API duet_status duet_host_free(duet_context *ctx, void *ptr);
+/* Pins an existing host range (numba.roc's roc.register); unregister before freeing it. */
+DUET_API duet_status duet_host_register(duet_context *ctx, void *ptr, size_t bytes);
+DUET_API duet_status duet_host_unregister(duet_context *ctx, void *ptr);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streams and events                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+DUET_API duet_status duet_stream_create(duet_context *ctx, duet_stream **stream);
+/* Waits for the stream's work, then releases it. The default stream cannot be destroyed. */
+DUET_API duet_status duet_stream_destroy(duet_stream *stream);
+DUET_API duet_status duet_stream_synchronize(duet_stream *stream);
+
+DUET_API duet_status duet_event_create(duet_context *ctx, duet_event **event);
+DUET_API duet_status duet_event_destroy(duet_event *event);
+/* stream may be NULL (the event's context's default stream). */
+DUET_API duet_status duet_event_record(duet_event *event, duet_stream *stream);
+DUET_API duet_status duet_event_synchronize(duet_event *event);
+/* Both events must have been recorded and completed (DUET_ERROR_NOT_READY otherwise). */
+DUET_API duet_status duet_event_elapsed_ms(const duet_event *start, const duet_event *stop,
+                                           float *ms);
+
+typedef struct duet_profile_result {
+    double min_ms, median_ms, mean_ms, max_ms;
+    int iters;
+} duet_profile_result;
+
+/* Runs fn(user) warmup times, then iters times, each timed with events on stream (NULL: the
+ * default stream of ctx); fn enqueues its work on that stream. A non-success status from fn
+ * stops the profile and is returned. iters >= 1, warmup >= 0. */
+typedef duet_status (*duet_profile_fn)(void *user);
+DUET_API duet_status duet_profile(duet_context *ctx, duet_stream *stream, duet_profile_fn fn,
+                                  void *user, int warmup, int iters, duet_profile_result *result);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Launch configurations                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet_dim3 {
+    uint32_t x, y, z;
+} duet_dim3;
+
+typedef struct duet_launch_config {
+    duet_dim3 grid;       /* blocks per grid                                                 */
+    duet_dim3 block;      /* threads per block                                               */
+    size_t shared_bytes;  /* dynamic shared memory per block                                 */
+} duet_launch_config;
+
+/* grid.x = ceil(n / threads_per_block); the seeds' blockspergrid = ceil(n / tpb). */
+DUET_API duet_status duet_launch_config_1d(int64_t n, uint32_t threads_per_block,
+                                           duet_launch_config *config);
+/* A 2D config covering nx columns (x) by ny rows (y) with bx x by threads per block. */
+DUET_API duet_status duet_launch_config_2d(int64_t nx, int64_t ny, uint32_t bx, uint32_t by,
+                                           duet_launch_config *config);
+/* Checks a config against the context's device limits (threads per block, block and grid
+ * dimensions, shared memory) and says which limit is passed. */
+DUET_API duet_status duet_launch_config_validate(const duet_context *ctx,
+                                                 const duet_launch_config *config);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Matrices                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum duet_dtype {
+    DUET_DTYPE_F32 = 0,
+    DUET_DTYPE_F64 = 1,
+    DUET_DTYPE_I32 = 2,
+    DUET_DTYPE_F16 = 3,
+    DUET_DTYPE_BF16 = 4,
+    DUET_DTYPE_I8 = 5
+} duet_dtype;
+
+/* Bytes per element, 0 for an invalid dtype. */
+DUET_API size_t duet_dtype_size(duet_dtype dtype);
+DUET_API const char *duet_dtype_name(duet_dtype dtype);
+
+typedef enum duet_layout {
+    DUET_LAYOUT_ROW_MAJOR = 0, /* element (i, j) at i * ld + j */
+    DUET_LAYOUT_COL_MAJOR = 1  /* element (i, j) at j * ld + i */
+} duet_layout;
+
+typedef enum duet_op {
+    DUET_OP_N = 0, /* use the matrix as stored */
+    DUET_OP_T = 1  /* use its transpose        */
+} duet_op;
+
+/* A (batch of) matrices in a buffer. Element (b, i, j) lives at element index
+ * offset + b * batch_stride + (row-major ? i * ld + j : j * ld + i), in units of the dtype.
+ * batch_count 0 is read as 1. ld must be >= cols (row-major) or >= rows (col-major) when the
+ * matrix is not empty. */
+typedef struct duet_matrix {
+    duet_buffer *buffer;
+    size_t offset;        /* elements */
+    int64_t rows;
+    int64_t cols;
+    int64_t ld;           /* elements */
+    duet_dtype dtype;
+    duet_layout layout;
+    int64_t batch_count;
+    int64_t batch_stride; /* elements; 0 broadcasts one matrix over the batch (inputs only) */
+} duet_matrix;
+
+/* A packed (ld = row length) single matrix. */
+DUET_API duet_matrix duet_matrix_make(duet_buffer *buffer, duet_dtype dtype, duet_layout layout,
+                                      int64_t rows, int64_t cols);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Algorithms and options                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum duet_algorithm {
+    DUET_ALGO_AUTO = 0,        /* the fastest kernel duet has for the device              */
+    DUET_ALGO_NAIVE = 1,       /* one thread per output, global memory only (the seeds)   */
+    DUET_ALGO_TILED = 2,       /* shared-memory tiles of tile x tile, barriers around use */
+    DUET_ALGO_TILED_PADDED = 3,/* transpose only: 32x8 threads, +1 column (no bank clash) */
+    DUET_ALGO_GRID_STRIDE = 4  /* any grid, each thread strides over the data             */
+} duet_algorithm;
+
+DUET_API const char *duet_algorithm_name(duet_algorithm algorithm);
+
+/* What an op launched, for teaching and tuning. */
+typedef struct duet_launch_info {
+    char kernel[64];           /* kernel name, e.g. "gemm_tiled_f32"                      */
+    duet_algorithm algorithm;  /* the algorithm actually used (AUTO resolved)             */
+    duet_launch_config config; /* grid, block, dynamic shared bytes of the (last) launch  */
+    int tile;                  /* the tile edge, 0 where none                             */
+    int launches;              /* kernel launches the op made (0 for an empty op)         */
+} duet_launch_info;
+
+/* Options common to every op. Zero-initialise ({0}) for the defaults; NULL means defaults. */
+typedef struct duet_op_options {
+    duet_algorithm algorithm;
+    int tile;                  /* TILED: 1..32 (0: 16)                                    */
+    duet_launch_config launch; /* NAIVE: block (0: default); GRID_STRIDE: grid and block  */
+    duet_launch_info *info;    /* if not NULL, filled with what was launched              */
+} duet_op_options;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Ops (asynchronous on stream; stream NULL = the default stream of the output's context)      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* C = alpha * op(A) * op(B) + beta * C with BLAS semantics: beta == 0 never reads C, alpha == 0
+ * never reads A or B, K == 0 gives C = beta * C, M == 0 or N == 0 does nothing. Dtypes: f32, f64,
+ * i32 (modulo 2^32, alpha and beta must be integers in the int32 range). All four matrices'
+ * dtypes match; layouts are independent. C may not overlap A or B. Batches: C.batch_count
+ * matrices; A and B have the same batch_count (or 1 with batch_stride ignored: broadcast). */
+DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
+                               const duet_matrix *a, const duet_matrix *b, double beta,
+                               duet_matrix *c, const duet_op_options *options);
+
+/* out = in^T: out has in's cols as rows and rows as cols, the same dtype (any: by element size)
+ * and batch count. in and out must not overlap. */
+DUET_API duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matrix *out,
+                                    const duet_op_options *options);
+
+/* x = alpha * x (f32, f64, i32). */
+DUET_API duet_status duet_scale(duet_stream *stream, double alpha, duet_matrix *x,
+                                const duet_op_options *options);
+/* c = alpha * a + beta * b (f32, f64, i32); c may be exactly a or b, not partly overlap. */
+DUET_API duet_status duet_add(duet_stream *stream, double alpha, const duet_matrix *a,
+                              double beta, const duet_matrix *b, duet_matrix *c,
+                              const duet_op_options *options);
+/* x = value (every dtype; value converted to the dtype, integer dtypes need an exact value). */
+DUET_API duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
+                               const duet_op_options *options);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Runtime-compiled kernels (CUDA: NVRTC, HIP: hiprtc; cpu: DUET_ERROR_UNSUPPORTED)            */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet_module_options {
+    const char *const *defines;       /* "NAME" or "NAME=VALUE"; may be NULL                */
+    int num_defines;
+    const char *const *include_dirs;  /* may be NULL                                        */
+    int num_include_dirs;
+    const char *const *extra_options; /* passed to the compiler as they are; may be NULL     */
+    int num_extra_options;
+    const char *cache_dir;            /* on-disk cache directory, NULL: memory cache only   */
+} duet_module_options;
+
+/* Compiles source (kernels declared extern "C") for the context's device, with duet's
+ * portability prelude (DUET_WARP_SIZE, duet_barrier(), thread/block index names) injected.
+ * A compile error returns DUET_ERROR_COMPILE, *module = NULL, and the log in
+ * duet_last_compile_log(). Identical (source, options, arch) compilations are cached. */
+DUET_API duet_status duet_module_create(duet_context *ctx, const char *source,
+                                        const duet_module_options *options,
+                                        duet_module **module);
+DUET_API duet_status duet_module_destroy(duet_module *module);
+/* The compiler log of the module (may be empty, never NULL). */
+DUET_API duet_status duet_module_log(const duet_module *module, const char **log);
+/* The log of the last failed or successful compilation on this thread. */
+DUET_API const char *duet_last_compile_log(void);
+DUET_API duet_status duet_module_get_function(duet_module *module, const char *name,
+                                              duet_function **function);
+
+typedef enum duet_arg_kind {
+    DUET_ARG_BUFFER = 0, /* a device pointer: buffer base + byte offset */
+    DUET_ARG_I32 = 1,
+    DUET_ARG_I64 = 2,
+    DUET_ARG_F32 = 3,
+    DUET_ARG_F64 = 4,
+    DUET_ARG_U32 = 5,
+    DUET_ARG_U64 = 6
+} duet_arg_kind;
+
+typedef struct duet_arg {
+    duet_arg_kind kind;
+    union {
+        struct {
+            duet_buffer *buffer;
+            size_t offset; /* bytes */
+        } buf;
+        int32_t i32;
+        int64_t i64;
+        uint32_t u32;
+        uint64_t u64;
+        float f32;
+        double f64;
+    } value;
+} duet_arg;
+
+/* Launches function on stream with config and args (checked against the function's parameter
+ * count and sizes where the runtime tells them). */
+DUET_API duet_status duet_launch(duet_stream *stream, const duet_function *function,
+                                 const duet_launch_config *config, const duet_arg *args,
+                                 int num_args);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* Argument helpers (static inline so they cost nothing and need no linking). */
+static inline duet_arg duet_arg_buffer(duet_buffer *buffer, size_t offset_bytes)
+{
+    duet_arg a;
+    a.kind = DUET_ARG_BUFFER;
+    a.value.buf.buffer = buffer;
+    a.value.buf.offset = offset_bytes;
+    return a;
+}
+static inline duet_arg duet_arg_i32(int32_t v) { duet_arg a; a.kind = DUET_ARG_I32; a.value.i32 = v; return a; }
+static inline duet_arg duet_arg_i64(int64_t v) { duet_arg a; a.kind = DUET_ARG_I64; a.value.i64 = v; return a; }
+static inline duet_arg duet_arg_u32(uint32_t v) { duet_arg a; a.kind = DUET_ARG_U32; a.value.u32 = v; return a; }
+static inline duet_arg duet_arg_u64(uint64_t v) { duet_arg a; a.kind = DUET_ARG_U64; a.value.u64 = v; return a; }
+static inline duet_arg duet_arg_f32(float v) { duet_arg a; a.kind = DUET_ARG_F32; a.value.f32 = v; return a; }
+static inline duet_arg duet_arg_f64(double v) { duet_arg a; a.kind = DUET_ARG_F64; a.value.f64 = v; return a; }
+
+#endif /* DUET_DUET_H */

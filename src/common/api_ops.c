@@ -1,0 +1,573 @@
+/* api_ops.c - gemm, transpose and elementwise ops: validation, normalisation and plans. */
+#include "backend.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+duet_status dt_resolve_stream(duet_stream *handle, dt_context *ctx, const char *func,
+                              dt_stream **out);
+
+duet_matrix duet_matrix_make(duet_buffer *buffer, duet_dtype dtype, duet_layout layout,
+                             int64_t rows, int64_t cols)
+{
+    duet_matrix m;
+    memset(&m, 0, sizeof m);
+    m.buffer = buffer;
+    m.dtype = dtype;
+    m.layout = layout;
+    m.rows = rows;
+    m.cols = cols;
+    m.ld = layout == DUET_LAYOUT_COL_MAJOR ? rows : cols;
+    m.batch_count = 1;
+    return m;
+}
+
+/* ---- matrix validation ------------------------------------------------------------------- */
+
+/* A validated matrix: its buffer, geometry, byte extent and strided view. */
+typedef struct mat {
+    const duet_matrix *m;
+    dt_buffer *buf;
+    size_t elem;
+    int64_t batch;
+    int64_t bs;           /* 0 when batch == 1 */
+    int empty;            /* rows == 0 or cols == 0 */
+    size_t lo, hi;        /* touched byte range [lo, hi) in the buffer, when not empty */
+    dt_view view;
+} mat;
+
+static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_I8; }
+
+/* name: "A"; ldname: "lda"; is_output: the batches must not overlap each other. */
+static duet_status check_matrix(const duet_matrix *m, const char *func, const char *name,
+                                const char *ldname, int is_output, dt_context **ctx, mat *out)
+{
+    memset(out, 0, sizeof *out);
+    out->m = m;
+    if (!m) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s is NULL", name);
+    out->buf = (dt_buffer *)dt_handle_get(m->buffer, DT_BUFFER);
+    if (!out->buf)
+        return dt_fail(DUET_ERROR_INVALID_HANDLE, func, "%s.buffer is %s", name,
+                       m->buffer ? "not a live handle (destroyed or never created)" : "NULL");
+    if (*ctx && out->buf->ctx != *ctx)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s.buffer belongs to another context than the other operands", name);
+    *ctx = out->buf->ctx;
+    if (!valid_dtype((int)m->dtype))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.dtype (%d) is not a duet_dtype",
+                       name, (int)m->dtype);
+    if (m->layout != DUET_LAYOUT_ROW_MAJOR && m->layout != DUET_LAYOUT_COL_MAJOR)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.layout (%d) is not a duet_layout",
+                       name, (int)m->layout);
+    if (m->rows < 0 || m->cols < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.%s (%lld) is negative", name,
+                       m->rows < 0 ? "rows" : "cols", (long long)(m->rows < 0 ? m->rows : m->cols));
+    if (m->ld < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s (%lld) is negative", ldname,
+                       (long long)m->ld);
+    if (m->batch_count < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_count (%lld) is negative",
+                       name, (long long)m->batch_count);
+    if (m->batch_stride < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_stride (%lld) is negative",
+                       name, (long long)m->batch_stride);
+    out->elem = duet_dtype_size(m->dtype);
+    out->batch = m->batch_count == 0 ? 1 : m->batch_count;
+    out->bs = out->batch > 1 ? m->batch_stride : 0;
+    int row_major = m->layout == DUET_LAYOUT_ROW_MAJOR;
+    int64_t len = row_major ? m->cols : m->rows;   /* contiguous run */
+    int64_t lines = row_major ? m->rows : m->cols; /* runs */
+    out->empty = m->rows == 0 || m->cols == 0;
+    int64_t cells;
+    if (!dt_mul_ok(m->rows, m->cols, &cells) || !dt_mul_ok(cells, (int64_t)out->elem, &cells))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s: rows (%lld) x cols (%lld) x %zu bytes overflows", name,
+                       (long long)m->rows, (long long)m->cols, out->elem);
+    if (!out->empty && m->ld < len)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s (%lld) is smaller than the %s length of %s (%lld)", ldname,
+                       (long long)m->ld, row_major ? "row" : "column", name, (long long)len);
+    out->view.rs = row_major ? m->ld : 1;
+    out->view.cs = row_major ? 1 : m->ld;
+    out->view.bs = out->bs;
+    out->view.base = (char *)out->buf->ptr + m->offset * out->elem;
+    if (out->empty) return DUET_SUCCESS;
+    /* One matrix spans (lines - 1) * ld + len elements; the batch adds (batch - 1) strides. */
+    int64_t span, bspan;
+    if (!dt_mul_ok(lines - 1, m->ld, &span) || span > INT64_MAX - len)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s: %s (%lld) x %lld overflows",
+                       name, ldname, (long long)m->ld, (long long)(lines - 1));
+    span += len;
+    if (is_output && out->batch > 1 && out->bs < span)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s.batch_stride (%lld) is smaller than one matrix's extent (%lld "
+                       "elements): the batches of an output would overlap",
+                       name, (long long)m->batch_stride, (long long)span);
+    if (!dt_mul_ok(out->batch - 1, out->bs, &bspan) || bspan > INT64_MAX - span)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s: batch_stride (%lld) x batch_count (%lld) overflows", name,
+                       (long long)m->batch_stride, (long long)out->batch);
+    uint64_t total = (uint64_t)(bspan + span);
+    if (m->offset > SIZE_MAX / out->elem || total > (SIZE_MAX / out->elem) - m->offset)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s: offset (%zu) + extent overflows",
+                       name, m->offset);
+    out->lo = m->offset * out->elem;
+    out->hi = (m->offset + (size_t)total) * out->elem;
+    if (out->hi > out->buf->bytes)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s needs bytes [%zu, %zu) of its buffer, which holds %zu bytes "
+                       "(the buffer is too small)",
+                       name, out->lo, out->hi, out->buf->bytes);
+    return DUET_SUCCESS;
+}
+
+static int overlaps(const mat *x, const mat *y)
+{
+    return !x->empty && !y->empty && x->buf == y->buf && x->lo < y->hi && y->lo < x->hi;
+}
+
+static int same_view(const mat *x, const mat *y)
+{
+    return x->buf == y->buf && x->m->offset == y->m->offset && x->view.rs == y->view.rs &&
+           x->view.cs == y->view.cs && x->view.bs == y->view.bs && x->m->rows == y->m->rows &&
+           x->m->cols == y->m->cols && x->batch == y->batch;
+}
+
+/* Integer dtypes take only exact integers within range. */
+static duet_status check_integral(double v, double lo, double hi, const char *func,
+                                  const char *name, duet_dtype dtype)
+{
+    if (!(v >= lo && v <= hi) || v != floor(v))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s (%g) is not an integer in the range of %s", name, v,
+                       duet_dtype_name(dtype));
+    return DUET_SUCCESS;
+}
+
+static duet_status check_scalar(double v, duet_dtype dtype, const char *func, const char *name)
+{
+    if (dtype == DUET_DTYPE_I32) return check_integral(v, -2147483648.0, 2147483647.0, func, name, dtype);
+    if (dtype == DUET_DTYPE_I8) return check_integral(v, -128.0, 127.0, func, name, dtype);
+    return DUET_SUCCESS;
+}
+
+/* ---- options and plans ------------------------------------------------------------------- */
+
+typedef enum op_family { OP_GEMM, OP_TRANSPOSE, OP_ELEMENTWISE } op_family;
+
+static const char *family_name(op_family f)
+{
+    return f == OP_GEMM ? "gemm" : f == OP_TRANSPOSE ? "transpose" : "elementwise ops";
+}
+
+static int dim3_zero(duet_dim3 d) { return d.x == 0 && d.y == 0 && d.z == 0; }
+
+/* A user block: all zero means the default; z == 0 reads as 1 so {16, 16} works in C. */
+static duet_dim3 user_dim(duet_dim3 given, duet_dim3 dflt)
+{
+    if (dim3_zero(given)) return dflt;
+    if (given.z == 0) given.z = 1;
+    return given;
+}
+
+static duet_dim3 dim3(uint32_t x, uint32_t y, uint32_t z)
+{
+    duet_dim3 d = {x, y, z};
+    return d;
+}
+
+static uint32_t clamp_u32(int64_t v) { return v > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+/* Resolves options into a plan for an op over rows x cols x batch outputs of elem bytes, and
+ * validates its launch configuration against the device (see docs/internals.md). */
+static duet_status make_plan(const duet_op_options *opt, op_family fam, const dt_context *ctx,
+                             int64_t rows, int64_t cols, int64_t batch, size_t elem,
+                             const char *func, dt_plan *plan)
+{
+    static const duet_op_options defaults;
+    if (!opt) opt = &defaults;
+    memset(plan, 0, sizeof *plan);
+    duet_algorithm a = opt->algorithm;
+    if ((int)a < DUET_ALGO_AUTO || (int)a > DUET_ALGO_GRID_STRIDE)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "options.algorithm (%d) is not a duet_algorithm", (int)a);
+    if ((a == DUET_ALGO_TILED && fam == OP_ELEMENTWISE) ||
+        (a == DUET_ALGO_TILED_PADDED && fam != OP_TRANSPOSE))
+        return dt_fail(DUET_ERROR_UNSUPPORTED, func,
+                       "algorithm %s does not apply to %s (use auto, naive or grid_stride%s)",
+                       duet_algorithm_name(a), family_name(fam),
+                       fam == OP_GEMM ? " or tiled" : "");
+    plan->algo = a;
+    const duet_device_props *p = &ctx->props;
+    duet_launch_config *c = &plan->cfg;
+    switch (a) {
+    case DUET_ALGO_AUTO:
+        return DUET_SUCCESS;
+    case DUET_ALGO_NAIVE:
+        c->block = user_dim(opt->launch.block, fam == OP_GEMM ? dim3(16, 16, 1) : dim3(32, 8, 1));
+        if (c->block.x == 0 || c->block.y == 0)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "options.launch.block.%c is 0",
+                           c->block.x == 0 ? 'x' : 'y');
+        c->grid = dim3(clamp_u32(dt_ceil_div(cols, c->block.x)),
+                       clamp_u32(dt_ceil_div(rows, c->block.y)),
+                       clamp_u32(dt_ceil_div(batch, c->block.z)));
+        break;
+    case DUET_ALGO_TILED:
+    case DUET_ALGO_TILED_PADDED: {
+        int t = opt->tile;
+        if (a == DUET_ALGO_TILED_PADDED) {
+            if (t != 0 && t != 32)
+                return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                               "options.tile (%d) must be 0 or 32 for tiled_padded", t);
+            t = 32;
+        } else if (t == 0) {
+            t = fam == OP_GEMM ? 16 : 32;
+        } else if (t < 1 || t > 32) {
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                           "options.tile (%d) is outside 1..32", t);
+        }
+        plan->tile = t;
+        c->block = a == DUET_ALGO_TILED_PADDED ? dim3(32, 8, 1) : dim3((uint32_t)t, (uint32_t)t, 1);
+        c->grid = dim3(clamp_u32(dt_ceil_div(cols, t)), clamp_u32(dt_ceil_div(rows, t)),
+                       clamp_u32(batch));
+        if (fam == OP_GEMM)
+            c->shared_bytes = 2 * (size_t)t * (size_t)t * elem;
+        else
+            c->shared_bytes = (size_t)t * (size_t)(a == DUET_ALGO_TILED_PADDED ? t + 1 : t) * elem;
+        break;
+    }
+    case DUET_ALGO_GRID_STRIDE: {
+        duet_dim3 db = fam == OP_ELEMENTWISE ? dim3(256, 1, 1)
+                       : fam == OP_GEMM    ? dim3(16, 16, 1)
+                                           : dim3(32, 8, 1);
+        duet_dim3 dg = fam == OP_ELEMENTWISE ? dim3((uint32_t)(4 * (p->compute_units > 0 ? p->compute_units : 1)), 1, 1)
+                       : fam == OP_GEMM    ? dim3(8, 8, 1)
+                                           : dim3(64, 64, 1);
+        c->block = user_dim(opt->launch.block, db);
+        c->grid = user_dim(opt->launch.grid, dg);
+        /* A grid-stride launch is taken as given: no folding, the user's grid is the point. */
+        return dt_validate_config(p, c, func);
+    }
+    }
+    dt_fold_grid(p, &c->grid);
+    return dt_validate_config(p, c, func);
+}
+
+static duet_status op_stream(duet_stream *stream, dt_context *ctx, const char *func,
+                             dt_stream **s)
+{
+    return dt_resolve_stream(stream, ctx, func, s);
+}
+
+/* ---- elementwise ------------------------------------------------------------------------- */
+
+static void swap64(int64_t *x, int64_t *y)
+{
+    int64_t t = *x;
+    *x = *y;
+    *y = t;
+}
+
+/* Runs e (c arranged with unit column stride when it has one) with opt. */
+static duet_status run_elementwise(duet_stream *stream, dt_context *ctx, dt_elementwise *e,
+                                   const duet_op_options *opt, const char *func)
+{
+    if (e->c.cs != 1 && e->c.rs == 1) {
+        swap64(&e->rows, &e->cols);
+        swap64(&e->a.rs, &e->a.cs);
+        swap64(&e->b.rs, &e->b.cs);
+        swap64(&e->c.rs, &e->c.cs);
+    }
+    dt_plan plan;
+    duet_status st = make_plan(opt, OP_ELEMENTWISE, ctx, e->rows, e->cols, e->batch,
+                               duet_dtype_size(e->dtype), func, &plan);
+    if (st != DUET_SUCCESS) return st;
+    dt_stream *s;
+    st = op_stream(stream, ctx, func, &s);
+    if (st != DUET_SUCCESS) return st;
+    duet_launch_info *info = opt ? opt->info : NULL;
+    if (e->rows == 0 || e->cols == 0) {
+        dt_fill_info(info, "", &plan, 0);
+        return DUET_SUCCESS;
+    }
+    return be_elementwise(ctx, s->be, e, &plan, info);
+}
+
+static duet_status check_ew_dtype(duet_dtype d, const char *func)
+{
+    if (d != DUET_DTYPE_F32 && d != DUET_DTYPE_F64 && d != DUET_DTYPE_I32)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, func,
+                       "dtype %s is not supported (f32, f64 and i32 are)", duet_dtype_name(d));
+    return DUET_SUCCESS;
+}
+
+duet_status duet_scale(duet_stream *stream, double alpha, duet_matrix *x,
+                       const duet_op_options *options)
+{
+    static const char *fn = "duet_scale";
+    dt_clear_error();
+    dt_context *ctx = NULL;
+    mat mx;
+    duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx);
+    if (st == DUET_SUCCESS) st = check_ew_dtype(x->dtype, fn);
+    if (st == DUET_SUCCESS) st = check_scalar(alpha, x->dtype, fn, "alpha");
+    if (st != DUET_SUCCESS) return st;
+    dt_elementwise e;
+    memset(&e, 0, sizeof e);
+    e.kind = DT_EW_SCALE;
+    e.dtype = x->dtype;
+    e.rows = x->rows;
+    e.cols = x->cols;
+    e.batch = mx.batch;
+    e.alpha = alpha;
+    e.c = mx.view;
+    return run_elementwise(stream, ctx, &e, options, fn);
+}
+
+duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
+                      const duet_op_options *options)
+{
+    static const char *fn = "duet_fill";
+    dt_clear_error();
+    dt_context *ctx = NULL;
+    mat mx;
+    duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx);
+    if (st == DUET_SUCCESS) st = check_scalar(value, x->dtype, fn, "value");
+    if (st != DUET_SUCCESS) return st;
+    dt_elementwise e;
+    memset(&e, 0, sizeof e);
+    e.kind = DT_EW_FILL;
+    e.dtype = x->dtype;
+    e.rows = x->rows;
+    e.cols = x->cols;
+    e.batch = mx.batch;
+    e.value = value;
+    e.c = mx.view;
+    return run_elementwise(stream, ctx, &e, options, fn);
+}
+
+duet_status duet_add(duet_stream *stream, double alpha, const duet_matrix *a, double beta,
+                     const duet_matrix *b, duet_matrix *c, const duet_op_options *options)
+{
+    static const char *fn = "duet_add";
+    dt_clear_error();
+    dt_context *ctx = NULL;
+    mat ma, mb, mc;
+    duet_status st = check_matrix(c, fn, "c", "c.ld", 1, &ctx, &mc);
+    if (st == DUET_SUCCESS) st = check_matrix(a, fn, "a", "a.ld", 0, &ctx, &ma);
+    if (st == DUET_SUCCESS) st = check_matrix(b, fn, "b", "b.ld", 0, &ctx, &mb);
+    if (st != DUET_SUCCESS) return st;
+    if (a->dtype != c->dtype || b->dtype != c->dtype)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "dtypes differ: a is %s, b is %s, c is %s", duet_dtype_name(a->dtype),
+                       duet_dtype_name(b->dtype), duet_dtype_name(c->dtype));
+    st = check_ew_dtype(c->dtype, fn);
+    if (st == DUET_SUCCESS) st = check_scalar(alpha, c->dtype, fn, "alpha");
+    if (st == DUET_SUCCESS) st = check_scalar(beta, c->dtype, fn, "beta");
+    if (st != DUET_SUCCESS) return st;
+    const mat *in[2] = {&ma, &mb};
+    for (int i = 0; i < 2; i++) {
+        const duet_matrix *m = in[i]->m;
+        const char *nm = i ? "b" : "a";
+        if (m->rows != c->rows || m->cols != c->cols)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s is %lld x %lld but c is %lld x %lld", nm, (long long)m->rows,
+                           (long long)m->cols, (long long)c->rows, (long long)c->cols);
+        if (in[i]->batch != mc.batch && in[i]->batch != 1)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s.batch_count (%lld) is neither c's (%lld) nor 1", nm,
+                           (long long)in[i]->batch, (long long)mc.batch);
+        if (overlaps(in[i], &mc) && !same_view(in[i], &mc))
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "c overlaps %s without being exactly %s (in-place add needs the same "
+                           "offset, ld, layout and batch)",
+                           nm, nm);
+    }
+    dt_elementwise e;
+    memset(&e, 0, sizeof e);
+    e.kind = DT_EW_ADD;
+    e.dtype = c->dtype;
+    e.rows = c->rows;
+    e.cols = c->cols;
+    e.batch = mc.batch;
+    e.alpha = alpha;
+    e.beta = beta;
+    e.a = ma.view;
+    e.b = mb.view;
+    e.c = mc.view;
+    return run_elementwise(stream, ctx, &e, options, fn);
+}
+
+/* ---- transpose --------------------------------------------------------------------------- */
+
+duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matrix *out,
+                           const duet_op_options *options)
+{
+    static const char *fn = "duet_transpose";
+    dt_clear_error();
+    dt_context *ctx = NULL;
+    mat mi, mo;
+    duet_status st = check_matrix(out, fn, "out", "out.ld", 1, &ctx, &mo);
+    if (st == DUET_SUCCESS) st = check_matrix(in, fn, "in", "in.ld", 0, &ctx, &mi);
+    if (st != DUET_SUCCESS) return st;
+    if (in->dtype != out->dtype)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "dtypes differ: in is %s, out is %s",
+                       duet_dtype_name(in->dtype), duet_dtype_name(out->dtype));
+    if (out->rows != in->cols || out->cols != in->rows)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "out is %lld x %lld but in^T is %lld x %lld", (long long)out->rows,
+                       (long long)out->cols, (long long)in->cols, (long long)in->rows);
+    if (mi.batch != mo.batch)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "in.batch_count (%lld) differs from out.batch_count (%lld)",
+                       (long long)mi.batch, (long long)mo.batch);
+    if (overlaps(&mi, &mo))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "in and out overlap in one buffer (in-place transpose is not supported)");
+    dt_copy2d t;
+    memset(&t, 0, sizeof t);
+    t.elem = mo.elem;
+    t.rows = out->rows;
+    t.cols = out->cols;
+    t.batch = mo.batch;
+    t.out = mo.view;
+    t.in = mi.view;
+    swap64(&t.in.rs, &t.in.cs); /* out(i, j) = in(j, i) */
+    dt_plan plan;
+    st = make_plan(options, OP_TRANSPOSE, ctx, t.rows, t.cols, t.batch, t.elem, fn, &plan);
+    if (st != DUET_SUCCESS) return st;
+    dt_stream *s;
+    st = op_stream(stream, ctx, fn, &s);
+    if (st != DUET_SUCCESS) return st;
+    duet_launch_info *info = options ? options->info : NULL;
+    if (t.rows == 0 || t.cols == 0) {
+        dt_fill_info(info, "", &plan, 0);
+        return DUET_SUCCESS;
+    }
+    return be_copy2d(ctx, s->be, &t, &plan, info);
+}
+
+/* ---- gemm -------------------------------------------------------------------------------- */
+
+duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
+                      const duet_matrix *a, const duet_matrix *b, double beta, duet_matrix *c,
+                      const duet_op_options *options)
+{
+    static const char *fn = "duet_gemm";
+    dt_clear_error();
+    if (op_a != DUET_OP_N && op_a != DUET_OP_T)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_a (%d) is not a duet_op", (int)op_a);
+    if (op_b != DUET_OP_N && op_b != DUET_OP_T)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_b (%d) is not a duet_op", (int)op_b);
+    dt_context *ctx = NULL;
+    mat ma, mb, mc;
+    duet_status st = check_matrix(c, fn, "C", "ldc", 1, &ctx, &mc);
+    if (st == DUET_SUCCESS) st = check_matrix(a, fn, "A", "lda", 0, &ctx, &ma);
+    if (st == DUET_SUCCESS) st = check_matrix(b, fn, "B", "ldb", 0, &ctx, &mb);
+    if (st != DUET_SUCCESS) return st;
+    if (a->dtype != c->dtype || b->dtype != c->dtype)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "dtypes differ: A is %s, B is %s, C is %s", duet_dtype_name(a->dtype),
+                       duet_dtype_name(b->dtype), duet_dtype_name(c->dtype));
+    duet_dtype dt = c->dtype;
+    if (dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "dtype %s is not supported by gemm yet (f32, f64 and i32 are)",
+                       duet_dtype_name(dt));
+    st = check_scalar(alpha, dt, fn, "alpha");
+    if (st == DUET_SUCCESS) st = check_scalar(beta, dt, fn, "beta");
+    if (st != DUET_SUCCESS) return st;
+
+    int64_t m = op_a == DUET_OP_N ? a->rows : a->cols;
+    int64_t k = op_a == DUET_OP_N ? a->cols : a->rows;
+    int64_t kb = op_b == DUET_OP_N ? b->rows : b->cols;
+    int64_t n = op_b == DUET_OP_N ? b->cols : b->rows;
+    if (k != kb)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "op(A) is %lld x %lld but op(B) is %lld x %lld: inner dimensions differ",
+                       (long long)m, (long long)k, (long long)kb, (long long)n);
+    if (c->rows != m || c->cols != n)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "C is %lld x %lld but op(A) * op(B) is %lld x %lld", (long long)c->rows,
+                       (long long)c->cols, (long long)m, (long long)n);
+    if (ma.batch != mc.batch && ma.batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "A.batch_count (%lld) is neither C's (%lld) nor 1", (long long)ma.batch,
+                       (long long)mc.batch);
+    if (mb.batch != mc.batch && mb.batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "B.batch_count (%lld) is neither C's (%lld) nor 1", (long long)mb.batch,
+                       (long long)mc.batch);
+    /* Reading A or B is skipped when alpha == 0 or k == 0, but an overlap is still a misuse. */
+    if (overlaps(&mc, &ma) || overlaps(&mc, &mb))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C overlaps %s in one buffer",
+                       overlaps(&mc, &ma) ? "A" : "B");
+
+    duet_launch_info *info = options ? options->info : NULL;
+    if (m == 0 || n == 0) {
+        dt_plan plan;
+        st = make_plan(options, OP_GEMM, ctx, m, n, mc.batch, mc.elem, fn, &plan);
+        if (st == DUET_SUCCESS) dt_fill_info(info, "", &plan, 0);
+        return st;
+    }
+    if (k == 0 || alpha == 0.0) {
+        /* BLAS: C = beta * C, and beta == 0 writes zeros without reading C. The plan is still
+         * checked so that a bad option is reported whatever the shape. */
+        dt_plan plan;
+        st = make_plan(options, OP_GEMM, ctx, m, n, mc.batch, mc.elem, fn, &plan);
+        if (st != DUET_SUCCESS) return st;
+        if (beta == 1.0) {
+            dt_fill_info(info, "", &plan, 0);
+            dt_stream *s;
+            return op_stream(stream, ctx, fn, &s);
+        }
+        dt_elementwise e;
+        memset(&e, 0, sizeof e);
+        e.kind = beta == 0.0 ? DT_EW_FILL : DT_EW_SCALE;
+        e.dtype = dt;
+        e.rows = m;
+        e.cols = n;
+        e.batch = mc.batch;
+        e.alpha = beta;
+        e.value = 0.0;
+        e.c = mc.view;
+        duet_op_options eopt;
+        memset(&eopt, 0, sizeof eopt);
+        eopt.info = info; /* reports the scale or fill that ran */
+        return run_elementwise(stream, ctx, &e, &eopt, fn);
+    }
+
+    dt_gemm g;
+    memset(&g, 0, sizeof g);
+    g.dtype = dt;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.batch = mc.batch;
+    g.alpha = alpha;
+    g.beta = beta;
+    g.a = ma.view;
+    g.b = mb.view;
+    g.c = mc.view;
+    if (op_a == DUET_OP_T) swap64(&g.a.rs, &g.a.cs);
+    if (op_b == DUET_OP_T) swap64(&g.b.rs, &g.b.cs);
+    if (g.c.cs != 1 && g.c.rs == 1) {
+        /* Column-major C: solve C^T = B^T A^T so that kernels always write along rows. */
+        dt_view ta = g.a, tb = g.b;
+        g.a = tb;
+        g.b = ta;
+        swap64(&g.a.rs, &g.a.cs);
+        swap64(&g.b.rs, &g.b.cs);
+        swap64(&g.c.rs, &g.c.cs);
+        swap64(&g.m, &g.n);
+    }
+    dt_plan plan;
+    st = make_plan(options, OP_GEMM, ctx, g.m, g.n, g.batch, mc.elem, fn, &plan);
+    if (st != DUET_SUCCESS) return st;
+    dt_stream *s;
+    st = op_stream(stream, ctx, fn, &s);
+    if (st != DUET_SUCCESS) return st;
+    return be_gemm(ctx, s->be, &g, &plan, info);
+}

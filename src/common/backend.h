@@ -1,0 +1,95 @@
+/* backend.h - the internal interface every backend (cpu, cuda, hip) implements, nothing more. */
+#ifndef DUET_BACKEND_H
+#define DUET_BACKEND_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every function returns DUET_SUCCESS or a status whose message it has set with dt_fail()
+ * naming the failing runtime call. Arguments arrive validated: handles are live, sizes fit,
+ * ranges are inside their buffers, launch configs are within the device's limits.
+ * Functions marked "queue" are ordered on the given stream and may return before the work is
+ * done. A backend never exits, aborts or throws. */
+
+/* Backend name: "cpu", "cuda", "hip". */
+const char *be_name(void);
+
+/* Devices. */
+duet_status be_device_count(int *count);
+duet_status be_device_props(int device, duet_device_props *props);
+
+/* Contexts: *ctx is backend state for one device (may be NULL-free of meaning on cpu). */
+duet_status be_context_create(int device, void **ctx);
+void be_context_destroy(void *ctx);
+
+/* Device memory. bytes > 0. */
+duet_status be_malloc(void *ctx, size_t bytes, void **ptr);
+void be_free(void *ctx, void *ptr);
+
+/* Pinned host memory. */
+duet_status be_host_alloc(void *ctx, size_t bytes, void **ptr);
+duet_status be_host_free(void *ctx, void *ptr);
+duet_status be_host_register(void *ctx, void *ptr, size_t bytes);
+duet_status be_host_unregister(void *ctx, void *ptr);
+
+/* Streams. */
+duet_status be_stream_create(void *ctx, void **stream);
+void be_stream_destroy(void *ctx, void *stream);
+duet_status be_stream_synchronize(void *ctx, void *stream);
+
+typedef enum be_copy_kind { BE_H2D = 0, BE_D2H = 1, BE_D2D = 2 } be_copy_kind;
+/* queue: bytes > 0. */
+duet_status be_memcpy(void *ctx, void *stream, void *dst, const void *src, size_t bytes,
+                      be_copy_kind kind);
+duet_status be_memset(void *ctx, void *stream, void *dst, int value, size_t bytes);
+
+/* Events. */
+duet_status be_event_create(void *ctx, void **event);
+void be_event_destroy(void *ctx, void *event);
+duet_status be_event_record(void *ctx, void *event, void *stream);
+duet_status be_event_synchronize(void *ctx, void *event);
+/* DUET_SUCCESS when complete, DUET_ERROR_NOT_READY when not. */
+duet_status be_event_query(void *ctx, void *event);
+duet_status be_event_elapsed_ms(void *ctx, void *start, void *stop, float *ms);
+
+/* Ops (queue). ctx is the full context (props included). info may be NULL. */
+duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_plan *plan,
+                    duet_launch_info *info);
+duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const dt_plan *plan,
+                      duet_launch_info *info);
+duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *e,
+                           const dt_plan *plan, duet_launch_info *info);
+
+/* Runtime compilation. A backend without it returns DUET_ERROR_UNSUPPORTED from
+ * be_module_create with a message naming the backends that have it. On DUET_ERROR_COMPILE,
+ * *log holds the compiler's log (malloc'd, the caller frees) and *module is NULL; on success
+ * *log may hold warnings. */
+duet_status be_module_create(dt_context *ctx, const char *source,
+                             const duet_module_options *options, void **module, char **log);
+void be_module_destroy(dt_context *ctx, void *module);
+duet_status be_module_get_function(dt_context *ctx, void *module, const char *name,
+                                   void **function);
+/* args[i] are already resolved: pointers are device addresses (buffer base + offset). */
+typedef struct be_arg {
+    duet_arg_kind kind;
+    union {
+        void *ptr;
+        int32_t i32;
+        int64_t i64;
+        uint32_t u32;
+        uint64_t u64;
+        float f32;
+        double f64;
+    } v;
+} be_arg;
+duet_status be_launch(dt_context *ctx, void *stream, void *function,
+                      const duet_launch_config *cfg, const be_arg *args, int num_args);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUET_BACKEND_H */

@@ -1,0 +1,174 @@
+/* internal.h - objects, normalized op descriptors and error helpers shared by every backend. */
+#ifndef DUET_INTERNAL_H
+#define DUET_INTERNAL_H
+
+#include "duet/duet.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+/* Records "func: message" as this thread's last error and returns status (func NULL: the
+ * message alone). */
+duet_status dt_fail(duet_status status, const char *func, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Clears this thread's last error (every public entry point calls it first). */
+void dt_clear_error(void);
+/* Sets this thread's last compile log (copied). */
+void dt_set_compile_log(const char *log);
+
+/* ---- objects ----------------------------------------------------------------------------- */
+
+typedef struct dt_context {
+    int device;
+    duet_device_props props;
+    void *be;                    /* backend context                          */
+    duet_stream *default_stream; /* handle of the default stream             */
+    duet_context *self;          /* this context's handle                    */
+} dt_context;
+
+typedef struct dt_buffer {
+    dt_context *ctx;
+    void *ptr;                   /* device pointer (host pointer on cpu)     */
+    size_t bytes;
+} dt_buffer;
+
+typedef struct dt_stream {
+    dt_context *ctx;
+    void *be;
+    int is_default;
+} dt_stream;
+
+typedef struct dt_event {
+    dt_context *ctx;
+    void *be;
+    int recorded;
+} dt_event;
+
+typedef struct dt_module {
+    dt_context *ctx;
+    void *be;
+    char *log;
+} dt_module;
+
+typedef struct dt_function {
+    dt_module *module;
+    void *be;
+    char name[128];
+} dt_function;
+
+/* ---- handle table ------------------------------------------------------------------------ */
+/* Handles are (slot, generation, kind) codes, never raw pointers, so a destroyed or forged
+ * handle is detected without touching freed memory. */
+
+typedef enum dt_kind {
+    DT_CONTEXT = 1,
+    DT_BUFFER = 2,
+    DT_STREAM = 3,
+    DT_EVENT = 4,
+    DT_MODULE = 5,
+    DT_FUNCTION = 6
+} dt_kind;
+
+/* Registers obj under kind, owned by owner (a context handle, or NULL for a context).
+ * Returns the handle, or NULL when the table cannot grow (out of memory). */
+void *dt_handle_new(dt_kind kind, void *obj, const void *owner);
+/* The object behind handle if it is live and of kind, else NULL. */
+void *dt_handle_get(const void *handle, dt_kind kind);
+/* Unregisters handle (its object is the caller's to free). */
+void dt_handle_release(const void *handle);
+/* Unregisters and returns, one at a time, the live handles of kind owned by owner: call until
+ * it returns NULL. *obj receives the object. */
+void *dt_handle_take_owned(const void *owner, dt_kind kind, void **obj);
+
+/* Calls fn(obj, user) for each live handle of kind owned by owner, stopping at the first
+ * non-success status, which it returns. fn must not create or release handles. */
+duet_status dt_handle_for_each_owned(const void *owner, dt_kind kind,
+                                     duet_status (*fn)(void *obj, void *user), void *user);
+
+/* ---- arithmetic helpers ------------------------------------------------------------------ */
+
+static inline int64_t dt_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* a * b into *out; returns 0 on overflow of int64 (both non-negative). */
+static inline int dt_mul_ok(int64_t a, int64_t b, int64_t *out)
+{
+    if (a != 0 && b > INT64_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}
+
+/* ---- normalized ops ---------------------------------------------------------------------- */
+
+/* A strided view: element (b, i, j) is at base + (b * bs + i * rs + j * cs) * elem bytes.
+ * Strides are in elements and never negative. */
+typedef struct dt_view {
+    void *base;
+    int64_t rs, cs, bs;
+} dt_view;
+
+/* C(m x n) = alpha * A(m x k) * B(k x n) + beta * C, op() already folded into the strides.
+ * The common layer arranges c.cs == 1 whenever C has a unit stride at all (by solving the
+ * transposed problem C^T = B^T A^T when C is column-major). */
+typedef struct dt_gemm {
+    duet_dtype dtype;
+    int64_t m, n, k, batch;
+    double alpha, beta;
+    dt_view a, b, c;
+} dt_gemm;
+
+/* out(i, j) = in(i, j) over rows x cols x batch: a strided copy. duet_transpose arrives here
+ * with in's strides swapped, so the kernels see one op that covers transposes and copies. */
+typedef struct dt_copy2d {
+    size_t elem;              /* 1, 2, 4 or 8 */
+    int64_t rows, cols, batch;
+    dt_view in, out;
+} dt_copy2d;
+
+typedef enum dt_ew_kind { DT_EW_SCALE = 0, DT_EW_ADD = 1, DT_EW_FILL = 2 } dt_ew_kind;
+
+/* x = alpha * x | c = alpha * a + beta * b | x = value, over rows x cols x batch.
+ * For scale and fill the operand is c. value holds the fill value (cast to dtype by the
+ * backend). The common layer arranges c.cs == 1 whenever possible. */
+typedef struct dt_elementwise {
+    dt_ew_kind kind;
+    duet_dtype dtype;
+    int64_t rows, cols, batch;
+    double alpha, beta, value;
+    dt_view a, b, c;
+} dt_elementwise;
+
+/* The resolved algorithm and, for every algorithm but AUTO, the launch configuration the
+ * common layer computed and validated against the device (the backend launches exactly it).
+ * For AUTO the backend picks its own configuration from the tuning tables. */
+typedef struct dt_plan {
+    duet_algorithm algo;
+    int tile;
+    duet_launch_config cfg;
+} dt_plan;
+
+/* Fills info (if not NULL): kernel name "<base>_<dtype or elem>", algorithm, config. */
+void dt_fill_info(duet_launch_info *info, const char *kernel, const dt_plan *plan, int launches);
+
+/* Folds a grid into the device's limits: y and z are clamped to max_grid_dims (kernels loop
+ * over the rest with a stride of gridDim). */
+void dt_fold_grid(const duet_device_props *props, duet_dim3 *grid);
+
+/* Validates cfg against props; func names the caller in the message. */
+duet_status dt_validate_config(const duet_device_props *props, const duet_launch_config *cfg,
+                               const char *func);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUET_INTERNAL_H */
