@@ -189,7 +189,9 @@ typedef struct duet_launch_config {
     size_t shared_bytes;  /* dynamic shared memory per block                                 */
 } duet_launch_config;
 
-/* grid.x = ceil(n / threads_per_block); the seeds' blockspergrid = ceil(n / tpb). */
+/* grid.x = ceil(n / threads_per_block); the seeds' blockspergrid = ceil(n / tpb). n == 0 gives
+ * grid.x == 0 (nothing to launch; duet_launch_config_validate rejects it). More than 2^31 - 1
+ * blocks along an axis is DUET_ERROR_INVALID_ARGUMENT (no GPU takes that many). */
 DUET_API duet_status duet_launch_config_1d(int64_t n, uint32_t threads_per_block,
                                            duet_launch_config *config);
 /* A 2D config covering nx columns (x) by ny rows (y) with bx x by threads per block. */
@@ -264,7 +266,7 @@ DUET_API const char *duet_algorithm_name(duet_algorithm algorithm);
 /* What an op launched, for teaching and tuning. */
 typedef struct duet_launch_info {
     char kernel[64];           /* kernel name, e.g. "gemm_tiled_f32"                      */
-    duet_algorithm algorithm;  /* the algorithm actually used (AUTO resolved)             */
+    duet_algorithm algorithm;  /* the algorithm used: AUTO when duet's tuned kernels ran  */
     duet_launch_config config; /* grid, block, dynamic shared bytes of the (last) launch  */
     int tile;                  /* the tile edge, 0 where none                             */
     int launches;              /* kernel launches the op made (0 for an empty op)         */

@@ -283,7 +283,7 @@ static duet_status host_copy(duet_stream *stream, duet_buffer *bh, size_t offset
                              size_t bytes, int to_device, int wait, const char *func)
 {
     DT_RESOLVE(b, dt_buffer, DT_BUFFER, bh, func, to_device ? "dst" : "src");
-    if (!host)
+    if (!host && bytes > 0)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s is NULL",
                        to_device ? "src" : "dst");
     duet_status st = check_range(b, offset, bytes, func, to_device ? "dst_offset" : "src_offset",

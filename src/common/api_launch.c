@@ -2,31 +2,29 @@
 #include "backend.h"
 #include "internal.h"
 
-duet_status duet_launch_config_1d(int64_t n, uint32_t threads_per_block,
-                                  duet_launch_config *config)
-{
-    return duet_launch_config_2d(n, 1, threads_per_block, 1, config);
-}
+#include <string.h>
 
-duet_status duet_launch_config_2d(int64_t nx, int64_t ny, uint32_t bx, uint32_t by,
-                                  duet_launch_config *config)
+/* No CUDA or HIP device takes more than 2^31 - 1 blocks along any grid axis. */
+#define DT_GRID_AXIS_MAX INT64_C(2147483647)
+
+static duet_status config_2d(int64_t nx, int64_t ny, uint32_t bx, uint32_t by,
+                             duet_launch_config *config, const char *fn)
 {
-    static const char *fn = "duet_launch_config";
-    dt_clear_error();
     if (!config) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "config is NULL");
     if (nx < 0 || ny < 0)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s (%lld) is negative",
                        nx < 0 ? "nx" : "ny", (long long)(nx < 0 ? nx : ny));
     if (bx == 0 || by == 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "threads_per_block (%s) is 0",
-                       bx == 0 ? "x" : "y");
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s (threads per block) is 0",
+                       bx == 0 ? "bx" : "by");
     int64_t gx = dt_ceil_div(nx, bx), gy = dt_ceil_div(ny, by);
-    if (gx > (int64_t)UINT32_MAX || gy > (int64_t)UINT32_MAX)
+    if (gx > DT_GRID_AXIS_MAX || gy > DT_GRID_AXIS_MAX)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "n (%lld) needs %lld blocks of %u threads, more than a grid dimension "
-                       "holds (%u)",
-                       (long long)(gx > gy ? nx : ny), (long long)(gx > gy ? gx : gy),
-                       gx > gy ? bx : by, UINT32_MAX);
+                       "%s (%lld) needs %lld blocks of %u threads, more than a grid dimension "
+                       "holds (%lld)",
+                       gx > gy ? "nx" : "ny", (long long)(gx > gy ? nx : ny),
+                       (long long)(gx > gy ? gx : gy), gx > gy ? bx : by,
+                       (long long)DT_GRID_AXIS_MAX);
     config->grid.x = (uint32_t)gx;
     config->grid.y = (uint32_t)gy;
     config->grid.z = 1;
@@ -35,6 +33,29 @@ duet_status duet_launch_config_2d(int64_t nx, int64_t ny, uint32_t bx, uint32_t 
     config->block.z = 1;
     config->shared_bytes = 0;
     return DUET_SUCCESS;
+}
+
+duet_status duet_launch_config_1d(int64_t n, uint32_t threads_per_block,
+                                  duet_launch_config *config)
+{
+    dt_clear_error();
+    duet_status st = config_2d(n, 1, threads_per_block, 1, config, "duet_launch_config_1d");
+    if (st != DUET_SUCCESS) {
+        /* The 1D form has one n and one block size: name them as the caller wrote them. */
+        const char *msg = duet_last_error();
+        if (strstr(msg, "bx (threads per block)"))
+            return dt_fail(st, "duet_launch_config_1d", "threads_per_block is 0");
+        if (strstr(msg, "nx ("))
+            return dt_fail(st, "duet_launch_config_1d", "n %s", strstr(msg, "nx (") + 3);
+    }
+    return st;
+}
+
+duet_status duet_launch_config_2d(int64_t nx, int64_t ny, uint32_t bx, uint32_t by,
+                                  duet_launch_config *config)
+{
+    dt_clear_error();
+    return config_2d(nx, ny, bx, by, config, "duet_launch_config_2d");
 }
 
 duet_status dt_validate_config(const duet_device_props *p, const duet_launch_config *c,

@@ -178,7 +178,11 @@ static duet_dim3 dim3(uint32_t x, uint32_t y, uint32_t z)
     return d;
 }
 
-static uint32_t clamp_u32(int64_t v) { return v > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+/* A grid extent: at least 1 so that an empty op still has a valid (unlaunched) plan. */
+static uint32_t clamp_u32(int64_t v)
+{
+    return v < 1 ? 1u : v > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
 
 /* Resolves options into a plan for an op over rows x cols x batch outputs of elem bytes, and
  * validates its launch configuration against the device (see docs/internals.md). */
@@ -508,7 +512,9 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     duet_launch_info *info = options ? options->info : NULL;
     if (m == 0 || n == 0) {
         dt_plan plan;
+        dt_stream *s;
         st = make_plan(options, OP_GEMM, ctx, m, n, mc.batch, mc.elem, fn, &plan);
+        if (st == DUET_SUCCESS) st = op_stream(stream, ctx, fn, &s);
         if (st == DUET_SUCCESS) dt_fill_info(info, "", &plan, 0);
         return st;
     }

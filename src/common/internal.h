@@ -97,7 +97,8 @@ duet_status dt_handle_for_each_owned(const void *owner, dt_kind kind,
 
 /* ---- arithmetic helpers ------------------------------------------------------------------ */
 
-static inline int64_t dt_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* Ceil of a / b for a >= 0, b > 0, without the overflow of (a + b - 1) / b. */
+static inline int64_t dt_ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /* a * b into *out; returns 0 on overflow of int64 (both non-negative). */
 static inline int dt_mul_ok(int64_t a, int64_t b, int64_t *out)

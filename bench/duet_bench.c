@@ -1,0 +1,729 @@
+/* duet_bench.c - duet-bench: duet's ops timed beside cuBLAS (CUDA) and a device copy, checked. */
+#include <duet/duet.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(DUET_BENCH_CUBLAS)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#endif /* DUET_BENCH_CUBLAS */
+
+/*
+ * Method (docs/performance.md): every timed run is one op between two events on one stream;
+ * before each, a 256 MiB scratch buffer is memset outside the events so the op starts with a
+ * cold L2 (50 MB on an H100); WARMUP untimed runs first; the median of REPS runs is reported.
+ * Inputs are random, non-zero and non-NaN. Every timed result is checked: GEMM by Freivalds'
+ * test in long double on the host (C x against A (B x) for two random x, bounded per row by
+ * the gauge |A| (|B| |x|)), which checks duet's and cuBLAS's results alike; transposes exactly
+ * against a host transpose; elementwise ops against the host.
+ */
+
+#define EXIT_SKIP 77
+#define WARMUP 3
+#define FLUSH_BYTES ((size_t)256 << 20)
+
+static int g_reps = 20;
+static int g_failures = 0;
+static FILE *g_csv = NULL;
+static duet_context *g_ctx = NULL;
+static duet_stream *g_stream = NULL;
+static duet_buffer *g_flush = NULL;
+static duet_event *g_ev0 = NULL, *g_ev1 = NULL;
+static int g_on_gpu = 0;
+static double g_copy_gbs = 0; /* the device-to-device copy ceiling, GB/s (read + write) */
+
+#if defined(DUET_BENCH_CUBLAS)
+static cublasHandle_t g_cublas;
+static cudaStream_t g_cstream;
+static cudaEvent_t g_cev0, g_cev1;
+static void *g_cflush;
+#endif /* DUET_BENCH_CUBLAS */
+
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        duet_status s_ = (call);                                                                   \
+        if (s_ != DUET_SUCCESS) {                                                                  \
+            fprintf(stderr, "duet-bench: %s: %s (%s)\n", #call, duet_status_string(s_),            \
+                    duet_last_error());                                                            \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#if defined(DUET_BENCH_CUBLAS)
+#define CU(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "duet-bench: %s: %s\n", #call, cudaGetErrorString(e_));               \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define CB(call)                                                                                   \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "duet-bench: %s: cuBLAS status %d\n", #call, (int)s_);                \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#endif /* DUET_BENCH_CUBLAS */
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "duet-bench: out of host memory (%zu bytes)\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+/* ---- random data (xorshift64*) ----------------------------------------------------------- */
+
+static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd_u64(void)
+{
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    return g_rng * 2685821657736338717ull;
+}
+/* Uniform in [-1, 1] without 0. */
+static double rnd_unit(void)
+{
+    double u = (double)(rnd_u64() >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+    return u == 0.0 ? 0.5 : u;
+}
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---- timing ------------------------------------------------------------------------------ */
+
+typedef duet_status (*op_fn)(void *user);
+
+/* Median ms of fn on duet's stream, L2 flushed before each timed run. */
+static double time_duet(op_fn fn, void *user)
+{
+    double t[256];
+    for (int i = 0; i < WARMUP; i++) OK(fn(user));
+    for (int r = 0; r < g_reps; r++) {
+        if (g_flush) OK(duet_buffer_memset(g_stream, g_flush, 0, r & 0xff, FLUSH_BYTES));
+        OK(duet_event_record(g_ev0, g_stream));
+        OK(fn(user));
+        OK(duet_event_record(g_ev1, g_stream));
+        OK(duet_event_synchronize(g_ev1));
+        float ms = 0;
+        OK(duet_event_elapsed_ms(g_ev0, g_ev1, &ms));
+        t[r] = ms;
+    }
+    return median(t, g_reps);
+}
+
+#if defined(DUET_BENCH_CUBLAS)
+typedef void (*cu_fn)(void *user);
+static double time_cuda(cu_fn fn, void *user)
+{
+    double t[256];
+    for (int i = 0; i < WARMUP; i++) fn(user);
+    for (int r = 0; r < g_reps; r++) {
+        CU(cudaMemsetAsync(g_cflush, r & 0xff, FLUSH_BYTES, g_cstream));
+        CU(cudaEventRecord(g_cev0, g_cstream));
+        fn(user);
+        CU(cudaEventRecord(g_cev1, g_cstream));
+        CU(cudaEventSynchronize(g_cev1));
+        float ms = 0;
+        CU(cudaEventElapsedTime(&ms, g_cev0, g_cev1));
+        t[r] = ms;
+    }
+    return median(t, g_reps);
+}
+#endif /* DUET_BENCH_CUBLAS */
+
+/* ---- reporting --------------------------------------------------------------------------- */
+
+static void header(const char *title)
+{
+    printf("\n== %s ==\n", title);
+    printf("%-11s %-4s %-20s %-14s %-30s %9s %10s %-7s %8s %8s %s\n", "op", "type", "size",
+           "algorithm", "kernel", "ms", "rate", "unit", "vs_vend", "vs_copy", "check");
+}
+
+/* ratio_vendor / ratio_copy < 0: not applicable. */
+static void report(const char *op, const char *type, const char *size, const char *algo,
+                   const char *kernel, double ms, double rate, const char *unit,
+                   double ratio_vendor, double ratio_copy, const char *check)
+{
+    char rv[32] = "-", rc[32] = "-";
+    if (ratio_vendor >= 0) snprintf(rv, sizeof rv, "%.3f", ratio_vendor);
+    if (ratio_copy >= 0) snprintf(rc, sizeof rc, "%.3f", ratio_copy);
+    printf("%-11s %-4s %-20s %-14s %-30s %9.4f %10.2f %-7s %8s %8s %s\n", op, type, size, algo,
+           kernel, ms, rate, unit, rv, rc, check);
+    fflush(stdout);
+    if (g_csv) {
+        fprintf(g_csv, "%s,%s,%s,%s,%s,%.5f,%.3f,%s,%s,%s,%s\n", op, type, size, algo, kernel, ms,
+                rate, unit, rv, rc, check);
+        fflush(g_csv);
+    }
+}
+
+/* ---- copy ceiling ------------------------------------------------------------------------ */
+
+typedef struct copy_job {
+    duet_buffer *src, *dst;
+    size_t bytes;
+} copy_job;
+
+static duet_status run_copy(void *u)
+{
+    copy_job *j = (copy_job *)u;
+    return duet_buffer_copy(g_stream, j->dst, 0, j->src, 0, j->bytes);
+}
+
+static void bench_copy(size_t bytes)
+{
+    header("device-to-device copy (the bandwidth ceiling: bytes read + written)");
+    copy_job j;
+    j.bytes = bytes;
+    OK(duet_buffer_create(g_ctx, bytes, &j.src));
+    OK(duet_buffer_create(g_ctx, bytes, &j.dst));
+    unsigned char *h = (unsigned char *)xmalloc(bytes);
+    for (size_t i = 0; i < bytes; i++) h[i] = (unsigned char)(rnd_u64() >> 56);
+    OK(duet_buffer_write(g_stream, j.src, 0, h, bytes));
+    const double ms = time_duet(run_copy, &j);
+    unsigned char *back = (unsigned char *)xmalloc(bytes);
+    OK(duet_buffer_read(g_stream, j.dst, 0, back, bytes));
+    const int ok = memcmp(h, back, bytes) == 0;
+    if (!ok) g_failures++;
+    g_copy_gbs = 2.0 * (double)bytes / (ms * 1e6);
+    char size[32];
+    snprintf(size, sizeof size, "%zu MiB", bytes >> 20);
+    report("copy", "u8", size, "-", "duet_buffer_copy", ms, g_copy_gbs, "GB/s", -1, 1.0,
+           ok ? "exact" : "FAIL");
+    free(h);
+    free(back);
+    OK(duet_buffer_destroy(j.src));
+    OK(duet_buffer_destroy(j.dst));
+}
+
+/* ---- GEMM -------------------------------------------------------------------------------- */
+
+typedef struct gemm_job {
+    duet_matrix a, b, c;
+    duet_op_options opt;
+    duet_launch_info info;
+    duet_dtype dtype;
+    int64_t m, n, k;
+#if defined(DUET_BENCH_CUBLAS)
+    void *da, *db, *dc;
+#endif /* DUET_BENCH_CUBLAS */
+} gemm_job;
+
+static duet_status run_gemm(void *u)
+{
+    gemm_job *j = (gemm_job *)u;
+    return duet_gemm(g_stream, DUET_OP_N, DUET_OP_N, 1.0, &j->a, &j->b, 0.0, &j->c, &j->opt);
+}
+
+#if defined(DUET_BENCH_CUBLAS)
+/* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first. */
+static void run_cublas_gemm(void *u)
+{
+    gemm_job *j = (gemm_job *)u;
+    const int f64 = j->dtype == DUET_DTYPE_F64;
+    const double one_d = 1.0, zero_d = 0.0;
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const cudaDataType t = f64 ? CUDA_R_64F : CUDA_R_32F;
+    CB(cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)j->n, (int)j->m, (int)j->k,
+                    f64 ? (const void *)&one_d : (const void *)&one_f, j->db, t, (int)j->n, j->da,
+                    t, (int)j->k, f64 ? (const void *)&zero_d : (const void *)&zero_f, j->dc, t,
+                    (int)j->n, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+                    CUBLAS_GEMM_DEFAULT));
+}
+#endif /* DUET_BENCH_CUBLAS */
+
+static double get_d(const void *p, duet_dtype t, size_t i)
+{
+    return t == DUET_DTYPE_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* Freivalds' test of C = A B (row-major, m x k times k x n) with two random vectors, in long
+ * double. Returns the worst |C x - A (B x)|_i / (eps (|A| (|B| |x|))_i) over rows and vectors;
+ * a correct product stays near 1, an error in any single element of C shows up as ~1/eps.
+ * (It is linear in C, so a wrong C passes only for x orthogonal to the error: probability 0.) */
+static double freivalds(const void *a, const void *b, const void *c, duet_dtype t, int64_t m,
+                        int64_t n, int64_t k)
+{
+    const double eps = t == DUET_DTYPE_F64 ? DBL_EPSILON : FLT_EPSILON;
+    long double *x = (long double *)xmalloc((size_t)n * sizeof *x);
+    long double *ax = (long double *)xmalloc((size_t)n * sizeof *ax);
+    long double *bx = (long double *)xmalloc((size_t)k * sizeof *bx);
+    long double *bax = (long double *)xmalloc((size_t)k * sizeof *bax);
+    double worst = 0;
+    for (int rep = 0; rep < 2; rep++) {
+        for (int64_t j = 0; j < n; j++) {
+            x[j] = (long double)rnd_unit();
+            ax[j] = fabsl(x[j]);
+        }
+        for (int64_t p = 0; p < k; p++) {
+            long double s = 0, g = 0;
+            for (int64_t j = 0; j < n; j++) {
+                const long double v = (long double)get_d(b, t, (size_t)(p * n + j));
+                s += v * x[j];
+                g += fabsl(v) * ax[j];
+            }
+            bx[p] = s;
+            bax[p] = g;
+        }
+        for (int64_t i = 0; i < m; i++) {
+            long double abx = 0, gauge = 0, cx = 0;
+            for (int64_t p = 0; p < k; p++) {
+                const long double v = (long double)get_d(a, t, (size_t)(i * k + p));
+                abx += v * bx[p];
+                gauge += fabsl(v) * bax[p];
+            }
+            for (int64_t j = 0; j < n; j++) cx += (long double)get_d(c, t, (size_t)(i * n + j)) * x[j];
+            const double r = (double)(fabsl(cx - abx) / (eps * gauge + LDBL_MIN));
+            if (!(r <= worst)) worst = r != r ? INFINITY : r;
+        }
+    }
+    free(x);
+    free(ax);
+    free(bx);
+    free(bax);
+    return worst;
+}
+
+static void bench_gemm(duet_dtype t, int64_t m, int64_t n, int64_t k)
+{
+    const size_t es = duet_dtype_size(t);
+    const char *tn = duet_dtype_name(t);
+    gemm_job j;
+    memset(&j, 0, sizeof j);
+    j.dtype = t;
+    j.m = m;
+    j.n = n;
+    j.k = k;
+    void *ha = xmalloc((size_t)(m * k) * es), *hb = xmalloc((size_t)(k * n) * es);
+    void *hc = xmalloc((size_t)(m * n) * es);
+    for (int64_t i = 0; i < m * k; i++) {
+        if (t == DUET_DTYPE_F64) ((double *)ha)[i] = rnd_unit();
+        else ((float *)ha)[i] = (float)rnd_unit();
+    }
+    for (int64_t i = 0; i < k * n; i++) {
+        if (t == DUET_DTYPE_F64) ((double *)hb)[i] = rnd_unit();
+        else ((float *)hb)[i] = (float)rnd_unit();
+    }
+    duet_buffer *ba, *bb, *bc;
+    OK(duet_buffer_create(g_ctx, (size_t)(m * k) * es, &ba));
+    OK(duet_buffer_create(g_ctx, (size_t)(k * n) * es, &bb));
+    OK(duet_buffer_create(g_ctx, (size_t)(m * n) * es, &bc));
+    OK(duet_buffer_write(g_stream, ba, 0, ha, (size_t)(m * k) * es));
+    OK(duet_buffer_write(g_stream, bb, 0, hb, (size_t)(k * n) * es));
+    j.a = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, m, k);
+    j.b = duet_matrix_make(bb, t, DUET_LAYOUT_ROW_MAJOR, k, n);
+    j.c = duet_matrix_make(bc, t, DUET_LAYOUT_ROW_MAJOR, m, n);
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    char size[48];
+    snprintf(size, sizeof size, "%ldx%ldx%ld", (long)m, (long)n, (long)k);
+
+    /* poison C with NaN bytes so an unwritten element fails the check */
+    OK(duet_buffer_memset(g_stream, bc, 0, 0xff, (size_t)(m * n) * es));
+    const double ms = time_duet(run_gemm, &j);
+    OK(duet_buffer_read(g_stream, bc, 0, hc, (size_t)(m * n) * es));
+    const double bound = 4.0 * sqrt((double)k) + 8.0;
+    const double err = freivalds(ha, hb, hc, t, m, n, k);
+    const int ok = err <= bound;
+    if (!ok) g_failures++;
+    char check[48];
+    snprintf(check, sizeof check, "%s %.2g eps", ok ? "ok" : "FAIL", err);
+
+    double ratio = -1;
+#if defined(DUET_BENCH_CUBLAS)
+    CU(cudaMalloc(&j.da, (size_t)(m * k) * es));
+    CU(cudaMalloc(&j.db, (size_t)(k * n) * es));
+    CU(cudaMalloc(&j.dc, (size_t)(m * n) * es));
+    CU(cudaMemcpy(j.da, ha, (size_t)(m * k) * es, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(j.db, hb, (size_t)(k * n) * es, cudaMemcpyHostToDevice));
+    CU(cudaMemset(j.dc, 0xff, (size_t)(m * n) * es));
+    const double cms = time_cuda(run_cublas_gemm, &j);
+    CU(cudaMemcpy(hc, j.dc, (size_t)(m * n) * es, cudaMemcpyDeviceToHost));
+    const double cerr = freivalds(ha, hb, hc, t, m, n, k);
+    const int cok = cerr <= bound;
+    if (!cok) g_failures++;
+    char ccheck[48];
+    snprintf(ccheck, sizeof ccheck, "%s %.2g eps", cok ? "ok" : "FAIL", cerr);
+    report("gemm", tn, size, "cublas", "cublasGemmEx", cms, flops / (cms * 1e9), "TFLOP/s", 1.0,
+           -1, ccheck);
+    ratio = cms / ms;
+    CU(cudaFree(j.da));
+    CU(cudaFree(j.db));
+    CU(cudaFree(j.dc));
+#endif /* DUET_BENCH_CUBLAS */
+    report("gemm", tn, size, "auto", j.info.kernel, ms, flops / (ms * 1e9), "TFLOP/s", ratio, -1,
+           check);
+
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bc));
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
+/* ---- transpose --------------------------------------------------------------------------- */
+
+typedef struct transpose_job {
+    duet_matrix in, out;
+    duet_op_options opt;
+    duet_launch_info info;
+#if defined(DUET_BENCH_CUBLAS)
+    void *din, *dout;
+    int64_t rows, cols;
+    size_t elem;
+#endif /* DUET_BENCH_CUBLAS */
+} transpose_job;
+
+static duet_status run_transpose(void *u)
+{
+    transpose_job *j = (transpose_job *)u;
+    return duet_transpose(g_stream, &j->in, &j->out, &j->opt);
+}
+
+#if defined(DUET_BENCH_CUBLAS)
+/* out (cols x rows, row-major) = in^T through geam with alpha 1, beta 0 (B aliases C, the
+ * documented in-place form). The data is random non-NaN floats: geam multiplies by alpha, which
+ * could canonicalise NaN payloads, but moves every other value bit-exactly. */
+static void run_geam(void *u)
+{
+    transpose_job *j = (transpose_job *)u;
+    const int R = (int)j->rows, C = (int)j->cols;
+    if (j->elem == 4) {
+        const float one = 1.0f, zero = 0.0f;
+        CB(cublasSgeam(g_cublas, CUBLAS_OP_T, CUBLAS_OP_N, R, C, &one, (const float *)j->din, C,
+                       &zero, (const float *)j->dout, R, (float *)j->dout, R));
+    } else {
+        const double one = 1.0, zero = 0.0;
+        CB(cublasDgeam(g_cublas, CUBLAS_OP_T, CUBLAS_OP_N, R, C, &one, (const double *)j->din, C,
+                       &zero, (const double *)j->dout, R, (double *)j->dout, R));
+    }
+}
+#endif /* DUET_BENCH_CUBLAS */
+
+static void fill_random_elems(void *p, size_t count, size_t elem)
+{
+    for (size_t i = 0; i < count; i++) {
+        switch (elem) {
+        case 1: ((uint8_t *)p)[i] = (uint8_t)(rnd_u64() >> 56); break;
+        case 2: ((uint16_t *)p)[i] = (uint16_t)(rnd_u64() >> 48) & 0x3bffu; break; /* finite f16 */
+        case 4: ((float *)p)[i] = (float)rnd_unit(); break;
+        default: ((double *)p)[i] = rnd_unit(); break;
+        }
+    }
+}
+
+/* Host reference: ref (cols x rows) = in (rows x cols)^T, blocked for the cache. */
+static void host_transpose(const void *in, void *ref, int64_t rows, int64_t cols, size_t elem)
+{
+    const int64_t B = 64;
+    for (int64_t i0 = 0; i0 < rows; i0 += B)
+        for (int64_t j0 = 0; j0 < cols; j0 += B)
+            for (int64_t i = i0; i < i0 + B && i < rows; i++)
+                for (int64_t j = j0; j < j0 + B && j < cols; j++) {
+                    const size_t s = (size_t)(i * cols + j), d = (size_t)(j * rows + i);
+                    switch (elem) {
+                    case 1: ((uint8_t *)ref)[d] = ((const uint8_t *)in)[s]; break;
+                    case 2: ((uint16_t *)ref)[d] = ((const uint16_t *)in)[s]; break;
+                    case 4: ((uint32_t *)ref)[d] = ((const uint32_t *)in)[s]; break;
+                    default: ((uint64_t *)ref)[d] = ((const uint64_t *)in)[s]; break;
+                    }
+                }
+}
+
+static void bench_transpose(size_t elem, int64_t n)
+{
+    const duet_dtype t = elem == 1   ? DUET_DTYPE_I8
+                         : elem == 2 ? DUET_DTYPE_F16
+                         : elem == 4 ? DUET_DTYPE_F32
+                                     : DUET_DTYPE_F64;
+    const size_t count = (size_t)n * (size_t)n, bytes = count * elem;
+    char tn[8], size[32];
+    snprintf(tn, sizeof tn, "%zuB", elem);
+    snprintf(size, sizeof size, "%ldx%ld", (long)n, (long)n);
+    void *hin = xmalloc(bytes), *ref = xmalloc(bytes), *back = xmalloc(bytes);
+    fill_random_elems(hin, count, elem);
+    host_transpose(hin, ref, n, n, elem);
+    transpose_job j;
+    memset(&j, 0, sizeof j);
+    duet_buffer *bi, *bo;
+    OK(duet_buffer_create(g_ctx, bytes, &bi));
+    OK(duet_buffer_create(g_ctx, bytes, &bo));
+    OK(duet_buffer_write(g_stream, bi, 0, hin, bytes));
+    j.in = duet_matrix_make(bi, t, DUET_LAYOUT_ROW_MAJOR, n, n);
+    j.out = duet_matrix_make(bo, t, DUET_LAYOUT_ROW_MAJOR, n, n);
+    j.opt.info = &j.info;
+
+    double vendor_ms = -1;
+#if defined(DUET_BENCH_CUBLAS)
+    if (elem == 4 || elem == 8) {
+        j.rows = n;
+        j.cols = n;
+        j.elem = elem;
+        CU(cudaMalloc(&j.din, bytes));
+        CU(cudaMalloc(&j.dout, bytes));
+        CU(cudaMemcpy(j.din, hin, bytes, cudaMemcpyHostToDevice));
+        CU(cudaMemset(j.dout, 0xa5, bytes));
+        vendor_ms = time_cuda(run_geam, &j);
+        CU(cudaMemcpy(back, j.dout, bytes, cudaMemcpyDeviceToHost));
+        const int ok = memcmp(back, ref, bytes) == 0;
+        if (!ok) g_failures++;
+        const double gbs = 2.0 * (double)bytes / (vendor_ms * 1e6);
+        report("transpose", tn, size, "cublas", elem == 4 ? "cublasSgeam" : "cublasDgeam",
+               vendor_ms, gbs, "GB/s", 1.0, g_copy_gbs > 0 ? gbs / g_copy_gbs : -1,
+               ok ? "exact" : "FAIL");
+        CU(cudaFree(j.din));
+        CU(cudaFree(j.dout));
+    }
+#endif /* DUET_BENCH_CUBLAS */
+
+    static const struct {
+        duet_algorithm algo;
+        int tile;
+        const char *name;
+    } algos[] = {{DUET_ALGO_NAIVE, 0, "naive"},
+                 {DUET_ALGO_TILED, 32, "tiled32"},
+                 {DUET_ALGO_TILED_PADDED, 0, "tiled_padded"},
+                 {DUET_ALGO_AUTO, 0, "auto"}};
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+        j.opt.algorithm = algos[a].algo;
+        j.opt.tile = algos[a].tile;
+        OK(duet_buffer_memset(g_stream, bo, 0, 0xa5, bytes));
+        const double ms = time_duet(run_transpose, &j);
+        OK(duet_buffer_read(g_stream, bo, 0, back, bytes));
+        const int ok = memcmp(back, ref, bytes) == 0;
+        if (!ok) g_failures++;
+        const double gbs = 2.0 * (double)bytes / (ms * 1e6);
+        report("transpose", tn, size, algos[a].name, j.info.kernel, ms, gbs, "GB/s",
+               vendor_ms > 0 ? vendor_ms / ms : -1, g_copy_gbs > 0 ? gbs / g_copy_gbs : -1,
+               ok ? "exact" : "FAIL");
+    }
+    OK(duet_buffer_destroy(bi));
+    OK(duet_buffer_destroy(bo));
+    free(hin);
+    free(ref);
+    free(back);
+}
+
+/* ---- elementwise ------------------------------------------------------------------------- */
+
+typedef struct ew_job {
+    duet_matrix a, b, c;
+    duet_op_options opt;
+    duet_launch_info info;
+    int kind; /* 0 scale, 1 add, 2 fill */
+} ew_job;
+
+static duet_status run_ew(void *u)
+{
+    ew_job *j = (ew_job *)u;
+    if (j->kind == 0) return duet_scale(g_stream, -1.0, &j->c, &j->opt);
+    if (j->kind == 1) return duet_add(g_stream, 2.0, &j->a, -0.5, &j->b, &j->c, &j->opt);
+    return duet_fill(g_stream, 3.25, &j->c, &j->opt);
+}
+
+/* f32 over rows x cols = count elements. scale by -1 (exact, and an even number of runs
+ * leaves x unchanged), add c = 2a - 0.5b (exact for these inputs: both products are exact and
+ * their sum is rounded once), fill 3.25. */
+static void bench_elementwise(int64_t count)
+{
+    const int64_t cols = 8192, rows = count / cols;
+    const size_t n = (size_t)(rows * cols), bytes = n * sizeof(float);
+    float *ha = (float *)xmalloc(bytes), *hb = (float *)xmalloc(bytes),
+          *hc = (float *)xmalloc(bytes);
+    for (size_t i = 0; i < n; i++) {
+        ha[i] = (float)rnd_unit();
+        hb[i] = (float)rnd_unit();
+    }
+    duet_buffer *ba, *bb, *bc;
+    OK(duet_buffer_create(g_ctx, bytes, &ba));
+    OK(duet_buffer_create(g_ctx, bytes, &bb));
+    OK(duet_buffer_create(g_ctx, bytes, &bc));
+    OK(duet_buffer_write(g_stream, ba, 0, ha, bytes));
+    OK(duet_buffer_write(g_stream, bb, 0, hb, bytes));
+    ew_job j;
+    memset(&j, 0, sizeof j);
+    j.a = duet_matrix_make(ba, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, rows, cols);
+    j.b = duet_matrix_make(bb, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, rows, cols);
+    j.c = duet_matrix_make(bc, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, rows, cols);
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    char size[32];
+    snprintf(size, sizeof size, "2^%d", (int)lround(log2((double)n)));
+    static const char *names[] = {"scale", "add", "fill"};
+    static const int streams[] = {2, 3, 1}; /* arrays read + written per element */
+    for (int kind = 0; kind < 3; kind++) {
+        j.kind = kind;
+        if (kind == 0) OK(duet_buffer_write(g_stream, bc, 0, ha, bytes));
+        else OK(duet_buffer_memset(g_stream, bc, 0, 0xff, bytes));
+        const double ms = time_duet(run_ew, &j);
+        OK(duet_buffer_read(g_stream, bc, 0, hc, bytes));
+        /* scale ran WARMUP + reps times by -1 */
+        const float sign = ((WARMUP + g_reps) % 2) ? -1.0f : 1.0f;
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            float want;
+            if (kind == 0) want = sign * ha[i];
+            else if (kind == 1) want = (float)(2.0 * (double)ha[i] - 0.5 * (double)hb[i]);
+            else want = 3.25f;
+            const float tol = kind == 1 ? 2.0f * FLT_EPSILON * (2.0f * fabsf(ha[i]) + 0.5f * fabsf(hb[i])) : 0.0f;
+            if (!(fabsf(hc[i] - want) <= tol)) bad++;
+        }
+        if (bad) g_failures++;
+        const double gbs = (double)streams[kind] * (double)bytes / (ms * 1e6);
+        report(names[kind], "f32", size, "auto", j.info.kernel, ms, gbs, "GB/s", -1,
+               g_copy_gbs > 0 ? gbs / g_copy_gbs : -1, bad ? "FAIL" : "ok");
+    }
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bc));
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: duet-bench [--quick] [--only gemm|transpose|elementwise] [--reps N] "
+            "[--out FILE.csv]\n"
+            "\n"
+            "Times duet's GEMM (AUTO), transposes (every algorithm) and elementwise ops on the\n"
+            "built backend, beside cuBLAS (CUDA builds: cublasGemmEx with default math, i.e.\n"
+            "no TF32; cublasSgeam/Dgeam for transposes) and a device-to-device copy as the\n"
+            "bandwidth ceiling. Median of N runs (default 20) after %d warm-ups, L2 flushed\n"
+            "before each run; every timed result is checked. --quick runs a smaller set; the\n"
+            "cpu backend always runs a small set without vendor comparison.\n"
+            "exit status: 0 all checks passed, 1 a check or call failed, 2 bad usage, 77 no\n"
+            "device.\n",
+            WARMUP);
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    const char *only = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (g_reps < 1 || g_reps > 256 ||
+        (only && strcmp(only, "gemm") && strcmp(only, "transpose") && strcmp(only, "elementwise"))) {
+        usage(stderr);
+        return 2;
+    }
+    int count = 0;
+    if (duet_device_count(&count) != DUET_SUCCESS || count < 1) {
+        fprintf(stderr, "duet-bench: no device for the %s backend: %s\n", duet_backend_name(),
+                duet_last_error());
+        return EXIT_SKIP;
+    }
+    OK(duet_context_create(0, &g_ctx));
+    OK(duet_context_default_stream(g_ctx, &g_stream));
+    OK(duet_event_create(g_ctx, &g_ev0));
+    OK(duet_event_create(g_ctx, &g_ev1));
+    duet_device_props props;
+    OK(duet_context_get_props(g_ctx, &props));
+    g_on_gpu = strcmp(duet_backend_name(), "cpu") != 0;
+    if (!g_on_gpu) quick = 1;
+    printf("duet-bench: backend %s, device %s (%s, %d compute units), reps %d, warmup %d\n",
+           duet_backend_name(), props.name, props.arch, props.compute_units, g_reps, WARMUP);
+    if (g_csv == NULL && out) {
+        g_csv = fopen(out, "w");
+        if (!g_csv) {
+            fprintf(stderr, "duet-bench: cannot write %s\n", out);
+            return 2;
+        }
+        fprintf(g_csv, "# duet-bench, backend %s, device %s (%s), median of %d\n",
+                duet_backend_name(), props.name, props.arch, g_reps);
+        fprintf(g_csv, "op,type,size,algorithm,kernel,ms,rate,unit,ratio_vendor,ratio_copy,check\n");
+    }
+    if (g_on_gpu) OK(duet_buffer_create(g_ctx, FLUSH_BYTES, &g_flush));
+#if defined(DUET_BENCH_CUBLAS)
+    CU(cudaStreamCreateWithFlags(&g_cstream, cudaStreamNonBlocking));
+    CB(cublasCreate(&g_cublas));
+    CB(cublasSetStream(g_cublas, g_cstream));
+    CU(cudaEventCreate(&g_cev0));
+    CU(cudaEventCreate(&g_cev1));
+    CU(cudaMalloc(&g_cflush, FLUSH_BYTES));
+#endif /* DUET_BENCH_CUBLAS */
+
+    bench_copy(g_on_gpu ? ((size_t)1 << 30) : ((size_t)64 << 20));
+
+    if (!only || !strcmp(only, "gemm")) {
+        header("gemm C = A B, row-major, alpha 1, beta 0 (TFLOP/s = 2mnk / time)");
+        static const int64_t full[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048},
+                                          {4096, 4096, 4096}, {8192, 8192, 8192},
+                                          {4095, 4097, 4093}, {8192, 128, 8192},
+                                          {128, 8192, 8192}};
+        static const int64_t small_gpu[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048},
+                                               {4095, 4097, 4093}, {8192, 128, 8192}};
+        static const int64_t small_cpu[][3] = {{256, 256, 256}, {255, 257, 253}};
+        const int64_t(*sz)[3] = g_on_gpu ? (quick ? small_gpu : full) : small_cpu;
+        const int ns = g_on_gpu ? (quick ? 4 : 7) : 2;
+        for (int d = 0; d < 2; d++)
+            for (int i = 0; i < ns; i++)
+                bench_gemm(d == 0 ? DUET_DTYPE_F32 : DUET_DTYPE_F64, sz[i][0], sz[i][1], sz[i][2]);
+    }
+    if (!only || !strcmp(only, "transpose")) {
+        header("transpose out = in^T, row-major (GB/s = 2 * bytes / time)");
+        static const int64_t gpu_sizes[] = {8192, 16384};
+        for (size_t e = 1; e <= 8; e *= 2) {
+            if (!g_on_gpu) bench_transpose(e, 1024);
+            else
+                for (int i = 0; i < (quick ? 1 : 2); i++) bench_transpose(e, gpu_sizes[i]);
+        }
+    }
+    if (!only || !strcmp(only, "elementwise")) {
+        header("elementwise f32 (GB/s = arrays read + written * bytes / time)");
+        bench_elementwise(g_on_gpu ? (quick ? ((int64_t)1 << 26) : ((int64_t)1 << 28))
+                                   : ((int64_t)1 << 22));
+    }
+
+#if defined(DUET_BENCH_CUBLAS)
+    CU(cudaFree(g_cflush));
+    CB(cublasDestroy(g_cublas));
+    CU(cudaStreamDestroy(g_cstream));
+#endif /* DUET_BENCH_CUBLAS */
+    if (g_flush) OK(duet_buffer_destroy(g_flush));
+    OK(duet_context_destroy(g_ctx));
+    if (g_csv) fclose(g_csv);
+    printf("\nduet-bench: %s (%d failed checks)\n", g_failures ? "FAIL" : "all checks passed",
+           g_failures);
+    return g_failures ? 1 : 0;
+}

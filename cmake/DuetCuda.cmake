@@ -1,0 +1,79 @@
+# DuetCuda.cmake - the CUDA backend: language and architectures, the CUDA runtime, the sources.
+#
+# Architectures. -DCMAKE_CUDA_ARCHITECTURES=... (or the CUDAARCHS environment variable) or
+# -DDUET_CUDA_ARCHS=... choose them; otherwise duet builds its default list:
+#   70-real  Volta (V100), only with toolkits before CUDA 13, which dropped sm_70/sm_72
+#            (`nvcc --list-gpu-arch` of CUDA 13.0 starts at compute_75)
+#   75-real  Turing (T4, RTX 20xx)
+#   80-real  Ampere A100 / A30
+#   86-real  Ampere consumer and workstation (RTX 30xx, A10, A40)
+#   89-real  Ada (L4, L40, RTX 40xx)
+#   90-real  Hopper (H100, H200): machine code, so no JIT at start-up on the main target
+#   90-virtual  PTX of the newest architecture in the list, which the driver compiles for GPUs
+#            newer than any listed (Blackwell sm_100/sm_120 and later)
+# sm_87 (Jetson Orin) and sm_72 (Xavier) run the PTX of the nearest lower entry only if the
+# driver JITs it; embedded builds should name their architecture. Each real entry costs a full
+# device compile of every kernel, so iterate with -DCMAKE_CUDA_ARCHITECTURES=90.
+set(DUET_CUDA_ARCHS "" CACHE STRING
+    "CUDA architectures for duet (overrides CMAKE_CUDA_ARCHITECTURES), e.g. 80-real;90-real")
+option(DUET_CUDA_STATIC_RUNTIME "Link the CUDA runtime statically (no libcudart.so needed at run time)" ON)
+
+if(DUET_CUDA_ARCHS)
+  set(CMAKE_CUDA_ARCHITECTURES "${DUET_CUDA_ARCHS}")
+  set(_duet_cuda_archs_chosen TRUE)
+elseif(DEFINED CMAKE_CUDA_ARCHITECTURES OR DEFINED ENV{CUDAARCHS})
+  set(_duet_cuda_archs_chosen TRUE)
+else()
+  set(_duet_cuda_archs_chosen FALSE)
+  # Keeps enable_language from picking the compiler's own default (a single old target).
+  set(CMAKE_CUDA_ARCHITECTURES "75-real;80-real;86-real;89-real;90-real;90-virtual")
+endif()
+
+enable_language(CUDA)
+
+if(NOT _duet_cuda_archs_chosen)
+  if(CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 13.0)
+    set(_duet_default_archs "70-real;75-real;80-real;86-real;89-real;90-real;90-virtual")
+  else()
+    set(_duet_default_archs "75-real;80-real;86-real;89-real;90-real;90-virtual")
+  endif()
+  set(CMAKE_CUDA_ARCHITECTURES "${_duet_default_archs}" CACHE STRING
+      "CUDA architectures (duet's default list; see cmake/DuetCuda.cmake)" FORCE)
+endif()
+
+find_package(CUDAToolkit REQUIRED)
+
+# tuning.c holds the AUTO GEMM tables that kernels/gemm_fast.cuh reads; CMake drops the duplicate
+# if the main list names it too.
+target_sources(duet PRIVATE src/cuda/backend_cuda.cu src/common/tuning.c)
+target_compile_definitions(duet PRIVATE DUET_BACKEND_CUDA=1)
+target_include_directories(duet PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels
+  ${CMAKE_CURRENT_SOURCE_DIR}/src)
+# The target was created before CUDA was enabled, so its architectures are set here, not
+# inherited from CMAKE_CUDA_ARCHITECTURES at creation.
+set_target_properties(duet PROPERTIES
+  CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+  CUDA_STANDARD 17
+  CUDA_STANDARD_REQUIRED ON
+  CUDA_EXTENSIONS OFF)
+# -lineinfo: compute-sanitizer and Nsight Compute name source lines; no effect on the code.
+target_compile_options(duet PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+
+if(DUET_CUDA_STATIC_RUNTIME)
+  set_target_properties(duet PROPERTIES CUDA_RUNTIME_LIBRARY Static)
+  target_link_libraries(duet PRIVATE CUDA::cudart_static)
+else()
+  set_target_properties(duet PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  target_link_libraries(duet PRIVATE CUDA::cudart)
+endif()
+# NVRTC for duet_module_create (src/gpu/module_gpu.inc). The shared library: the static one
+# needs its builtins and the PTX compiler linked in too, and it is large.
+target_link_libraries(duet PRIVATE CUDA::nvrtc)
+
+# runtime compilation
+# duet_module_create compiles with NVRTC (shared: the static NVRTC drags in the whole PTX
+# compiler); src/gpu/module_gpu.inc loads the result through the runtime's cudaLibrary* API,
+# so libduet still does not link the driver library and loads on machines without a driver.
+target_link_libraries(duet PRIVATE CUDA::nvrtc)
+# end of runtime compilation

@@ -1,0 +1,40 @@
+/* compat.h - the one neutral device-side vocabulary duet's kernels are written in (CUDA or HIP). */
+#ifndef DUET_KERNELS_COMPAT_H
+#define DUET_KERNELS_COMPAT_H
+
+/*
+ * Neutral names every vendor header (compat_cuda.h, compat_hip.h) defines. Kernels and their
+ * launchers use only these and plain CUDA-syntax built-ins (threadIdx, blockIdx, blockDim,
+ * gridDim, __shared__, <<<...>>>), which hip-clang accepts as they are.
+ *
+ *   DUET_GPU_CUDA / DUET_GPU_HIP   1 for the vendor being compiled, 0 for the other
+ *   DUET_DEVICE                    device function qualifier (__device__)
+ *   DUET_GLOBAL                    kernel qualifier (__global__)
+ *   DUET_HOST_DEVICE               __host__ __device__
+ *   DUET_INLINE                    force-inline device helper (__forceinline__ __device__)
+ *   DUET_RESTRICT                  __restrict__
+ *   DUET_WARP_SIZE                 threads per warp/wavefront. In device code a compile-time
+ *                                  constant (32 on NVIDIA; 64 or 32 on AMD, from
+ *                                  __AMDGCN_WAVEFRONT_SIZE). Host code must read the device's
+ *                                  warp_size from duet_device_props instead: one HIP binary
+ *                                  may serve wave64 and wave32 GPUs.
+ *   duet_barrier()                 block-wide barrier (__syncthreads)
+ *   duet_shfl_xor(v, lane_mask)    butterfly exchange over the whole warp/wavefront
+ *   duet_vec16_t                   a 16-byte, 16-byte-aligned type for vectorized global access
+ *   duet_gpu_stream_t              the runtime's stream type, for launchers
+ *   duet_gpu_error_t               the runtime's error type
+ *   DUET_GPU_SUCCESS               its success value
+ *   duet_gpu_get_last_error()      returns and clears the calling thread's last runtime error
+ *   duet_gpu_error_string(e)       a constant description of e
+ *   duet_gpu_func_set_max_dynamic_shared(kernel, bytes)
+ *                                  opts a kernel in to more than 48 KiB of dynamic shared
+ *                                  memory; returns duet_gpu_error_t
+ */
+
+#if defined(__HIPCC__) || defined(DUET_HIP)
+#include "compat_hip.h"
+#else
+#include "compat_cuda.h"
+#endif /* __HIPCC__ || DUET_HIP */
+
+#endif /* DUET_KERNELS_COMPAT_H */

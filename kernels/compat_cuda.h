@@ -1,0 +1,48 @@
+/* compat_cuda.h - the CUDA side of kernels/compat.h: neutral device names mapped to CUDA. */
+#ifndef DUET_KERNELS_COMPAT_CUDA_H
+#define DUET_KERNELS_COMPAT_CUDA_H
+
+#include <cuda_runtime.h>
+
+#define DUET_GPU_CUDA 1
+#define DUET_GPU_HIP 0
+
+#define DUET_DEVICE __device__
+#define DUET_GLOBAL __global__
+#define DUET_HOST_DEVICE __host__ __device__
+#define DUET_INLINE __forceinline__ __device__
+#define DUET_RESTRICT __restrict__
+
+/* Every NVIDIA GPU so far runs 32-thread warps; warpSize is not a compile-time constant, so
+ * kernels that size arrays by the warp use this instead. */
+#define DUET_WARP_SIZE 32
+
+#define duet_barrier() __syncthreads()
+
+/* All lanes take part: duet's kernels call it only from converged code. */
+template <typename T>
+DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
+{
+    return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+
+typedef uint4 duet_vec16_t;
+
+/* Shared with the host runtime header src/cuda/runtime_cuda.h, hence the common guard: the
+ * backend's translation unit includes both. */
+#ifndef DUET_GPU_BASIC_NAMES
+#define DUET_GPU_BASIC_NAMES
+typedef cudaError_t duet_gpu_error_t;
+typedef cudaStream_t duet_gpu_stream_t;
+#define DUET_GPU_SUCCESS cudaSuccess
+static inline duet_gpu_error_t duet_gpu_get_last_error(void) { return cudaGetLastError(); }
+static inline const char *duet_gpu_error_string(duet_gpu_error_t e) { return cudaGetErrorString(e); }
+#endif /* DUET_GPU_BASIC_NAMES */
+
+template <typename Kernel>
+static inline duet_gpu_error_t duet_gpu_func_set_max_dynamic_shared(Kernel kernel, int bytes)
+{
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+#endif /* DUET_KERNELS_COMPAT_CUDA_H */

@@ -1,0 +1,514 @@
+/* gemm_fast.cuh - the AUTO GEMM: register-tiled FMA kernel, and the launcher for every engine. */
+#ifndef DUET_KERNELS_GEMM_FAST_CUH
+#define DUET_KERNELS_GEMM_FAST_CUH
+
+#include "compat.h"
+#include "gemm_fast_dmma.cuh"
+#include "gemm_fast_tile.cuh"
+
+#include "common/internal.h"
+#include "common/tuning.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * The FMA kernel (every dtype, every device).
+ *
+ * A block computes a BM x BN tile of C; its THREADS threads form a (BM/TM) x (BN/TN) grid and
+ * each owns TM x TN outputs in registers. Per k-step a thread reads TM values of A and TN of B
+ * from shared memory and does TM * TN fused multiply-adds, so an 8 x 8 tile spends 64 FMAs per
+ * four 16-byte shared loads: the multiply pipes, not shared memory, set the pace.
+ *
+ * A thread's TM rows are not contiguous: they are TM / VR groups of VR (one 16-byte vector)
+ * spaced BM / (TM / VR) apart, and likewise for columns. Neighbouring threads then read
+ * neighbouring 16-byte vectors of a shared row, so the 8 lanes of each quarter-warp cover 128
+ * contiguous bytes (no bank conflict), where contiguous 8-wide blocks per thread would put two
+ * lanes on each bank. The same spacing makes each row of a warp's C stores one contiguous run.
+ *
+ * Pipelines (STAGES from the tuning table):
+ *   STAGES == 2: register-staged double buffer, for devices without cp.async (AMD, sm_70):
+ *     the next slice is loaded into registers before the inner product of the current one
+ *     and written to the other shared buffer after it, so the global latency hides behind
+ *     BK k-steps of FMAs.
+ *   STAGES >= 3: a ring of shared stages filled by cp.async (sm_80+): STAGES - 1 slices are in
+ *     flight while one is multiplied, with no registers held for them.
+ * Either way one barrier per slice.
+ */
+/* Blocks per SM the register budget is capped for: two for 64 accumulator registers per thread
+ * (at most 128 registers, 16 warps per SM: enough for the FMA latency), three below that, one
+ * for 128 accumulators and more (such a thread needs the whole 255). */
+template <typename T, int TM, int TN>
+constexpr int gf_fma_min_blocks()
+{
+    return TM * TN * (int)sizeof(T) / 4 >= 128 ? 1 : TM * TN * (int)sizeof(T) / 4 >= 64 ? 2 : 3;
+}
+
+template <typename T, int BM, int BN, int BK, int TM, int TN, int THREADS, int STAGES, bool AXC,
+          int AV, bool BXC, int BV>
+DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN>()))
+    gemm_fast_fma_kernel(const gf_args<T> p)
+{
+    constexpr bool ASYNC = STAGES > 2;
+    constexpr int VR = 16 / (int)sizeof(T);
+    constexpr int TX = BN / TN, TY = BM / TM;
+    constexpr int APITCH = BM + GF_PAD, BPITCH = BN + GF_PAD;
+    constexpr int ASTAGE = BK * APITCH, BSTAGE = BK * BPITCH;
+    static_assert(TX * TY == THREADS, "the thread grid covers the tile");
+    static_assert(TM % VR == 0 && TN % VR == 0, "thread tiles are whole 16-byte vectors");
+    static_assert(STAGES >= 2, "double buffering at least");
+
+    __shared__ __align__(16) T smem[STAGES * (ASTAGE + BSTAGE)];
+    T *As = smem;
+    T *Bs = smem + STAGES * ASTAGE;
+
+    using LA = gf_loader<T, BM, BK, THREADS, AXC, AV>;
+    using LB = gf_loader<T, BN, BK, THREADS, BXC, BV>;
+    const int tid = threadIdx.x;
+    const LA la(tid);
+    const LB lb(tid);
+    const int tx = tid % TX, ty = tid / TX;
+    const int64_t tiles = p.tiles_m * p.tiles_n;
+    const int64_t kt_count = (p.k + BK - 1) / BK;
+
+    for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
+        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int64_t tm, tn;
+            gf_tile_coords(tile, p.tiles_m, p.tiles_n, &tm, &tn);
+            const int64_t m0 = tm * BM, n0 = tn * BN;
+            const int64_t mrem = p.m - m0, nrem = p.n - n0;
+            /* A(m0, 0) and B(0, n0) of this batch; A walks x = m, B walks x = n. */
+            const T *a = p.a.base + bz * p.a.bs + m0 * p.a.rs;
+            const T *b = p.b.base + bz * p.b.bs + n0 * p.b.cs;
+            const bool a_full = mrem >= BM, b_full = nrem >= BN;
+
+            T acc[TM][TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+
+            auto multiply = [&](const T *as, const T *bs) {
+#pragma unroll
+                for (int kk = 0; kk < BK; ++kk) {
+                    T af[TM], bf[TN];
+#pragma unroll
+                    for (int gi = 0; gi < TM / VR; ++gi) {
+                        const gf_vec<T> v = gf_load16(as + kk * APITCH + gi * TY * VR + ty * VR);
+#pragma unroll
+                        for (int e = 0; e < VR; ++e) af[gi * VR + e] = v.e[e];
+                    }
+#pragma unroll
+                    for (int gj = 0; gj < TN / VR; ++gj) {
+                        const gf_vec<T> v = gf_load16(bs + kk * BPITCH + gj * TX * VR + tx * VR);
+#pragma unroll
+                        for (int e = 0; e < VR; ++e) bf[gj * VR + e] = v.e[e];
+                    }
+#pragma unroll
+                    for (int i = 0; i < TM; ++i)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j) acc[i][j] = gf_fma(af[i], bf[j], acc[i][j]);
+                }
+            };
+
+            if (ASYNC) {
+                auto issue = [&](int64_t kt, int stage) {
+                    const int64_t k0 = kt * BK, krem = p.k - k0;
+                    la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem,
+                                  krem, a_full && krem >= BK);
+                    lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem,
+                                  krem, b_full && krem >= BK);
+                };
+#pragma unroll
+                for (int s = 0; s < STAGES - 1; ++s) {
+                    if (s < kt_count) issue(s, s);
+                    gf_copy_commit();
+                }
+                int read_stage = 0, write_stage = STAGES - 1;
+                for (int64_t kt = 0; kt < kt_count; ++kt) {
+                    /* Publishes slice kt and retires the stage the next copy overwrites (it
+                     * was read in the previous iteration), with one barrier. */
+                    gf_copy_wait<(STAGES > 2 ? STAGES - 2 : 0)>();
+                    duet_barrier();
+                    if (kt + STAGES - 1 < kt_count) issue(kt + STAGES - 1, write_stage);
+                    gf_copy_commit();
+                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+                    multiply(As + read_stage * ASTAGE, Bs + read_stage * BSTAGE);
+                    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+                }
+                gf_copy_wait<0>();
+            } else {
+                T ra[LA::COUNT][AV], rb[LB::COUNT][BV];
+                auto fetch = [&](int64_t kt) {
+                    const int64_t k0 = kt * BK, krem = p.k - k0;
+                    la.fetch(ra, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem, krem,
+                             a_full && krem >= BK);
+                    lb.fetch(rb, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
+                             b_full && krem >= BK);
+                };
+                fetch(0);
+                la.store(As, ra);
+                lb.store(Bs, rb);
+                duet_barrier();
+                for (int64_t kt = 0; kt < kt_count; ++kt) {
+                    const int cur = (int)(kt & 1);
+                    if (kt + 1 < kt_count) fetch(kt + 1);
+                    multiply(As + cur * ASTAGE, Bs + cur * BSTAGE);
+                    if (kt + 1 < kt_count) {
+                        la.store(As + (cur ^ 1) * ASTAGE, ra);
+                        lb.store(Bs + (cur ^ 1) * BSTAGE, rb);
+                    }
+                    duet_barrier();
+                }
+            }
+
+            /* Epilogue: alpha * acc + beta * C; beta == 0 never reads C. */
+            T *cb = p.c + bz * p.c_bs;
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                const int64_t gm = m0 + (i / VR) * TY * VR + ty * VR + i % VR;
+                if (gm >= p.m) continue;
+                T *crow = cb + gm * p.c_rs;
+#pragma unroll
+                for (int gj = 0; gj < TN / VR; ++gj) {
+                    const int64_t gn = n0 + gj * TX * VR + tx * VR;
+                    if (p.c_vec && gn + VR <= p.n) {
+                        gf_vec<T> o;
+#pragma unroll
+                        for (int e = 0; e < VR; ++e) o.e[e] = p.alpha * acc[i][gj * VR + e];
+                        if (!p.beta_zero) {
+                            const gf_vec<T> old = gf_load16(crow + gn);
+#pragma unroll
+                            for (int e = 0; e < VR; ++e) o.e[e] = gf_fma(p.beta, old.e[e], o.e[e]);
+                        }
+                        gf_store16(crow + gn, o);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < VR; ++e) {
+                            if (gn + e >= p.n) break;
+                            T *q = crow + (gn + e) * p.c_cs;
+                            const T v = p.alpha * acc[i][gj * VR + e];
+                            *q = p.beta_zero ? v : gf_fma(p.beta, *q, v);
+                        }
+                    }
+                }
+            }
+            /* The next tile's first copies overwrite the shared buffers. */
+            duet_barrier();
+        }
+    }
+}
+
+/* ---- launcher ----------------------------------------------------------------------------- */
+
+/*
+ * Shapes compiled per engine and dtype, written (bm, bn, bk, tm, tn, threads, stages). Every
+ * shape a row of src/common/tuning.c names must be listed here; a row naming another shape
+ * falls back to its dtype's default row. Each shape is compiled for the 9 operand layouts
+ * below, so the lists stay short.
+ */
+#ifndef GF_FMA_SHAPES_F32
+#define GF_FMA_SHAPES_F32(X)                                                                       \
+    X(128, 128, 8, 8, 8, 256, 4)                                                                   \
+    X(64, 64, 16, 4, 4, 256, 4)                                                                    \
+    X(128, 128, 8, 8, 8, 256, 2)                                                                   \
+    X(64, 64, 16, 4, 4, 256, 2)
+#endif
+#ifndef GF_FMA_SHAPES_I32
+#define GF_FMA_SHAPES_I32(X) GF_FMA_SHAPES_F32(X)
+#endif
+#ifndef GF_FMA_SHAPES_F64
+#define GF_FMA_SHAPES_F64(X)                                                                       \
+    X(128, 64, 8, 8, 4, 256, 3)                                                                    \
+    X(64, 64, 8, 4, 4, 256, 4)                                                                     \
+    X(128, 64, 8, 8, 4, 256, 2)                                                                    \
+    X(64, 64, 8, 4, 4, 256, 2)
+#endif
+#ifndef GF_DMMA_SHAPES
+#define GF_DMMA_SHAPES(X)                                                                          \
+    X(128, 128, 16, 64, 32, 256, 3)                                                                \
+    X(64, 64, 16, 32, 32, 128, 3)
+#endif
+
+template <typename T>
+struct gf_dtype;
+template <>
+struct gf_dtype<float> {
+    static constexpr duet_dtype id = DUET_DTYPE_F32;
+    static const char *name() { return "f32"; }
+};
+template <>
+struct gf_dtype<double> {
+    static constexpr duet_dtype id = DUET_DTYPE_F64;
+    static const char *name() { return "f64"; }
+};
+template <>
+struct gf_dtype<uint32_t> {
+    static constexpr duet_dtype id = DUET_DTYPE_I32;
+    static const char *name() { return "i32"; }
+};
+
+/*
+ * Operand layout, one of three per operand, chosen at run time from the strides:
+ *   0: walked along x (m for A, n for B) with 16-byte vectors: unit stride along x, and the
+ *      base, the k stride and the batch stride all keep 16-byte alignment;
+ *   1: walked along x one element at a time (unit stride but unaligned, or no unit stride and
+ *      x the smaller stride);
+ *   2: walked along k one element at a time (unit stride along k: row-major A, column-major B).
+ *      Vectors along k would need a transposing store of each vector; element-wise lanes
+ *      along k still read whole 32-byte sectors and store conflict-free into the k-major tile.
+ */
+enum { GF_X_VEC = 0, GF_X_ONE = 1, GF_K_ONE = 2 };
+
+template <typename T>
+static int gf_operand_layout(const void *base, int64_t sx, int64_t sk, int64_t bs, int64_t batch)
+{
+    const int64_t vn = 16 / (int64_t)sizeof(T);
+    if (sx != 1 && (sk == 1 || sk < sx)) return GF_K_ONE;
+    if (sx != 1) return GF_X_ONE;
+    const bool aligned = ((uintptr_t)base % 16) == 0 && sk % vn == 0 && (batch == 1 || bs % vn == 0);
+    return aligned ? GF_X_VEC : GF_X_ONE;
+}
+
+template <typename T, int BM, int BN, int BK, int TM, int TN, int TH, int ST, int LA, int LB>
+static void gf_launch_fma_layout(const gf_args<T> &args, dim3 grid, duet_gpu_stream_t stream)
+{
+    constexpr int VN = 16 / (int)sizeof(T);
+    gemm_fast_fma_kernel<T, BM, BN, BK, TM, TN, TH, ST, LA != GF_K_ONE, LA == GF_X_VEC ? VN : 1,
+                         LB != GF_K_ONE, LB == GF_X_VEC ? VN : 1><<<grid, TH, 0, stream>>>(args);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TH, int ST, int AM, int AK, int LA, int LB>
+static duet_gpu_error_t gf_launch_dmma_layout(const gf_args<double> &args, dim3 grid,
+                                              duet_gpu_stream_t stream)
+{
+    auto kernel = gemm_fast_dmma_kernel<BM, BN, BK, WM, WN, TH, ST, AM, AK, LA != GF_K_ONE,
+                                        LA == GF_X_VEC ? 2 : 1, LB != GF_K_ONE,
+                                        LB == GF_X_VEC ? 2 : 1>;
+    const int bytes = (int)gf_dmma_smem_bytes<BM, BN, BK, ST>();
+    const duet_gpu_error_t e = duet_gpu_func_set_max_dynamic_shared(kernel, bytes);
+    if (e != DUET_GPU_SUCCESS) return e;
+    kernel<<<grid, TH, bytes, stream>>>(args);
+    return DUET_GPU_SUCCESS;
+}
+
+/* The 9 layout pairs as one switch (code = 3 * layout_a + layout_b). */
+#define GF_LAYOUT_SWITCH(code, CALL)                                                               \
+    switch (code) {                                                                                \
+    case 0: CALL(0, 0); break;                                                                     \
+    case 1: CALL(0, 1); break;                                                                     \
+    case 2: CALL(0, 2); break;                                                                     \
+    case 3: CALL(1, 0); break;                                                                     \
+    case 4: CALL(1, 1); break;                                                                     \
+    case 5: CALL(1, 2); break;                                                                     \
+    case 6: CALL(2, 0); break;                                                                     \
+    case 7: CALL(2, 1); break;                                                                     \
+    default: CALL(2, 2); break;                                                                    \
+    }
+
+static inline bool gf_same_tile(const dt_gemm_tile &t, int bm, int bn, int bk, int tm, int tn,
+                                int th, int st)
+{
+    return t.bm == bm && t.bn == bn && t.bk == bk && t.tm == tm && t.tn == tn &&
+           t.threads == th && t.stages == st;
+}
+
+/* Launches the FMA kernel of shape t if it is compiled for T (each dtype instantiates only
+ * its own list); false when t is not in the list. */
+#define GF_CALL_FMA(la, lb)                                                                        \
+    gf_launch_fma_layout<T, BM_, BN_, BK_, TM_, TN_, TH_, ST_, la, lb>(args, grid, stream)
+#define GF_TRY_FMA(bm, bn, bk, tm, tn, th, st)                                                     \
+    if (gf_same_tile(t, bm, bn, bk, tm, tn, th, st)) {                                             \
+        constexpr int BM_ = bm, BN_ = bn, BK_ = bk, TM_ = tm, TN_ = tn, TH_ = th, ST_ = st;         \
+        GF_LAYOUT_SWITCH(code, GF_CALL_FMA)                                                        \
+        return true;                                                                               \
+    }
+#define GF_FMA_DISPATCH(type, LIST)                                                                \
+    static bool gf_launch_fma(const dt_gemm_tile &t, int code, const gf_args<type> &args,          \
+                              dim3 grid, duet_gpu_stream_t stream)                                 \
+    {                                                                                              \
+        typedef type T;                                                                            \
+        LIST(GF_TRY_FMA)                                                                           \
+        return false;                                                                              \
+    }
+GF_FMA_DISPATCH(float, GF_FMA_SHAPES_F32)
+GF_FMA_DISPATCH(double, GF_FMA_SHAPES_F64)
+GF_FMA_DISPATCH(uint32_t, GF_FMA_SHAPES_I32)
+#undef GF_FMA_DISPATCH
+#undef GF_TRY_FMA
+#undef GF_CALL_FMA
+
+/* Launches the DMMA kernel of shape t with the AM x 8 x AK mma; false when t is not listed. */
+#define GF_CALL_DMMA(la, lb)                                                                       \
+    *err = gf_launch_dmma_layout<BM_, BN_, BK_, TM_, TN_, TH_, ST_, AM, AK, la, lb>(args, grid,    \
+                                                                                  stream)
+#define GF_TRY_DMMA(bm, bn, bk, tm, tn, th, st)                                                    \
+    if (gf_same_tile(t, bm, bn, bk, tm, tn, th, st)) {                                             \
+        constexpr int BM_ = bm, BN_ = bn, BK_ = bk, TM_ = tm, TN_ = tn, TH_ = th, ST_ = st;         \
+        GF_LAYOUT_SWITCH(code, GF_CALL_DMMA)                                                       \
+        return true;                                                                               \
+    }
+template <int AM, int AK>
+static bool gf_launch_dmma_atom(const dt_gemm_tile &t, int code, const gf_args<double> &args,
+                                dim3 grid, duet_gpu_stream_t stream, duet_gpu_error_t *err)
+{
+    GF_DMMA_SHAPES(GF_TRY_DMMA)
+    return false;
+}
+#undef GF_TRY_DMMA
+#undef GF_CALL_DMMA
+
+/* Only f64 has a tensor-core path: the other dtypes get this no-op overload. */
+template <typename T>
+static bool gf_launch_dmma(const dt_gemm_tile &, int, const gf_args<T> &, dim3, duet_gpu_stream_t,
+                           const duet_device_props *, duet_gpu_error_t *)
+{
+    return false;
+}
+static bool gf_launch_dmma(const dt_gemm_tile &t, int code, const gf_args<double> &args,
+                           dim3 grid, duet_gpu_stream_t stream, const duet_device_props *props,
+                           duet_gpu_error_t *err)
+{
+#if DUET_GPU_CUDA
+    /* sm_90 has the m16n8k* f64 shapes; sm_80 only m8n8k4. */
+    if (props->capability_major >= 9)
+        return gf_launch_dmma_atom<16, 8>(t, code, args, grid, stream, err);
+    return gf_launch_dmma_atom<8, 4>(t, code, args, grid, stream, err);
+#else
+    return false;
+#endif /* DUET_GPU_CUDA */
+}
+
+/* Fills the kernel arguments of g for one shape. */
+template <typename T>
+static gf_args<T> gf_make_args(const dt_gemm *g, const dt_gemm_tile &t)
+{
+    gf_args<T> a;
+    a.m = g->m;
+    a.n = g->n;
+    a.k = g->k;
+    a.batch = g->batch < 1 ? 1 : g->batch;
+    a.tiles_m = dt_ceil_div(g->m, t.bm);
+    a.tiles_n = dt_ceil_div(g->n, t.bn);
+    if (gf_dtype<T>::id == DUET_DTYPE_I32) {
+        /* alpha and beta are int32 values; their uint32 images multiply modulo 2^32. */
+        a.alpha = (T)(uint32_t)(int32_t)g->alpha;
+        a.beta = (T)(uint32_t)(int32_t)g->beta;
+    } else {
+        a.alpha = (T)g->alpha;
+        a.beta = (T)g->beta;
+    }
+    a.beta_zero = g->beta == 0.0;
+    a.a.base = (const T *)g->a.base;
+    a.a.rs = g->a.rs;
+    a.a.cs = g->a.cs;
+    a.a.bs = g->a.bs;
+    a.b.base = (const T *)g->b.base;
+    a.b.rs = g->b.rs;
+    a.b.cs = g->b.cs;
+    a.b.bs = g->b.bs;
+    a.c = (T *)g->c.base;
+    a.c_rs = g->c.rs;
+    a.c_cs = g->c.cs;
+    a.c_bs = g->c.bs;
+    const int64_t vn = 16 / (int64_t)sizeof(T);
+    a.c_vec = g->c.cs == 1 && ((uintptr_t)g->c.base % 16) == 0 && g->c.rs % vn == 0 &&
+              (a.batch == 1 || g->c.bs % vn == 0);
+    return a;
+}
+
+/* Picks the row's large shape unless its grid leaves compute units idle. */
+static inline const dt_gemm_tile &gf_pick_tile(const dt_gemm_tuning *row, const dt_gemm *g,
+                                               const duet_device_props *props)
+{
+    const int64_t batch = g->batch < 1 ? 1 : g->batch;
+    const int64_t blocks =
+        dt_ceil_div(g->m, row->large.bm) * dt_ceil_div(g->n, row->large.bn) * batch;
+    return blocks < props->compute_units ? row->small : row->large;
+}
+
+/*
+ * Runs g with the given row (tests and benchmarks can pass rows of their own). Returns
+ * DUET_ERROR_UNSUPPORTED, without launching, when the row's shape is not compiled for T or
+ * its engine cannot run on the device; gemm_fast_run then falls back to the default row.
+ */
+template <typename T>
+static duet_status gemm_fast_run_row(const dt_gemm *g, duet_gpu_stream_t stream,
+                                     const duet_device_props *props, const dt_gemm_tuning *row,
+                                     duet_launch_info *info)
+{
+    const dt_gemm_tile &t = gf_pick_tile(row, g, props);
+    gf_args<T> args = gf_make_args<T>(g, t);
+    const int64_t tiles = args.tiles_m * args.tiles_n;
+    int64_t gx = tiles, gz = args.batch;
+    if (props->max_grid_dims[0] > 0 && gx > props->max_grid_dims[0]) gx = props->max_grid_dims[0];
+    if (gz > 65535) gz = 65535;
+    if (props->max_grid_dims[2] > 0 && gz > props->max_grid_dims[2]) gz = props->max_grid_dims[2];
+    const dim3 grid((unsigned)gx, 1, (unsigned)gz);
+
+    const int code = 3 * gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, args.batch) +
+                     gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, args.batch);
+
+    char name[64];
+    size_t shared = 0;
+    duet_gpu_error_t err = DUET_GPU_SUCCESS;
+    if (row->engine == DT_GEMM_ENGINE_DMMA) {
+        if (!DUET_GPU_CUDA || gf_dtype<T>::id != DUET_DTYPE_F64 || props->capability_major < 8)
+            return DUET_ERROR_UNSUPPORTED;
+        /* The ring lives in dynamic shared memory, past the 48 KiB default. */
+        shared = (size_t)t.stages * t.bk * ((t.bm + GF_PAD) + (t.bn + GF_PAD)) * sizeof(T);
+        if (shared > props->shared_mem_per_block_optin) return DUET_ERROR_UNSUPPORTED;
+        if (!gf_launch_dmma(t, code, args, grid, stream, props, &err))
+            return DUET_ERROR_UNSUPPORTED;
+        snprintf(name, sizeof name, "gemm_auto_dmma_%dx%dx%d_f64", t.bm, t.bn, t.bk);
+    } else {
+        if (!gf_launch_fma(t, code, args, grid, stream)) return DUET_ERROR_UNSUPPORTED;
+        snprintf(name, sizeof name, "gemm_auto_%dx%dx%d_%s", t.bm, t.bn, t.bk,
+                 gf_dtype<T>::name());
+    }
+    if (err == DUET_GPU_SUCCESS) err = duet_gpu_get_last_error();
+    if (err != DUET_GPU_SUCCESS) {
+        duet_status status = DUET_ERROR_LAUNCH_FAILED;
+#if defined(DUET_RUNTIME_CUDA_H) || defined(DUET_RUNTIME_HIP_H)
+        /* Inside the backend: an error that poisons the context is reported as such. */
+        if (duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY) status = DUET_ERROR_DEVICE_LOST;
+#endif /* the backend's runtime header */
+        return dt_fail(status, "duet_gemm", "launch of %s<<<(%u,1,%u), %d, %zu>>>: %s", name,
+                       (unsigned)gx, (unsigned)gz, t.threads, shared, duet_gpu_error_string(err));
+    }
+
+    dt_plan plan;
+    plan.algo = DUET_ALGO_AUTO;
+    plan.tile = t.bm;
+    plan.cfg.grid.x = (uint32_t)gx;
+    plan.cfg.grid.y = 1;
+    plan.cfg.grid.z = (uint32_t)gz;
+    plan.cfg.block.x = (uint32_t)t.threads;
+    plan.cfg.block.y = 1;
+    plan.cfg.block.z = 1;
+    plan.cfg.shared_bytes = shared;
+    dt_fill_info(info, name, &plan, 1);
+    return DUET_SUCCESS;
+}
+
+/* The AUTO GEMM entry point (src/gpu/ops_gpu.inc): the device's tuning row, or the default
+ * row of the dtype when that row cannot run here. */
+template <typename T>
+duet_status gemm_fast_run(const dt_gemm *g, duet_gpu_stream_t stream,
+                          const duet_device_props *props, duet_launch_info *info)
+{
+    const duet_dtype dtype = gf_dtype<T>::id;
+    const dt_gemm_tuning *row = dt_gemm_tuning_lookup(props->arch, dtype);
+    duet_status s = row ? gemm_fast_run_row<T>(g, stream, props, row, info)
+                        : DUET_ERROR_UNSUPPORTED;
+    if (s != DUET_ERROR_UNSUPPORTED) return s;
+    const dt_gemm_tuning *fallback = dt_gemm_tuning_lookup(NULL, dtype);
+    if (fallback && fallback != row) s = gemm_fast_run_row<T>(g, stream, props, fallback, info);
+    if (s == DUET_ERROR_UNSUPPORTED)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm",
+                       "no AUTO kernel is compiled for %s on %s", gf_dtype<T>::name(),
+                       props->arch);
+    return s;
+}
+
+#endif /* DUET_KERNELS_GEMM_FAST_CUH */

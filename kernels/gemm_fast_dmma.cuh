@@ -1,0 +1,272 @@
+/* gemm_fast_dmma.cuh - the AUTO f64 GEMM on NVIDIA's DMMA tensor cores (mma.sync, sm_80+). */
+#ifndef DUET_KERNELS_GEMM_FAST_DMMA_CUH
+#define DUET_KERNELS_GEMM_FAST_DMMA_CUH
+
+#include "gemm_fast_tile.cuh"
+
+/*
+ * NVIDIA-only fast path. On an H100 the f64 tensor cores run at twice the rate of the f64 FMA
+ * units (about 67 against 34 TFLOP/s), and cuBLAS DGEMM uses them, so an FMA kernel cannot
+ * pass half of cuBLAS. Each warp issues mma.sync on 16x8 (sm_90: m16n8k4/k8/k16) or 8x8
+ * (sm_80: m8n8k4) blocks; the inputs are the same k-major shared tiles the FMA kernel uses
+ * (gemm_fast_tile.cuh), filled by a cp.async ring.
+ *
+ * mma.sync is defined over exactly 32 lanes; that is an instruction fact here, not a warp-size
+ * assumption (this file is never compiled as HIP: the launcher calls it only when
+ * DUET_GPU_CUDA).
+ *
+ * Fragment layout (PTX ISA, mma .f64), g = lane / 4, t = lane % 4:
+ *   m16n8kK: a[i] = A(g + 8 (i % 2), t + 4 (i / 2)), b[i] = B(t + 4 i, g),
+ *            c[i] = C(g + 8 (i / 2), 2 t + i % 2)
+ *   m8n8k4:  a[0] = A(g, t), b[0] = B(t, g), c[i] = C(g, 2 t + i)
+ * Rows g and g + 8 of a 16-row block are mapped to the tile's rows 2g and 2g + 1 (the same
+ * permutation on A and C leaves the product unchanged): a thread's two A values at one k are
+ * then adjacent in the k-major tile and arrive in one 16-byte shared load, and its two C rows
+ * are adjacent in the epilogue.
+ */
+
+#define GF_MMA_LANES 32
+
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+#define DUET_GEMM_DMMA_SM80 1
+#else
+#define DUET_GEMM_DMMA_SM80 0
+#endif /* sm_80+ */
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+#define DUET_GEMM_DMMA_SM90 1
+#else
+#define DUET_GEMM_DMMA_SM90 0
+#endif /* sm_90+ */
+
+/* One warp-wide f64 mma: D = A * B + D. NA, NB, NC: doubles per lane of each fragment. */
+template <int AM, int AK>
+struct gf_dmma;
+
+template <>
+struct gf_dmma<8, 4> {
+    static constexpr int NA = 1, NB = 1, NC = 2;
+    DUET_INLINE static void run(double (&d)[NC], const double (&a)[NA], const double (&b)[NB])
+    {
+#if DUET_GEMM_DMMA_SM80
+        asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, "
+                     "{%0,%1};\n"
+                     : "+d"(d[0]), "+d"(d[1])
+                     : "d"(a[0]), "d"(b[0]));
+#endif /* DUET_GEMM_DMMA_SM80 */
+    }
+};
+
+template <>
+struct gf_dmma<16, 4> {
+    static constexpr int NA = 2, NB = 1, NC = 4;
+    DUET_INLINE static void run(double (&d)[NC], const double (&a)[NA], const double (&b)[NB])
+    {
+#if DUET_GEMM_DMMA_SM90
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, "
+                     "{%6}, {%0,%1,%2,%3};\n"
+                     : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+#endif /* DUET_GEMM_DMMA_SM90 */
+    }
+};
+
+template <>
+struct gf_dmma<16, 8> {
+    static constexpr int NA = 4, NB = 2, NC = 4;
+    DUET_INLINE static void run(double (&d)[NC], const double (&a)[NA], const double (&b)[NB])
+    {
+#if DUET_GEMM_DMMA_SM90
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#endif /* DUET_GEMM_DMMA_SM90 */
+    }
+};
+
+template <>
+struct gf_dmma<16, 16> {
+    static constexpr int NA = 8, NB = 4, NC = 4;
+    DUET_INLINE static void run(double (&d)[NC], const double (&a)[NA], const double (&b)[NB])
+    {
+#if DUET_GEMM_DMMA_SM90
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+                     : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]),
+                       "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif /* DUET_GEMM_DMMA_SM90 */
+    }
+};
+
+/* Dynamic shared memory of one launch (the rings pass the 48 KiB of static shared memory). */
+template <int BM, int BN, int BK, int STAGES>
+constexpr size_t gf_dmma_smem_bytes()
+{
+    return (size_t)STAGES * BK * ((BM + GF_PAD) + (BN + GF_PAD)) * sizeof(double);
+}
+
+/*
+ * C = alpha A B + beta C in f64, one BM x BN tile of C per block iteration, (BM/WM) x (BN/WN)
+ * warps each owning a WM x WN warp tile, STAGES-deep cp.async ring of BK-deep slices.
+ */
+/* A 64 x 32 warp tile holds 64 accumulators per thread and gets the whole register file (one
+ * block per SM); smaller warp tiles are capped for three blocks per SM. */
+template <int WM, int WN>
+constexpr int gf_dmma_min_blocks()
+{
+    return WM * WN >= 2048 ? 1 : 3;
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int THREADS, int STAGES, int AM, int AK,
+          bool AXC, int AV, bool BXC, int BV>
+DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
+    gemm_fast_dmma_kernel(const gf_args<double> p)
+{
+#if DUET_GEMM_DMMA_SM80
+    using MMA = gf_dmma<AM, AK>;
+    constexpr int WARPS_N = BN / WN;
+    constexpr int MT = WM / AM, NT = WN / 8;
+    constexpr int APITCH = BM + GF_PAD, BPITCH = BN + GF_PAD;
+    constexpr int ASTAGE = BK * APITCH, BSTAGE = BK * BPITCH;
+    static_assert((BM / WM) * (BN / WN) * GF_MMA_LANES == THREADS, "one warp per warp tile");
+    static_assert(WM % AM == 0 && WN % 8 == 0 && BK % AK == 0, "warp tile holds whole mma blocks");
+    static_assert(STAGES >= 2, "a ring needs two stages at least");
+
+    extern __shared__ __align__(16) unsigned char gf_dmma_smem[];
+    double *As = reinterpret_cast<double *>(gf_dmma_smem);
+    double *Bs = As + STAGES * ASTAGE;
+
+    using LA = gf_loader<double, BM, BK, THREADS, AXC, AV>;
+    using LB = gf_loader<double, BN, BK, THREADS, BXC, BV>;
+    const int tid = threadIdx.x;
+    const LA la(tid);
+    const LB lb(tid);
+    const int warp = tid / GF_MMA_LANES, lane = tid % GF_MMA_LANES;
+    const int g = lane / 4, t = lane % 4;
+    const int wm = (warp / WARPS_N) * WM, wn = (warp % WARPS_N) * WN;
+    const int64_t tiles = p.tiles_m * p.tiles_n;
+    const int64_t kt_count = (p.k + BK - 1) / BK;
+
+    for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
+        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int64_t tm, tn;
+            gf_tile_coords(tile, p.tiles_m, p.tiles_n, &tm, &tn);
+            const int64_t m0 = tm * BM, n0 = tn * BN;
+            const int64_t mrem = p.m - m0, nrem = p.n - n0;
+            const double *a = p.a.base + bz * p.a.bs + m0 * p.a.rs;
+            const double *b = p.b.base + bz * p.b.bs + n0 * p.b.cs;
+            const bool a_full = mrem >= BM, b_full = nrem >= BN;
+
+            auto issue = [&](int64_t kt, int stage) {
+                const int64_t k0 = kt * BK, krem = p.k - k0;
+                la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem, krem,
+                              a_full && krem >= BK);
+                lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
+                              b_full && krem >= BK);
+            };
+
+            double acc[MT][NT][MMA::NC];
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int j = 0; j < NT; ++j)
+#pragma unroll
+                    for (int e = 0; e < MMA::NC; ++e) acc[i][j][e] = 0.0;
+
+#pragma unroll
+            for (int s = 0; s < STAGES - 1; ++s) {
+                if (s < kt_count) issue(s, s);
+                gf_copy_commit();
+            }
+            int read_stage = 0, write_stage = STAGES - 1;
+            for (int64_t kt = 0; kt < kt_count; ++kt) {
+                /* One barrier per slice: it publishes slice kt and retires the stage that the
+                 * copy issued just below overwrites (read in the previous iteration). */
+                gf_copy_wait<STAGES - 2>();
+                duet_barrier();
+                if (kt + STAGES - 1 < kt_count) issue(kt + STAGES - 1, write_stage);
+                gf_copy_commit();
+                write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+
+                const double *as = As + read_stage * ASTAGE;
+                const double *bs = Bs + read_stage * BSTAGE;
+                read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+#pragma unroll
+                for (int kk = 0; kk < BK; kk += AK) {
+                    double af[MT][MMA::NA], bf[NT][MMA::NB];
+#pragma unroll
+                    for (int i = 0; i < MT; ++i) {
+                        const int row = wm + i * AM;
+                        if (AM == 16) {
+#pragma unroll
+                            for (int q = 0; q < MMA::NA / 2; ++q) {
+                                const gf_vec<double> v =
+                                    gf_load16(as + (kk + t + 4 * q) * APITCH + row + 2 * g);
+                                af[i][2 * q] = v.e[0];
+                                af[i][2 * q + 1] = v.e[1];
+                            }
+                        } else {
+#pragma unroll
+                            for (int q = 0; q < MMA::NA; ++q)
+                                af[i][q] = as[(kk + t + 4 * q) * APITCH + row + g];
+                        }
+                    }
+#pragma unroll
+                    for (int j = 0; j < NT; ++j)
+#pragma unroll
+                        for (int q = 0; q < MMA::NB; ++q)
+                            bf[j][q] = bs[(kk + t + 4 * q) * BPITCH + wn + j * 8 + g];
+#pragma unroll
+                    for (int i = 0; i < MT; ++i)
+#pragma unroll
+                        for (int j = 0; j < NT; ++j) MMA::run(acc[i][j], af[i], bf[j]);
+                }
+            }
+            gf_copy_wait<0>();
+
+            /* Epilogue: each thread holds pairs of adjacent columns (2t, 2t + 1). */
+            double *cb = p.c + bz * p.c_bs;
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+#pragma unroll
+                for (int h = 0; h < AM / 8; ++h) {
+                    const int64_t gm = m0 + wm + i * AM + (AM == 16 ? 2 * g + h : g);
+                    if (gm >= p.m) continue;
+                    double *crow = cb + gm * p.c_rs;
+#pragma unroll
+                    for (int j = 0; j < NT; ++j) {
+                        const int64_t gn = n0 + wn + j * 8 + 2 * t;
+                        const double v0 = p.alpha * acc[i][j][2 * h];
+                        const double v1 = p.alpha * acc[i][j][2 * h + 1];
+                        if (p.c_vec && gn + 2 <= p.n) {
+                            gf_vec<double> o;
+                            o.e[0] = v0;
+                            o.e[1] = v1;
+                            if (!p.beta_zero) {
+                                const gf_vec<double> old = gf_load16(crow + gn);
+                                o.e[0] = fma(p.beta, old.e[0], v0);
+                                o.e[1] = fma(p.beta, old.e[1], v1);
+                            }
+                            gf_store16(crow + gn, o);
+                        } else {
+                            if (gn < p.n) {
+                                double *q = crow + gn * p.c_cs;
+                                *q = p.beta_zero ? v0 : fma(p.beta, *q, v0);
+                            }
+                            if (gn + 1 < p.n) {
+                                double *q = crow + (gn + 1) * p.c_cs;
+                                *q = p.beta_zero ? v1 : fma(p.beta, *q, v1);
+                            }
+                        }
+                    }
+                }
+            }
+            /* The next tile's first copies overwrite the ring. */
+            duet_barrier();
+        }
+    }
+#endif /* DUET_GEMM_DMMA_SM80 */
+}
+
+#endif /* DUET_KERNELS_GEMM_FAST_DMMA_CUH */

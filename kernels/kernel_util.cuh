@@ -1,0 +1,169 @@
+/* kernel_util.cuh - strided views, element arithmetic and 16-byte vector helpers for duet's kernels. */
+#ifndef DUET_KERNELS_KERNEL_UTIL_CUH
+#define DUET_KERNELS_KERNEL_UTIL_CUH
+
+#include "compat.h"
+#include "common/internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* A strided batch of matrices on the device: element (b, i, j) at p[b*bs + i*rs + j*cs].
+ * int64 everywhere: i*rs alone passes 2^31 for any matrix over 8 GiB of 4-byte elements. */
+template <typename T>
+struct duet_view {
+    T *p;
+    int64_t rs, cs, bs;
+    DUET_INLINE T *at(int64_t b, int64_t i, int64_t j) const { return p + b * bs + i * rs + j * cs; }
+};
+
+template <typename T>
+static inline duet_view<T> duet_view_of(const dt_view &v)
+{
+    duet_view<T> r;
+    r.p = static_cast<T *>(v.base);
+    r.rs = v.rs;
+    r.cs = v.cs;
+    r.bs = v.bs;
+    return r;
+}
+
+template <typename T>
+static inline duet_view<const T> duet_cview_of(const dt_view &v)
+{
+    duet_view<const T> r;
+    r.p = static_cast<const T *>(v.base);
+    r.rs = v.rs;
+    r.cs = v.cs;
+    r.bs = v.bs;
+    return r;
+}
+
+/* How each arithmetic dtype computes. i32 computes in uint32_t so that overflow wraps modulo
+ * 2^32 (signed overflow would be undefined behaviour); alpha/beta go through int32_t first so
+ * that -1 becomes 0xffffffff. f32 accumulates in f32, as cuBLAS and the seeds do. */
+template <typename T>
+struct duet_arith;
+
+template <>
+struct duet_arith<float> {
+    typedef float acc_t;
+    static inline acc_t scalar(double v) { return (float)v; }
+    static DUET_INLINE acc_t load(const float *p) { return *p; }
+    static DUET_INLINE void store(float *p, acc_t v) { *p = v; }
+    static DUET_INLINE acc_t from_elem(float v) { return v; }
+    static DUET_INLINE float to_elem(acc_t v) { return v; }
+};
+
+template <>
+struct duet_arith<double> {
+    typedef double acc_t;
+    static inline acc_t scalar(double v) { return v; }
+    static DUET_INLINE acc_t load(const double *p) { return *p; }
+    static DUET_INLINE void store(double *p, acc_t v) { *p = v; }
+    static DUET_INLINE acc_t from_elem(double v) { return v; }
+    static DUET_INLINE double to_elem(acc_t v) { return v; }
+};
+
+template <>
+struct duet_arith<int32_t> {
+    typedef uint32_t acc_t;
+    static inline acc_t scalar(double v) { return (uint32_t)(int32_t)v; }
+    static DUET_INLINE acc_t load(const int32_t *p) { return (uint32_t)*p; }
+    /* Signed and unsigned variants may alias: this stores the wrapped bit pattern as is. */
+    static DUET_INLINE void store(int32_t *p, acc_t v) { *reinterpret_cast<uint32_t *>(p) = v; }
+    static DUET_INLINE acc_t from_elem(int32_t v) { return (uint32_t)v; }
+    static DUET_INLINE int32_t to_elem(acc_t v)
+    {
+        int32_t r;
+        memcpy(&r, &v, sizeof r); /* the bit pattern, without an implementation-defined cast */
+        return r;
+    }
+};
+
+/* C = alpha * A * B + beta * C, as the simple GEMM kernels take it (by value). */
+template <typename T>
+struct duet_gemm_args {
+    typedef typename duet_arith<T>::acc_t acc_t;
+    int64_t m, n, k, batch;
+    acc_t alpha, beta;
+    int beta_zero; /* BLAS: beta == 0 never reads C, so NaN or garbage in C cannot leak in */
+    duet_view<const T> a, b;
+    duet_view<T> c;
+};
+
+template <typename T>
+static inline duet_gemm_args<T> duet_gemm_args_of(const dt_gemm *g)
+{
+    duet_gemm_args<T> r;
+    r.m = g->m;
+    r.n = g->n;
+    r.k = g->k;
+    r.batch = g->batch;
+    r.alpha = duet_arith<T>::scalar(g->alpha);
+    r.beta = duet_arith<T>::scalar(g->beta);
+    r.beta_zero = g->beta == 0.0;
+    r.a = duet_cview_of<T>(g->a);
+    r.b = duet_cview_of<T>(g->b);
+    r.c = duet_view_of<T>(g->c);
+    return r;
+}
+
+/* The epilogue every simple GEMM kernel shares. */
+template <typename T>
+DUET_INLINE void duet_gemm_store(const duet_gemm_args<T> &g, int64_t bz, int64_t i, int64_t j,
+                                 typename duet_arith<T>::acc_t acc)
+{
+    T *c = g.c.at(bz, i, j);
+    typename duet_arith<T>::acc_t r = g.alpha * acc;
+    if (!g.beta_zero) r = r + g.beta * duet_arith<T>::load(c);
+    duet_arith<T>::store(c, r);
+}
+
+/* The unsigned integer that moves an element of `bytes` bytes. */
+template <int Bytes>
+struct duet_uint;
+template <>
+struct duet_uint<1> { typedef uint8_t type; };
+template <>
+struct duet_uint<2> { typedef uint16_t type; };
+template <>
+struct duet_uint<4> { typedef uint32_t type; };
+template <>
+struct duet_uint<8> { typedef uint64_t type; };
+
+/* 16 bytes seen as a vector (one global load or store) or as its elements. */
+template <typename T>
+union duet_pack16 {
+    static_assert(16 % sizeof(T) == 0, "element size must divide 16");
+    enum { N = 16 / sizeof(T) };
+    duet_vec16_t v;
+    T e[16 / sizeof(T)];
+};
+
+/* True when every byte address p + k*stride*elem (for the strides given) is 16-byte aligned:
+ * the condition for vector access along rows starting at such addresses. Host side. */
+static inline bool duet_aligned16(const void *p, size_t elem, int64_t s1, int64_t s2)
+{
+    return ((uintptr_t)p % 16u) == 0 && ((uint64_t)s1 * elem) % 16u == 0 &&
+           ((uint64_t)s2 * elem) % 16u == 0;
+}
+
+/* What an AUTO launcher chose, for duet_launch_info. */
+struct duet_auto_result {
+    char kernel[48]; /* without the dtype or element-size suffix */
+    int tile;
+    duet_launch_config cfg;
+};
+
+static inline dim3 duet_dim3_of(const duet_dim3 &d) { return dim3(d.x, d.y, d.z); }
+
+/* A grid dimension for a count of blocks: at least 1, at most 2^31 - 1 (grid x's limit; y and
+ * z are folded into the device's limits by dt_fold_grid afterwards). */
+static inline uint32_t duet_clamp_u32(int64_t v)
+{
+    if (v < 1) return 1;
+    return v > 0x7fffffff ? 0x7fffffffu : (uint32_t)v;
+}
+
+#endif /* DUET_KERNELS_KERNEL_UTIL_CUH */

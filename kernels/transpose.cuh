@@ -1,0 +1,383 @@
+/* transpose.cuh - duet_transpose as a strided copy out(i,j) = in(i,j): naive, tiled, padded, grid-stride, auto. */
+#ifndef DUET_KERNELS_TRANSPOSE_CUH
+#define DUET_KERNELS_TRANSPOSE_CUH
+
+#include "kernel_util.cuh"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The common layer swaps in's strides, so every kernel here copies out(b,i,j) = in(b,i,j);
+ * for a real transpose `in` is contiguous along i (in.rs == 1) and `out` along j
+ * (out.cs == 1). Elements move as unsigned integers of their size (U: 1, 2, 4 or 8 bytes). */
+template <typename U>
+struct duet_copy_args {
+    int64_t rows, cols, batch;
+    duet_view<const U> in;
+    duet_view<U> out;
+};
+
+template <typename U>
+static inline duet_copy_args<U> duet_copy_args_of(const dt_copy2d *t)
+{
+    duet_copy_args<U> r;
+    r.rows = t->rows;
+    r.cols = t->cols;
+    r.batch = t->batch;
+    r.in = duet_cview_of<U>(t->in);
+    r.out = duet_view_of<U>(t->out);
+    return r;
+}
+
+/* ---- NAIVE: one thread per element, global memory only (the DLI `transpose`) ------------- */
+
+/* Thread x runs along out's unit-stride axis j, so writes coalesce and reads stride. */
+template <typename U>
+DUET_GLOBAL void transpose_naive_kernel(const duet_copy_args<U> t)
+{
+    const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= t.cols) return;
+    for (int64_t bz = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; bz < t.batch;
+         bz += (int64_t)gridDim.z * blockDim.z)
+        for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < t.rows;
+             i += (int64_t)gridDim.y * blockDim.y)
+            *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
+}
+
+template <typename U>
+static inline duet_gpu_error_t transpose_naive_launch(const dt_copy2d *t, const duet_launch_config &cfg,
+                                                      duet_gpu_stream_t stream)
+{
+    transpose_naive_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
+        duet_copy_args_of<U>(t));
+    return duet_gpu_get_last_error();
+}
+
+/* ---- TILED: t x t threads, a t x t tile (the DLI `tile_transpose`) ------------------------- */
+
+/* Reads along in's contiguous axis (i, thread x) into tile[j][i], then after the barrier
+ * writes along out's contiguous axis (j, thread x) from tile[.][i]: both global sides coalesce;
+ * the column read of the unpadded tile is the bank conflict TILED_PADDED removes. The tile
+ * edge t = blockDim.x = blockDim.y is a run-time value, hence dynamic shared memory. */
+template <typename U>
+DUET_GLOBAL void transpose_tiled_kernel(const duet_copy_args<U> t)
+{
+    extern __shared__ __align__(16) unsigned char transpose_tiled_smem[];
+    U *tile = reinterpret_cast<U *>(transpose_tiled_smem);
+    const int td = (int)blockDim.x;
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const int64_t j0 = (int64_t)blockIdx.x * td;
+    for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
+        for (int64_t by = blockIdx.y; by * td < t.rows; by += gridDim.y) {
+            const int64_t i0 = by * td;
+            if (i0 + tx < t.rows && j0 + ty < t.cols) tile[ty * td + tx] = *t.in.at(bz, i0 + tx, j0 + ty);
+            // Wait for all threads in the block to finish updating shared memory
+            duet_barrier();
+            if (i0 + ty < t.rows && j0 + tx < t.cols) *t.out.at(bz, i0 + ty, j0 + tx) = tile[tx * td + ty];
+            // The next folded tile reuses the shared array
+            duet_barrier();
+        }
+    }
+}
+
+template <typename U>
+static inline duet_gpu_error_t transpose_tiled_launch(const dt_copy2d *t, const duet_launch_config &cfg,
+                                                      duet_gpu_stream_t stream)
+{
+    transpose_tiled_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes, stream>>>(
+        duet_copy_args_of<U>(t));
+    return duet_gpu_get_last_error();
+}
+
+/* ---- TILED_PADDED: 32x8 threads, a 32 x (32+1) tile (Mark Harris / the DLI appendix) ------ */
+
+enum { TRANSPOSE_PAD_DIM = 32, TRANSPOSE_PAD_ROWS = 8 };
+static_assert(TRANSPOSE_PAD_DIM % TRANSPOSE_PAD_ROWS == 0, "each thread moves DIM/ROWS elements");
+
+/* The extra column shifts each tile row by one bank, so the column read after the barrier
+ * hits 32 different banks instead of one. Each thread moves DIM/ROWS elements, which also
+ * cuts the index arithmetic per element. */
+template <typename U>
+DUET_GLOBAL void transpose_tiled_padded_kernel(const duet_copy_args<U> t)
+{
+    const int DIM = TRANSPOSE_PAD_DIM, PADDED = TRANSPOSE_PAD_DIM + 1;
+    extern __shared__ __align__(16) unsigned char transpose_padded_smem[];
+    U *tile = reinterpret_cast<U *>(transpose_padded_smem); /* [DIM][DIM + 1] */
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const int64_t j0 = (int64_t)blockIdx.x * DIM;
+    for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
+        for (int64_t by = blockIdx.y; by * DIM < t.rows; by += gridDim.y) {
+            const int64_t i0 = by * DIM;
+#pragma unroll
+            for (int r = 0; r < DIM; r += TRANSPOSE_PAD_ROWS)
+                if (i0 + tx < t.rows && j0 + ty + r < t.cols)
+                    tile[(ty + r) * PADDED + tx] = *t.in.at(bz, i0 + tx, j0 + ty + r);
+            // wait for all threads in the block to finish updating shared memory
+            duet_barrier();
+#pragma unroll
+            for (int r = 0; r < DIM; r += TRANSPOSE_PAD_ROWS)
+                if (i0 + ty + r < t.rows && j0 + tx < t.cols)
+                    *t.out.at(bz, i0 + ty + r, j0 + tx) = tile[tx * PADDED + ty + r];
+            duet_barrier();
+        }
+    }
+}
+
+static inline bool transpose_tiled_padded_config_ok(const duet_launch_config &cfg, size_t elem)
+{
+    return cfg.block.x == TRANSPOSE_PAD_DIM && cfg.block.y == TRANSPOSE_PAD_ROWS && cfg.block.z == 1 &&
+           cfg.shared_bytes >= (size_t)TRANSPOSE_PAD_DIM * (TRANSPOSE_PAD_DIM + 1) * elem;
+}
+
+template <typename U>
+static inline duet_gpu_error_t transpose_tiled_padded_launch(const dt_copy2d *t,
+                                                             const duet_launch_config &cfg,
+                                                             duet_gpu_stream_t stream)
+{
+    /* The kernel's geometry is compiled in: the caller checks the plan is the documented
+     * 32x8 threads with 32 * 33 * elem shared bytes (transpose_tiled_padded_config_ok). */
+    transpose_tiled_padded_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes,
+                                       stream>>>(duet_copy_args_of<U>(t));
+    return duet_gpu_get_last_error();
+}
+
+/* ---- GRID_STRIDE: any grid covers any shape (the DLI `add_matrix_stride` loops) ----------- */
+
+template <typename U>
+DUET_GLOBAL void transpose_grid_stride_kernel(const duet_copy_args<U> t)
+{
+    const int64_t sz = (int64_t)gridDim.z * blockDim.z;
+    const int64_t sy = (int64_t)gridDim.y * blockDim.y;
+    const int64_t sx = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t bz = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; bz < t.batch; bz += sz)
+        for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < t.rows; i += sy)
+            for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < t.cols; j += sx)
+                *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
+}
+
+template <typename U>
+static inline duet_gpu_error_t transpose_grid_stride_launch(const dt_copy2d *t,
+                                                            const duet_launch_config &cfg,
+                                                            duet_gpu_stream_t stream)
+{
+    transpose_grid_stride_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
+        duet_copy_args_of<U>(t));
+    return duet_gpu_get_last_error();
+}
+
+/* ---- AUTO: the bandwidth path ---------------------------------------------------------------- */
+
+/* Threads per block of both AUTO kernels. */
+enum { TRANSPOSE_AUTO_THREADS = 256, TRANSPOSE_AUTO_UNROLL = 4 };
+
+/* Transpose with a TILE x TILE tile, 16-byte global loads and stores and TILE/(16/elem)
+ * independent vectors per thread in flight (a full 64x64 tile of 4-byte elements is four
+ * 16-byte loads per thread). Full tiles of an aligned problem take the vector path; edge tiles
+ * and unaligned problems take the scalar path, which is correct for any strides. The +1
+ * column keeps the scalar path conflict-free; the vector path's column read is 2-way, far
+ * under what shared memory sustains next to HBM. */
+template <typename U, int TILE>
+DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS)
+    transpose_auto_kernel(const duet_copy_args<U> t, int vec)
+{
+    enum { N = 16 / sizeof(U), VPR = TILE / N, VITER = TILE * VPR / TRANSPOSE_AUTO_THREADS };
+    static_assert(TILE % N == 0, "a tile line is a whole number of 16-byte vectors");
+    static_assert((TILE * VPR) % TRANSPOSE_AUTO_THREADS == 0, "vectors divide among the threads");
+    static_assert((TILE * TILE) % TRANSPOSE_AUTO_THREADS == 0, "elements divide among the threads");
+    __shared__ U tile[TILE][TILE + 1];
+    const int tid = (int)threadIdx.x;
+    const int64_t j0 = (int64_t)blockIdx.x * TILE;
+
+    for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
+        for (int64_t by = blockIdx.y; by * TILE < t.rows; by += gridDim.y) {
+            const int64_t i0 = by * TILE;
+            const bool full = vec && i0 + TILE <= t.rows && j0 + TILE <= t.cols;
+            if (full) {
+                /* in.rs == 1: in(i0 + c, j0 + r) is src[r * in.cs + c]. All loads first. */
+                const U *src = t.in.at(bz, i0, j0);
+                duet_pack16<U> p[VITER];
+#pragma unroll
+                for (int it = 0; it < VITER; ++it) {
+                    const int idx = tid + it * TRANSPOSE_AUTO_THREADS, r = idx / VPR, vc = idx % VPR;
+                    p[it].v = *reinterpret_cast<const duet_vec16_t *>(src + r * t.in.cs + vc * N);
+                }
+#pragma unroll
+                for (int it = 0; it < VITER; ++it) {
+                    const int idx = tid + it * TRANSPOSE_AUTO_THREADS, r = idx / VPR, vc = idx % VPR;
+#pragma unroll
+                    for (int e = 0; e < N; ++e) tile[r][vc * N + e] = p[it].e[e];
+                }
+            } else {
+#pragma unroll 4
+                for (int idx = tid; idx < TILE * TILE; idx += TRANSPOSE_AUTO_THREADS) {
+                    const int r = idx / TILE, c = idx % TILE;
+                    if (i0 + c < t.rows && j0 + r < t.cols) tile[r][c] = *t.in.at(bz, i0 + c, j0 + r);
+                }
+            }
+            duet_barrier();
+            if (full) {
+                /* out.cs == 1: out(i0 + r, j0 + c) is dst[r * out.rs + c]. */
+                U *dst = t.out.at(bz, i0, j0);
+#pragma unroll
+                for (int it = 0; it < VITER; ++it) {
+                    const int idx = tid + it * TRANSPOSE_AUTO_THREADS, r = idx / VPR, vc = idx % VPR;
+                    duet_pack16<U> p;
+#pragma unroll
+                    for (int e = 0; e < N; ++e) p.e[e] = tile[vc * N + e][r];
+                    *reinterpret_cast<duet_vec16_t *>(dst + r * t.out.rs + vc * N) = p.v;
+                }
+            } else {
+#pragma unroll 4
+                for (int idx = tid; idx < TILE * TILE; idx += TRANSPOSE_AUTO_THREADS) {
+                    const int r = idx / TILE, c = idx % TILE;
+                    if (i0 + r < t.rows && j0 + c < t.cols) *t.out.at(bz, i0 + r, j0 + c) = tile[c][r];
+                }
+            }
+            duet_barrier();
+        }
+    }
+}
+
+/* Both sides contiguous along j (or, with vec == 0, any strides): a row-by-row copy, 16-byte
+ * vectors when every row start is aligned, UNROLL vectors per thread in flight. Rows of a
+ * fully packed problem are merged into one long row by the launcher. */
+template <typename U>
+DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS)
+    copy2d_auto_kernel(const duet_copy_args<U> t, int vec)
+{
+    enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL };
+    const int64_t sy = (int64_t)gridDim.y * blockDim.y;
+    const int64_t gx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t sx = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
+        for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < t.rows; i += sy) {
+            if (vec) {
+                const duet_vec16_t *src = reinterpret_cast<const duet_vec16_t *>(t.in.at(bz, i, 0));
+                duet_vec16_t *dst = reinterpret_cast<duet_vec16_t *>(t.out.at(bz, i, 0));
+                const int64_t nvec = t.cols / N;
+                const int64_t chunk = (int64_t)blockDim.x * UNROLL;
+                for (int64_t base = (int64_t)blockIdx.x * chunk + threadIdx.x; base < nvec;
+                     base += (int64_t)gridDim.x * chunk) {
+                    duet_vec16_t v[UNROLL];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; ++u)
+                        if (base + (int64_t)u * blockDim.x < nvec) v[u] = src[base + (int64_t)u * blockDim.x];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; ++u)
+                        if (base + (int64_t)u * blockDim.x < nvec) dst[base + (int64_t)u * blockDim.x] = v[u];
+                }
+                for (int64_t j = nvec * N + gx; j < t.cols; j += sx) *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
+            } else {
+                for (int64_t j = gx; j < t.cols; j += sx) *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
+            }
+        }
+    }
+}
+
+/* AUTO's tile edge by element size (1, 2, 4, 8 bytes), per architecture: data, not code.
+ * Allowed edges (the kernels instantiated): 64 or 128 for 1 and 2 bytes, 32 or 64 for 4 and 8
+ * bytes; anything else falls back to the default row's value. */
+struct transpose_tune_row {
+    const char *arch;
+    int tile[4];
+};
+static const transpose_tune_row transpose_tune_table[] = {
+    {"default", {128, 128, 64, 64}},
+    /* H100: 64x64 tiles of 4 and 8 bytes keep 4 and 8 16-byte loads per thread in flight, with
+     * 8 and 6 blocks of 256 threads resident per SM (16.6 and 33.3 KB of shared memory each). */
+    {"sm_90", {128, 128, 64, 64}},
+};
+
+static inline int transpose_auto_tile(const duet_device_props *props, size_t elem)
+{
+    const int k = elem == 1 ? 0 : elem == 2 ? 1 : elem == 4 ? 2 : 3;
+    int tile = transpose_tune_table[0].tile[k];
+    for (size_t r = 1; r < sizeof transpose_tune_table / sizeof transpose_tune_table[0]; ++r)
+        if (props && strcmp(props->arch, transpose_tune_table[r].arch) == 0) tile = transpose_tune_table[r].tile[k];
+    const bool ok = elem <= 2 ? (tile == 64 || tile == 128) : (tile == 32 || tile == 64);
+    return ok ? tile : transpose_tune_table[0].tile[k];
+}
+
+/* Merges rows (and then batches) that follow each other in memory on both sides into one long
+ * row, so a packed copy becomes a single 1D range. Only for in.cs == out.cs == 1. */
+static inline void transpose_flatten(dt_copy2d *t)
+{
+    if (t->rows > 1 && t->in.rs == t->cols && t->out.rs == t->cols) {
+        t->cols *= t->rows;
+        t->rows = 1;
+        t->in.rs = t->out.rs = t->cols;
+    }
+    if (t->batch > 1 && t->rows == 1 && t->in.bs == t->cols && t->out.bs == t->cols) {
+        t->cols *= t->batch;
+        t->batch = 1;
+        t->in.rs = t->out.rs = t->in.bs = t->out.bs = t->cols;
+    }
+}
+
+template <typename U>
+static inline duet_gpu_error_t transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
+                                                     duet_gpu_stream_t stream, duet_auto_result *res)
+{
+    const size_t elem = sizeof(U);
+    dt_copy2d t = *orig;
+    /* The op is symmetric in its two axes: make j the axis along which out is contiguous. */
+    if (t.out.cs != 1 && t.out.rs == 1) {
+        int64_t s = t.rows; t.rows = t.cols; t.cols = s;
+        s = t.in.rs; t.in.rs = t.in.cs; t.in.cs = s;
+        s = t.out.rs; t.out.rs = t.out.cs; t.out.cs = s;
+    }
+    duet_launch_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    res->tile = 0;
+
+    if (t.out.cs == 1 && t.in.rs == 1 && t.in.cs != 1 && t.rows > 1) {
+        const int tile = transpose_auto_tile(props, elem);
+        const bool vec = duet_aligned16(t.in.base, elem, t.in.cs, t.batch > 1 ? t.in.bs : 0) &&
+                         duet_aligned16(t.out.base, elem, t.out.rs, t.batch > 1 ? t.out.bs : 0);
+        cfg.block.x = TRANSPOSE_AUTO_THREADS;
+        cfg.block.y = cfg.block.z = 1;
+        cfg.grid.x = duet_clamp_u32(dt_ceil_div(t.cols, tile));
+        cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, tile));
+        cfg.grid.z = duet_clamp_u32(t.batch);
+        dt_fold_grid(props, &cfg.grid);
+        const duet_copy_args<U> a = duet_copy_args_of<U>(&t);
+        const dim3 grid = duet_dim3_of(cfg.grid), block = duet_dim3_of(cfg.block);
+        if (tile != 64) {
+            /* The other allowed edge: 32 for 4- and 8-byte elements, 128 for 1 and 2 bytes
+             * (a 128-edge tile of 4-byte elements would pass 48 KB of static shared memory). */
+            transpose_auto_kernel<U, (sizeof(U) >= 4 ? 32 : 128)><<<grid, block, 0, stream>>>(a, vec);
+        } else {
+            transpose_auto_kernel<U, 64><<<grid, block, 0, stream>>>(a, vec);
+        }
+        cfg.shared_bytes = 0; /* static shared memory: tile * (tile + 1) * elem */
+        snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", tile, tile);
+        res->tile = tile;
+        res->cfg = cfg;
+        return duet_gpu_get_last_error();
+    }
+
+    /* Both contiguous along j: a (vectorized) copy; otherwise the same kernel with scalar
+     * access along any strides. */
+    const bool contiguous = t.in.cs == 1 && t.out.cs == 1;
+    if (contiguous) transpose_flatten(&t);
+    const bool vec = contiguous && duet_aligned16(t.in.base, elem, t.in.rs, t.batch > 1 ? t.in.bs : 0) &&
+                     duet_aligned16(t.out.base, elem, t.out.rs, t.batch > 1 ? t.out.bs : 0);
+    /* Work along a row: 16-byte vectors (vec) or elements. Short rows share a block. */
+    const int64_t work = vec ? dt_ceil_div(t.cols, (int64_t)(16 / elem)) : t.cols;
+    uint32_t bx = TRANSPOSE_AUTO_THREADS;
+    while (bx > 32 && (int64_t)bx / 2 >= work) bx /= 2;
+    cfg.block.x = bx;
+    cfg.block.y = TRANSPOSE_AUTO_THREADS / bx;
+    cfg.block.z = 1;
+    cfg.grid.x = duet_clamp_u32(dt_ceil_div(work, (int64_t)bx * (vec ? TRANSPOSE_AUTO_UNROLL : 1)));
+    cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, cfg.block.y));
+    cfg.grid.z = duet_clamp_u32(t.batch);
+    dt_fold_grid(props, &cfg.grid);
+    copy2d_auto_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
+        duet_copy_args_of<U>(&t), vec);
+    snprintf(res->kernel, sizeof res->kernel, "%s", contiguous ? "transpose_auto_copy" : "transpose_auto_strided");
+    res->cfg = cfg;
+    return duet_gpu_get_last_error();
+}
+
+#endif /* DUET_KERNELS_TRANSPOSE_CUH */

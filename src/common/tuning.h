@@ -1,0 +1,51 @@
+/* tuning.h - the AUTO GEMM tile tables: data keyed by device architecture, with a default row. */
+#ifndef DUET_TUNING_H
+#define DUET_TUNING_H
+
+#include "duet/duet.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which kernel family a row selects. */
+typedef enum dt_gemm_engine {
+    DT_GEMM_ENGINE_FMA = 0, /* one fused multiply-add per lane (kernels/gemm_fast.cuh): every
+                               dtype, every device                                             */
+    DT_GEMM_ENGINE_DMMA = 1 /* f64 tensor-core mma.sync (kernels/gemm_fast_dmma.cuh): f64 on
+                               NVIDIA sm_80 and newer only                                     */
+} dt_gemm_engine;
+
+/* One kernel shape. FMA: each of `threads` threads owns a tm x tn block of C.
+ * DMMA: each warp of 32 owns a tm x tn block of C (the warp tile).
+ * stages: 2 = register-staged double buffer (plain loads, any device); 3 or more = a ring of
+ * shared-memory stages filled by cp.async (NVIDIA sm_80+; elsewhere the kernel falls back to
+ * the register-staged path). */
+typedef struct dt_gemm_tile {
+    int bm, bn, bk;
+    int tm, tn;
+    int threads;
+    int stages;
+} dt_gemm_tile;
+
+/* One row: the engine and two shapes. `small` is used when `large` would give fewer blocks than
+ * the device has compute units (skinny or small problems), so the grid still fills the device;
+ * split-K is not done. */
+typedef struct dt_gemm_tuning {
+    const char *arch; /* "sm_90", "gfx90a", ...; "default" for the fallback rows */
+    duet_dtype dtype;
+    dt_gemm_engine engine;
+    dt_gemm_tile large;
+    dt_gemm_tile small;
+} dt_gemm_tuning;
+
+/* The row for arch (compared up to a ':' feature suffix, so "gfx90a:sramecc+:xnack-" finds
+ * "gfx90a") and dtype; the default row of dtype when the arch is unknown or NULL; NULL only for
+ * a dtype GEMM does not support. */
+const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUET_TUNING_H */

@@ -1,0 +1,417 @@
+/* copy_cpu.c - strided copies and transposes (dt_copy2d) and the elementwise ops on the host. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cpu_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- copy2d -------------------------------------------------------------------------------- */
+
+/* Elements move as unsigned integers of their size: bits are copied, never converted. */
+#define COPY_ROW(BITS, U)                                                                     \
+    static void copy_row_##BITS(const dt_copy2d *t, int64_t b, int64_t i, int64_t j0,        \
+                                int64_t j1)                                                   \
+    {                                                                                         \
+        const U *in = (const U *)t->in.base + b * t->in.bs + i * t->in.rs;                    \
+        U *out = (U *)t->out.base + b * t->out.bs + i * t->out.rs;                            \
+        const int64_t ics = t->in.cs, ocs = t->out.cs;                                        \
+        if (ocs == 1)                                                                         \
+            for (int64_t j = j0; j < j1; ++j) out[j] = in[j * ics];                           \
+        else                                                                                  \
+            for (int64_t j = j0; j < j1; ++j) out[j * ocs] = in[j * ics];                     \
+    }
+
+COPY_ROW(8, uint8_t)
+COPY_ROW(16, uint16_t)
+COPY_ROW(32, uint32_t)
+COPY_ROW(64, uint64_t)
+
+static void copy_row(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)
+{
+    const dt_copy2d *t = arg;
+    switch (t->elem) {
+    case 1: copy_row_8(t, b, i, j0, j1); break;
+    case 2: copy_row_16(t, b, i, j0, j1); break;
+    case 4: copy_row_32(t, b, i, j0, j1); break;
+    default: copy_row_64(t, b, i, j0, j1); break;
+    }
+}
+
+/* Square blocks of tile x tile elements, one block row per task. In a transpose one of the
+ * two matrices is read or written across rows; a block keeps the tile lines it touches in
+ * L1 until all their elements are used, instead of one element per line fetched. */
+static void copy_blocked(const dt_copy2d *t, int64_t tile)
+{
+    const int64_t brows = dt_ceil_div(t->rows, tile);
+    const int64_t tasks = t->batch * brows;
+    const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
+    (void)nt;
+    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
+    for (int64_t x = 0; x < tasks; ++x) {
+        const int64_t b = x / brows, i0 = x % brows * tile, i1 = min64(i0 + tile, t->rows);
+        for (int64_t j0 = 0; j0 < t->cols; j0 += tile) {
+            const int64_t j1 = min64(j0 + tile, t->cols);
+            for (int64_t i = i0; i < i1; ++i) copy_row((void *)t, b, i, j0, j1);
+        }
+    }
+}
+
+/* Rows that are contiguous in both matrices are copied whole, the whole matrix at once when
+ * it is packed in both. */
+static void copy_rows(const dt_copy2d *t)
+{
+    const size_t row_bytes = (size_t)t->cols * t->elem;
+    const int packed = t->in.rs == t->cols && t->out.rs == t->cols;
+    const int64_t rows = packed ? 1 : t->rows;
+    const size_t bytes = packed ? row_bytes * (size_t)t->rows : row_bytes;
+    const int64_t tasks = t->batch * rows;
+    /* A large copy runs on every core: one core rarely saturates memory bandwidth. */
+    const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
+    (void)nt;
+    if (tasks == 1 && nt > 1) {
+        const size_t chunk = (bytes + (size_t)nt - 1) / (size_t)nt;
+        CPU_OMP("omp parallel for schedule(static) num_threads(nt)")
+        for (int c = 0; c < nt; ++c) {
+            const size_t lo = (size_t)c * chunk;
+            if (lo < bytes)
+                memcpy((char *)t->out.base + lo, (const char *)t->in.base + lo,
+                       bytes - lo < chunk ? bytes - lo : chunk);
+        }
+        return;
+    }
+    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
+    for (int64_t x = 0; x < tasks; ++x) {
+        const int64_t b = x / rows, i = x % rows;
+        memcpy((char *)t->out.base + (size_t)(b * t->out.bs + i * t->out.rs) * t->elem,
+               (const char *)t->in.base + (size_t)(b * t->in.bs + i * t->in.rs) * t->elem,
+               bytes);
+    }
+}
+
+static void copy_walk_row(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)
+{
+    copy_row(arg, b, i, j0, j1);
+}
+
+duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const dt_plan *plan,
+                      duet_launch_info *info)
+{
+    (void)ctx;
+    (void)stream;
+    if (t->elem != 1 && t->elem != 2 && t->elem != 4 && t->elem != 8)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_transpose",
+                       "elements of %zu bytes (1, 2, 4 or 8 are moved)", t->elem);
+    char suffix[8];
+    snprintf(suffix, sizeof suffix, "%zub", t->elem);
+    if (t->rows <= 0 || t->cols <= 0 || t->batch <= 0) {
+        cpu_fill_info(info, "transpose", suffix, plan, DUET_ALGO_NAIVE, 0);
+        if (info) info->launches = 0;
+        return DUET_SUCCESS;
+    }
+
+    /* Work on the orientation in which out is contiguous along a row when it is contiguous
+     * at all: then the inner loops write with unit stride. */
+    dt_copy2d v = *t;
+    if (v.out.cs != 1 && v.out.rs == 1) {
+        v.rows = t->cols;
+        v.cols = t->rows;
+        v.in.rs = t->in.cs;
+        v.in.cs = t->in.rs;
+        v.out.rs = t->out.cs;
+        v.out.cs = t->out.rs;
+    }
+
+    int64_t tx, ty, tz;
+    duet_status st;
+    duet_algorithm auto_as = DUET_ALGO_TILED;
+    switch (plan->algo) {
+    case DUET_ALGO_NAIVE:
+        cpu_walk(t->batch, t->rows, t->cols, t->batch, t->rows, t->cols, 1, copy_walk_row,
+                 (void *)t);
+        break;
+    case DUET_ALGO_GRID_STRIDE:
+        st = cpu_grid_threads(plan, "duet_transpose", &tx, &ty, &tz);
+        if (st != DUET_SUCCESS) return st;
+        cpu_walk(t->batch, t->rows, t->cols, tz, ty, tx, 1, copy_walk_row, (void *)t);
+        break;
+    case DUET_ALGO_TILED:
+        if (plan->tile < 1 || plan->tile > 32)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_transpose",
+                           "tile %d is outside 1..32", plan->tile);
+        copy_blocked(&v, plan->tile);
+        break;
+    case DUET_ALGO_TILED_PADDED: /* the padding is a shared-memory bank matter; 32 x 32 here */
+        copy_blocked(&v, 32);
+        break;
+    case DUET_ALGO_AUTO:
+        if (v.in.cs == 1 && v.out.cs == 1) {
+            copy_rows(&v); /* a row per thread: the naive kernel's rows, memcpy fast */
+            auto_as = DUET_ALGO_NAIVE;
+        } else {
+            copy_blocked(&v, 32); /* 32 x 4 bytes: two lines per block row, L1-resident */
+        }
+        break;
+    default:
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_transpose", "transpose has no %s algorithm",
+                       cpu_algo_name(plan->algo));
+    }
+    cpu_fill_info(info, "transpose", suffix, plan, auto_as, auto_as == DUET_ALGO_TILED ? 32 : 0);
+    return DUET_SUCCESS;
+}
+
+/* ---- elementwise --------------------------------------------------------------------------- */
+
+/* The operand values in the dtype's arithmetic (i32: uint32_t bits, wrapping). */
+typedef struct ew_job {
+    const dt_elementwise *e;
+    union {
+        float f32;
+        double f64;
+        uint32_t u32;
+    } alpha, beta;
+    uint64_t fill; /* the fill value's bits, in the low elem bytes */
+} ew_job;
+
+/* Unit-stride rows get a loop of their own so that the compiler vectorises it. add reads
+ * a and b before it writes c, so c may be exactly a or b (no restrict here). */
+#define EW_ROWS(SFX, T, F)                                                                    \
+    static void scale_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)     \
+    {                                                                                         \
+        const ew_job *job = arg;                                                              \
+        const dt_elementwise *e = job->e;                                                     \
+        const T alpha = job->alpha.F;                                                         \
+        T *c = (T *)e->c.base + b * e->c.bs + i * e->c.rs;                                    \
+        const int64_t cs = e->c.cs;                                                           \
+        if (cs == 1)                                                                          \
+            for (int64_t j = j0; j < j1; ++j) c[j] = alpha * c[j];                            \
+        else                                                                                  \
+            for (int64_t j = j0; j < j1; ++j) c[j * cs] = alpha * c[j * cs];                  \
+    }                                                                                         \
+                                                                                              \
+    static void add_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)       \
+    {                                                                                         \
+        const ew_job *job = arg;                                                              \
+        const dt_elementwise *e = job->e;                                                     \
+        const T alpha = job->alpha.F, beta = job->beta.F;                                     \
+        const T *x = (const T *)e->a.base + b * e->a.bs + i * e->a.rs;                        \
+        const T *y = (const T *)e->b.base + b * e->b.bs + i * e->b.rs;                        \
+        T *c = (T *)e->c.base + b * e->c.bs + i * e->c.rs;                                    \
+        const int64_t xs = e->a.cs, ys = e->b.cs, cs = e->c.cs;                               \
+        if (xs == 1 && ys == 1 && cs == 1)                                                    \
+            for (int64_t j = j0; j < j1; ++j) c[j] = alpha * x[j] + beta * y[j];              \
+        else                                                                                  \
+            for (int64_t j = j0; j < j1; ++j) c[j * cs] = alpha * x[j * xs] + beta * y[j * ys]; \
+    }
+
+EW_ROWS(f32, float, f32)
+EW_ROWS(f64, double, f64)
+EW_ROWS(i32, uint32_t, u32)
+
+#define FILL_ROW(BITS, U)                                                                     \
+    static void fill_row_##BITS(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)     \
+    {                                                                                         \
+        const ew_job *job = arg;                                                              \
+        const dt_elementwise *e = job->e;                                                     \
+        const U v = (U)job->fill;                                                             \
+        U *c = (U *)e->c.base + b * e->c.bs + i * e->c.rs;                                    \
+        const int64_t cs = e->c.cs;                                                           \
+        if (cs == 1)                                                                          \
+            for (int64_t j = j0; j < j1; ++j) c[j] = v;                                       \
+        else                                                                                  \
+            for (int64_t j = j0; j < j1; ++j) c[j * cs] = v;                                  \
+    }
+
+FILL_ROW(8, uint8_t)
+FILL_ROW(16, uint16_t)
+FILL_ROW(32, uint32_t)
+FILL_ROW(64, uint64_t)
+
+/* v rounded to nearest, ties to even, straight from double (no double rounding through
+ * float) into a binary format of exp_bits exponent and man_bits fraction bits: IEEE half
+ * (5, 10) or bfloat16 (8, 7). Overflow gives infinity, NaN a quiet NaN of the same sign. */
+static uint16_t narrow_float(double v, int exp_bits, int man_bits)
+{
+    uint64_t d;
+    memcpy(&d, &v, sizeof d);
+    const uint64_t sign = (d >> 63) << (exp_bits + man_bits);
+    const uint64_t inf = (((uint64_t)1 << exp_bits) - 1) << man_bits;
+    const int de = (int)((d >> 52) & 0x7ff);
+    const uint64_t frac = d & (((uint64_t)1 << 52) - 1);
+    if (de == 0x7ff) return (uint16_t)(sign | inf | (frac ? (uint64_t)1 << (man_bits - 1) : 0));
+    /* Zero, or a double subnormal: far below half the smallest subnormal of either format. */
+    if (de == 0) return (uint16_t)sign;
+    const int emin = 2 - (1 << (exp_bits - 1)); /* 1 - bias */
+    const int e = de - 1023;
+    const uint64_t sig = frac | (uint64_t)1 << 52; /* units of 2^(e - 52) */
+    /* Bits of sig below the target's last place: that place is 2^(max(e, emin) - man_bits). */
+    const int drop = 52 - man_bits + (e < emin ? emin - e : 0);
+    uint64_t q = 0;
+    if (drop < 64) {
+        const uint64_t rem = sig & (((uint64_t)1 << drop) - 1), half = (uint64_t)1 << (drop - 1);
+        q = sig >> drop;
+        if (rem > half || (rem == half && (q & 1))) ++q;
+    }
+    /* Normal: (biased exponent << man_bits) + fraction == ((e - emin) << man_bits) + q, and a
+     * rounding carry into q's top bit steps the exponent by itself; subnormal: q. */
+    const uint64_t enc = (e >= emin ? (uint64_t)(e - emin) << man_bits : 0) + q;
+    return (uint16_t)(sign | (enc >= inf ? inf : enc));
+}
+
+/* The bits of value in the dtype; 0 when an integer dtype cannot hold it exactly. */
+static int fill_bits(duet_dtype dtype, double value, uint64_t *bits)
+{
+    uint32_t u;
+    float f;
+    switch (dtype) {
+    case DUET_DTYPE_F32:
+        f = (float)value;
+        memcpy(&u, &f, sizeof u);
+        *bits = u;
+        return 1;
+    case DUET_DTYPE_F64:
+        memcpy(bits, &value, sizeof *bits);
+        return 1;
+    case DUET_DTYPE_I32:
+        if (!cpu_to_u32(value, &u)) return 0;
+        *bits = u;
+        return 1;
+    case DUET_DTYPE_F16:
+        *bits = narrow_float(value, 5, 10);
+        return 1;
+    case DUET_DTYPE_BF16:
+        *bits = narrow_float(value, 8, 7);
+        return 1;
+    case DUET_DTYPE_I8:
+        if (!(value >= -128.0 && value <= 127.0) || (double)(int)value != value) return 0;
+        *bits = (uint8_t)(int8_t)(int)value;
+        return 1;
+    }
+    return 0;
+}
+
+static size_t dtype_bytes(duet_dtype dtype)
+{
+    switch (dtype) {
+    case DUET_DTYPE_F64: return 8;
+    case DUET_DTYPE_F32:
+    case DUET_DTYPE_I32: return 4;
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_BF16: return 2;
+    case DUET_DTYPE_I8: return 1;
+    }
+    return 0;
+}
+
+/* AUTO: rows cut into pieces of at most EW_PIECE elements, so that one long row (a packed
+ * matrix) is still shared among threads. */
+#define EW_PIECE ((int64_t)1 << 14)
+
+static void ew_auto(const dt_elementwise *e, cpu_row_fn row, void *job)
+{
+    const int64_t pieces = dt_ceil_div(e->cols, EW_PIECE);
+    const int64_t tasks = e->batch * e->rows * pieces;
+    const int nt = cpu_threads_for(e->batch * e->rows * e->cols);
+    (void)nt;
+    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
+    for (int64_t x = 0; x < tasks; ++x) {
+        const int64_t r = x / pieces, j0 = x % pieces * EW_PIECE;
+        row(job, r / e->rows, r % e->rows, j0, min64(j0 + EW_PIECE, e->cols));
+    }
+}
+
+/* Whether view is packed rows (unit columns, rows of exactly cols elements). */
+static int packed_rows(const dt_view *v, int64_t cols) { return v->cs == 1 && v->rs == cols; }
+
+duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *e,
+                           const dt_plan *plan, duet_launch_info *info)
+{
+    (void)ctx;
+    (void)stream;
+    static const char *const op_names[] = {"scale", "add", "fill"};
+    static const char *const funcs[] = {"duet_scale", "duet_add", "duet_fill"};
+    if (e->kind != DT_EW_SCALE && e->kind != DT_EW_ADD && e->kind != DT_EW_FILL)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "be_elementwise", "unknown elementwise op %d",
+                       (int)e->kind);
+    const char *op = op_names[e->kind], *func = funcs[e->kind];
+    const char *dt = cpu_dtype_name(e->dtype);
+
+    ew_job job;
+    memset(&job, 0, sizeof job);
+    job.e = e;
+    cpu_row_fn row = NULL;
+    if (e->kind == DT_EW_FILL) {
+        if (!fill_bits(e->dtype, e->value, &job.fill))
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                           "%g is not exactly representable in %s", e->value, dt);
+        switch (dtype_bytes(e->dtype)) {
+        case 1: row = fill_row_8; break;
+        case 2: row = fill_row_16; break;
+        case 4: row = fill_row_32; break;
+        default: row = fill_row_64; break;
+        }
+    } else {
+        const int add = e->kind == DT_EW_ADD;
+        switch (e->dtype) {
+        case DUET_DTYPE_F32:
+            job.alpha.f32 = (float)e->alpha;
+            job.beta.f32 = (float)e->beta;
+            row = add ? add_row_f32 : scale_row_f32;
+            break;
+        case DUET_DTYPE_F64:
+            job.alpha.f64 = e->alpha;
+            job.beta.f64 = e->beta;
+            row = add ? add_row_f64 : scale_row_f64;
+            break;
+        case DUET_DTYPE_I32:
+            if (!cpu_to_u32(e->alpha, &job.alpha.u32) ||
+                (add && !cpu_to_u32(e->beta, &job.beta.u32)))
+                return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                               "i32 needs integral factors in the int32 range (got %g and %g)",
+                               e->alpha, add ? e->beta : 0.0);
+            row = add ? add_row_i32 : scale_row_i32;
+            break;
+        default:
+            return dt_fail(DUET_ERROR_UNSUPPORTED, func,
+                           "%s is f32, f64 or i32 only (got %s)", op, dt);
+        }
+    }
+    if (e->rows <= 0 || e->cols <= 0 || e->batch <= 0) {
+        cpu_fill_info(info, op, dt, plan, DUET_ALGO_GRID_STRIDE, 0);
+        if (info) info->launches = 0;
+        return DUET_SUCCESS;
+    }
+
+    int64_t tx, ty, tz;
+    duet_status st;
+    dt_elementwise flat;
+    switch (plan->algo) {
+    case DUET_ALGO_NAIVE:
+        cpu_walk(e->batch, e->rows, e->cols, e->batch, e->rows, e->cols, 1, row, &job);
+        break;
+    case DUET_ALGO_GRID_STRIDE:
+        st = cpu_grid_threads(plan, func, &tx, &ty, &tz);
+        if (st != DUET_SUCCESS) return st;
+        cpu_walk(e->batch, e->rows, e->cols, tz, ty, tx, 1, row, &job);
+        break;
+    case DUET_ALGO_AUTO:
+        /* Packed matrices are one long row each: one vector loop instead of many short. */
+        flat = *e;
+        if (packed_rows(&e->c, e->cols) &&
+            (e->kind != DT_EW_ADD || (packed_rows(&e->a, e->cols) && packed_rows(&e->b, e->cols)))) {
+            flat.cols = e->rows * e->cols;
+            flat.rows = 1;
+        }
+        job.e = &flat;
+        ew_auto(&flat, row, &job);
+        break;
+    default:
+        return dt_fail(DUET_ERROR_UNSUPPORTED, func, "%s has no %s algorithm", op,
+                       cpu_algo_name(plan->algo));
+    }
+    /* AUTO shares fixed pieces of the rows among threads: a grid-stride loop in effect. */
+    cpu_fill_info(info, op, dt, plan, DUET_ALGO_GRID_STRIDE, 0);
+    return DUET_SUCCESS;
+}

@@ -1,0 +1,76 @@
+/* cpu_internal.h - what the cpu backend's files share: kernel names, the launch walk, threads. */
+#ifndef DUET_CPU_INTERNAL_H
+#define DUET_CPU_INTERNAL_H
+
+#include "backend.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* OpenMP is optional: without it the pragmas vanish (no -Wunknown-pragmas) and every loop
+ * runs on the calling thread. */
+#ifdef DUET_HAVE_OPENMP
+#define CPU_OMP(directive) _Pragma(directive)
+#else
+#define CPU_OMP(directive)
+#endif /* DUET_HAVE_OPENMP */
+
+/* Fixed-trip inner loops of the kernels must unroll completely so that their accumulator
+ * arrays live in registers; -O2 alone leaves them in memory. */
+#if defined(__clang__)
+#define CPU_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__) && __GNUC__ >= 8
+#define CPU_UNROLL _Pragma("GCC unroll 16")
+#else
+#define CPU_UNROLL
+#endif
+
+/* Below this many scalar operations a parallel region costs more than it saves. */
+#define CPU_PARALLEL_MIN_WORK ((int64_t)1 << 16)
+
+/* Threads worth using for work scalar operations: 1 below CPU_PARALLEL_MIN_WORK or without
+ * OpenMP, else the OpenMP team size. */
+int cpu_threads_for(int64_t work);
+
+/* "naive", "tiled", "tiled_padded", "grid_stride", "auto". */
+const char *cpu_algo_name(duet_algorithm algo);
+/* "f32", "f64", "i32", "f16", "bf16", "i8". */
+const char *cpu_dtype_name(duet_dtype dtype);
+
+/* Fills info (if not NULL) with the kernel name "cpu_<op>_<algo>_<suffix>", the plan and one
+ * launch. AUTO is reported resolved, as duet_launch_info promises: as the algorithm auto_as
+ * that the host code is an instance of, with tile auto_tile; there is no GPU launch to
+ * mirror, so its configuration is 0. */
+void cpu_fill_info(duet_launch_info *info, const char *op, const char *suffix,
+                   const dt_plan *plan, duet_algorithm auto_as, int auto_tile);
+
+/* The threads of a grid-stride launch along x, y and z (grid * block); fails, naming func,
+ * when a dimension is 0. */
+duet_status cpu_grid_threads(const dt_plan *plan, const char *func, int64_t *tx, int64_t *ty,
+                             int64_t *tz);
+
+/* Work on the row segment j0 <= j < j1 of row i of matrix b. */
+typedef void (*cpu_row_fn)(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
+
+/* Visits every element of batch x rows x cols once, in the waves of a grid of tz x ty x tx
+ * threads: wave (b0, i0, j0) covers the block of elements that the grid's threads handle in
+ * one iteration of their stride loops. A naive launch is one wave (tz, ty, tx = the shape).
+ * Within a wave the rows are shared among threads; each element is written by exactly one
+ * call, so the result does not depend on the number of threads. work_per_elem sizes the
+ * parallel decision. */
+void cpu_walk(int64_t batch, int64_t rows, int64_t cols, int64_t tz, int64_t ty, int64_t tx,
+              int64_t work_per_elem, cpu_row_fn fn, void *arg);
+
+/* v as int32 in its two's-complement bits (the i32 ops compute modulo 2^32 in uint32_t);
+ * 0 when v is NaN, not an integer or outside the int32 range. */
+int cpu_to_u32(double v, uint32_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUET_CPU_INTERNAL_H */

@@ -1,0 +1,544 @@
+/* gemm_cpu.c - GEMM on the host: the seeds' naive, tiled and grid-stride loops, and for AUTO a
+ * packed, cache-blocked kernel with register-blocked micro-kernels (AVX2 + FMA when present). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cpu_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef DUET_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+/* x86-64 hosts get AVX2 + FMA micro-kernels chosen at run time, so one build runs on any
+ * x86-64 and is fast on the ones that have them. DUET_CPU_PORTABLE keeps to plain C. */
+#if !defined(DUET_CPU_PORTABLE) && defined(__GNUC__) && defined(__x86_64__)
+#define CPU_GEMM_X86 1
+#include <immintrin.h>
+#endif
+
+/* alpha and beta in the arithmetic of the dtype: f32 in float like the GPU kernels, i32 as
+ * the uint32_t bits of the int32 value so that every product and sum wraps modulo 2^32. */
+typedef union gemm_scalar {
+    float f32;
+    double f64;
+    uint32_t u32;
+} gemm_scalar;
+
+typedef struct gemm_job {
+    const dt_gemm *g;
+    gemm_scalar alpha, beta;
+    int64_t tile;
+} gemm_job;
+
+/* The largest tile of TILED: a tile x tile block of threads is at most 1024 on a GPU. */
+#define GEMM_TILE_MAX 32
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- reference loops: NAIVE, GRID_STRIDE and TILED ------------------------------------------ */
+
+/* Outputs j0 <= j < j1 of row i, each the way one thread of the naive kernel computes it: a dot
+ * product over k in ascending order, then alpha and beta (beta == 0 never reads C). TILED
+ * adds the same products in the same order, so the three reference algorithms agree bit for
+ * bit. scale_row is C = beta * C, for a problem that has no product to add. */
+#define GEMM_REFERENCE(SFX, T, F)                                                             \
+    static void gemm_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)      \
+    {                                                                                         \
+        const gemm_job *job = arg;                                                            \
+        const dt_gemm *g = job->g;                                                            \
+        const T alpha = job->alpha.F, beta = job->beta.F;                                     \
+        const T *a = (const T *)g->a.base + b * g->a.bs + i * g->a.rs;                        \
+        const T *bm = (const T *)g->b.base + b * g->b.bs;                                     \
+        T *c = (T *)g->c.base + b * g->c.bs + i * g->c.rs;                                    \
+        for (int64_t j = j0; j < j1; ++j) {                                                   \
+            T sum = 0;                                                                        \
+            for (int64_t p = 0; p < g->k; ++p)                                                \
+                sum += a[p * g->a.cs] * bm[p * g->b.rs + j * g->b.cs];                        \
+            T *cj = c + j * g->c.cs;                                                          \
+            *cj = beta == 0 ? alpha * sum : alpha * sum + beta * *cj;                         \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static void gemm_scale_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1) \
+    {                                                                                         \
+        const gemm_job *job = arg;                                                            \
+        const dt_gemm *g = job->g;                                                            \
+        const T beta = job->beta.F;                                                           \
+        T *c = (T *)g->c.base + b * g->c.bs + i * g->c.rs;                                    \
+        for (int64_t j = j0; j < j1; ++j)                                                     \
+            c[j * g->c.cs] = beta == 0 ? (T)0 : beta * c[j * g->c.cs];                        \
+    }                                                                                         \
+                                                                                              \
+    /* One tile x tile block of C, k walked in steps of tile as the shared-memory kernel     \
+     * does; acc plays the part of the per-thread sums. */                                    \
+    static void gemm_tile_##SFX(const gemm_job *job, int64_t b, int64_t i0, int64_t j0)      \
+    {                                                                                         \
+        const dt_gemm *g = job->g;                                                            \
+        const int64_t t = job->tile;                                                          \
+        const int64_t mi = min64(t, g->m - i0), nj = min64(t, g->n - j0);                     \
+        const T alpha = job->alpha.F, beta = job->beta.F;                                     \
+        const T *a = (const T *)g->a.base + b * g->a.bs;                                      \
+        const T *bm = (const T *)g->b.base + b * g->b.bs;                                     \
+        T *c = (T *)g->c.base + b * g->c.bs;                                                  \
+        T acc[GEMM_TILE_MAX * GEMM_TILE_MAX];                                                 \
+        for (int64_t x = 0; x < mi * nj; ++x) acc[x] = 0;                                     \
+        for (int64_t p0 = 0; p0 < g->k; p0 += t) {                                            \
+            const int64_t p1 = min64(p0 + t, g->k);                                           \
+            for (int64_t r = 0; r < mi; ++r) {                                                \
+                T *row = acc + r * nj;                                                        \
+                for (int64_t p = p0; p < p1; ++p) {                                           \
+                    const T av = a[(i0 + r) * g->a.rs + p * g->a.cs];                         \
+                    const T *brow = bm + p * g->b.rs + j0 * g->b.cs;                          \
+                    for (int64_t q = 0; q < nj; ++q) row[q] += av * brow[q * g->b.cs];        \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t r = 0; r < mi; ++r) {                                                    \
+            T *cr = c + (i0 + r) * g->c.rs + j0 * g->c.cs;                                    \
+            for (int64_t q = 0; q < nj; ++q) {                                                \
+                const T s = acc[r * nj + q];                                                  \
+                cr[q * g->c.cs] = beta == 0 ? alpha * s : alpha * s + beta * cr[q * g->c.cs]; \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+GEMM_REFERENCE(f32, float, f32)
+GEMM_REFERENCE(f64, double, f64)
+GEMM_REFERENCE(i32, uint32_t, u32)
+
+/* ---- AUTO: packed panels and micro-kernels ------------------------------------------------- */
+
+/* The Goto/BLIS scheme: a kc x nc block of B and an mc x kc block of A are copied into
+ * panels that the micro-kernel reads with unit stride, whatever the strides, transposes or
+ * layouts of the operands; the kc x nr sliver of B stays in L1 while an mc x kc block of A
+ * sits in L2 and a kc x nc block of B in L2/L3. Each micro-kernel call adds kc products to an
+ * mr x nr tile of register accumulators. */
+#define GEMM_KC 256
+#define GEMM_MC 168               /* a multiple of every mr (4 and 6)           */
+#define GEMM_B_BYTES (4u << 20)   /* the packed block of B: nc = 4 MiB / (kc e) */
+
+/* count lanes (rows of A, columns of B) of kc elements each, lane l element p at
+ * src[l * s_lane + p * s_k], into panels of width lanes: panel q holds lane q * width + w,
+ * element p, at q * width * kc + p * width + w. The lanes past count are zero, so edge tiles
+ * run the full micro-kernel and only their live part is stored. */
+#define GEMM_PACK(BITS, U)                                                                    \
+    static void gemm_pack_##BITS(const void *srcp, int64_t s_lane, int64_t s_k,              \
+                                 int64_t count, int64_t kc, int width, void *dstp)            \
+    {                                                                                         \
+        const U *src = srcp;                                                                  \
+        U *dst = dstp;                                                                        \
+        for (int64_t q = 0; q < count; q += width) {                                          \
+            const int64_t live = min64(width, count - q);                                     \
+            const U *lane0 = src + q * s_lane;                                                \
+            for (int64_t p = 0; p < kc; ++p) {                                                \
+                const U *s = lane0 + p * s_k;                                                 \
+                int64_t w = 0;                                                                \
+                for (; w < live; ++w) dst[w] = s[w * s_lane];                                 \
+                for (; w < width; ++w) dst[w] = 0;                                            \
+                dst += width;                                                                 \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+GEMM_PACK(32, uint32_t)
+GEMM_PACK(64, uint64_t)
+
+/* The live mv x nv part of an accumulator tile (row length nr) into C. The first block of k
+ * applies beta (beta == 0: C is not read); later blocks add to what the first stored. */
+#define GEMM_UPDATE(SFX, T, F)                                                                \
+    static void gemm_update_##SFX(const void *abp, int nr, void *cp, int64_t rs, int64_t cs, \
+                                  int64_t mv, int64_t nv, gemm_scalar al, gemm_scalar be,     \
+                                  int first)                                                  \
+    {                                                                                         \
+        const T *ab = abp;                                                                    \
+        T *c = cp;                                                                            \
+        const T alpha = al.F, beta = be.F;                                                    \
+        for (int64_t r = 0; r < mv; ++r) {                                                    \
+            const T *x = ab + r * nr;                                                         \
+            T *y = c + r * rs;                                                                \
+            if (!first)                                                                       \
+                for (int64_t q = 0; q < nv; ++q) y[q * cs] += alpha * x[q];                   \
+            else if (beta == 0)                                                               \
+                for (int64_t q = 0; q < nv; ++q) y[q * cs] = alpha * x[q];                    \
+            else                                                                              \
+                for (int64_t q = 0; q < nv; ++q) y[q * cs] = alpha * x[q] + beta * y[q * cs]; \
+        }                                                                                     \
+    }
+
+GEMM_UPDATE(f32, float, f32)
+GEMM_UPDATE(f64, double, f64)
+GEMM_UPDATE(i32, uint32_t, u32)
+
+/* ab (mr x nr, row-major) = the sum over p < kc of a[p][0..mr) x b[p][0..nr), in plain C.
+ * The fixed trip counts let the compiler keep acc in vector registers at -O2 (mr x nr is
+ * sized for 16 SSE registers). */
+#define GEMM_UKR_C(SFX, T, MR, NR)                                                            \
+    static void gemm_ukr_##SFX##_c(int64_t kc, const void *ap, const void *bp, void *abp)    \
+    {                                                                                         \
+        const T *restrict a = ap;                                                             \
+        const T *restrict b = bp;                                                             \
+        T *restrict ab = abp;                                                                 \
+        T acc[MR][NR];                                                                        \
+        CPU_UNROLL for (int r = 0; r < MR; ++r) CPU_UNROLL for (int c = 0; c < NR; ++c)       \
+            acc[r][c] = 0;                                                                    \
+        for (int64_t p = 0; p < kc; ++p) {                                                    \
+            CPU_UNROLL for (int r = 0; r < MR; ++r) {                                         \
+                const T av = a[p * MR + r];                                                   \
+                CPU_UNROLL for (int c = 0; c < NR; ++c) acc[r][c] += av * b[p * NR + c];      \
+            }                                                                                 \
+        }                                                                                     \
+        CPU_UNROLL for (int r = 0; r < MR; ++r) CPU_UNROLL for (int c = 0; c < NR; ++c)       \
+            ab[r * NR + c] = acc[r][c];                                                       \
+    }
+
+GEMM_UKR_C(f32, float, 4, 8)
+GEMM_UKR_C(f64, double, 4, 4)
+GEMM_UKR_C(i32, uint32_t, 4, 8)
+
+#ifdef CPU_GEMM_X86
+/* 6 x 16 floats: 12 ymm accumulators, 2 for the row of B, 1 for the broadcast of A - the
+ * 16 registers of AVX2 exactly. */
+__attribute__((target("avx2,fma"))) static void gemm_ukr_f32_avx2(int64_t kc, const void *ap,
+                                                                   const void *bp, void *abp)
+{
+    const float *a = ap, *b = bp;
+    float *ab = abp;
+    __m256 acc[6][2];
+    CPU_UNROLL for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int64_t p = 0; p < kc; ++p, a += 6, b += 16) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        CPU_UNROLL for (int r = 0; r < 6; ++r) {
+            const __m256 av = _mm256_broadcast_ss(a + r);
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    CPU_UNROLL for (int r = 0; r < 6; ++r) {
+        _mm256_storeu_ps(ab + r * 16, acc[r][0]);
+        _mm256_storeu_ps(ab + r * 16 + 8, acc[r][1]);
+    }
+}
+
+/* 6 x 8 doubles, the same register budget. */
+__attribute__((target("avx2,fma"))) static void gemm_ukr_f64_avx2(int64_t kc, const void *ap,
+                                                                   const void *bp, void *abp)
+{
+    const double *a = ap, *b = bp;
+    double *ab = abp;
+    __m256d acc[6][2];
+    CPU_UNROLL for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_pd();
+    for (int64_t p = 0; p < kc; ++p, a += 6, b += 8) {
+        const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
+        CPU_UNROLL for (int r = 0; r < 6; ++r) {
+            const __m256d av = _mm256_broadcast_sd(a + r);
+            acc[r][0] = _mm256_fmadd_pd(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_pd(av, b1, acc[r][1]);
+        }
+    }
+    CPU_UNROLL for (int r = 0; r < 6; ++r) {
+        _mm256_storeu_pd(ab + r * 8, acc[r][0]);
+        _mm256_storeu_pd(ab + r * 8 + 4, acc[r][1]);
+    }
+}
+
+/* 6 x 16 int32: the low 32 bits of each product are the same signed or unsigned. */
+__attribute__((target("avx2"))) static void gemm_ukr_i32_avx2(int64_t kc, const void *ap,
+                                                              const void *bp, void *abp)
+{
+    const uint32_t *a = ap, *b = bp;
+    uint32_t *ab = abp;
+    __m256i acc[6][2];
+    CPU_UNROLL for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int64_t p = 0; p < kc; ++p, a += 6, b += 16) {
+        const __m256i b0 = _mm256_loadu_si256((const __m256i *)b);
+        const __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 8));
+        CPU_UNROLL for (int r = 0; r < 6; ++r) {
+            const __m256i av = _mm256_set1_epi32((int)a[r]);
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_mullo_epi32(av, b0));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_mullo_epi32(av, b1));
+        }
+    }
+    CPU_UNROLL for (int r = 0; r < 6; ++r) {
+        _mm256_storeu_si256((__m256i *)(ab + r * 16), acc[r][0]);
+        _mm256_storeu_si256((__m256i *)(ab + r * 16 + 8), acc[r][1]);
+    }
+}
+
+static int cpu_has_avx2_fma(void)
+{
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif /* CPU_GEMM_X86 */
+
+/* ---- per-dtype table ----------------------------------------------------------------------- */
+
+typedef void (*gemm_tile_fn)(const gemm_job *job, int64_t b, int64_t i0, int64_t j0);
+typedef void (*gemm_pack_fn)(const void *src, int64_t s_lane, int64_t s_k, int64_t count,
+                             int64_t kc, int width, void *dst);
+typedef void (*gemm_update_fn)(const void *ab, int nr, void *c, int64_t rs, int64_t cs,
+                               int64_t mv, int64_t nv, gemm_scalar alpha, gemm_scalar beta,
+                               int first);
+typedef void (*gemm_ukr_fn)(int64_t kc, const void *a, const void *b, void *ab);
+
+typedef struct gemm_kernel {
+    int mr, nr;
+    gemm_ukr_fn ukr;
+} gemm_kernel;
+
+typedef struct gemm_type {
+    size_t elem;
+    cpu_row_fn row, scale_row;
+    gemm_tile_fn tile;
+    gemm_pack_fn pack;
+    gemm_update_fn update;
+    gemm_kernel portable;
+} gemm_type;
+
+static const gemm_type gemm_types[] = {
+    {4, gemm_row_f32, gemm_scale_row_f32, gemm_tile_f32, gemm_pack_32, gemm_update_f32,
+     {4, 8, gemm_ukr_f32_c}},
+    {8, gemm_row_f64, gemm_scale_row_f64, gemm_tile_f64, gemm_pack_64, gemm_update_f64,
+     {4, 4, gemm_ukr_f64_c}},
+    {4, gemm_row_i32, gemm_scale_row_i32, gemm_tile_i32, gemm_pack_32, gemm_update_i32,
+     {4, 8, gemm_ukr_i32_c}},
+};
+
+static const gemm_type *gemm_type_of(duet_dtype dtype)
+{
+    switch (dtype) {
+    case DUET_DTYPE_F32: return &gemm_types[0];
+    case DUET_DTYPE_F64: return &gemm_types[1];
+    case DUET_DTYPE_I32: return &gemm_types[2];
+    default: return NULL;
+    }
+}
+
+static gemm_kernel gemm_kernel_for(duet_dtype dtype, const gemm_type *type)
+{
+#ifdef CPU_GEMM_X86
+    if (cpu_has_avx2_fma()) {
+        static const gemm_kernel f32 = {6, 16, gemm_ukr_f32_avx2};
+        static const gemm_kernel f64 = {6, 8, gemm_ukr_f64_avx2};
+        static const gemm_kernel i32 = {6, 16, gemm_ukr_i32_avx2};
+        return dtype == DUET_DTYPE_F64 ? f64 : dtype == DUET_DTYPE_I32 ? i32 : f32;
+    }
+#else
+    (void)dtype;
+#endif /* CPU_GEMM_X86 */
+    return type->portable;
+}
+
+/* ---- AUTO driver --------------------------------------------------------------------------- */
+
+typedef struct gemm_packed {
+    const gemm_job *job;
+    const gemm_type *type;
+    gemm_kernel kern;
+    int64_t mc, kc, nc;     /* block sizes (mc, nc multiples of mr, nr) */
+    size_t a_bytes, b_bytes; /* one packed block of A, of B               */
+} gemm_packed;
+
+/* The largest micro-tile: 6 x 16 of 8 bytes at most; 64-byte aligned for vector stores. */
+typedef union gemm_tile_buf {
+    float f32[96];
+    double f64[96];
+    uint32_t u32[96];
+    _Alignas(64) unsigned char bytes[96 * 8];
+} gemm_tile_buf;
+
+/* One matrix of the batch with nt threads. a_pack holds nt blocks of A, one per thread; all
+ * threads share b_pack. Threads split C into blocks of rows, so each output is summed in the
+ * same order whatever nt is: results are bitwise the same run to run. */
+static void gemm_packed_one(const gemm_packed *pk, int64_t bi, unsigned char *b_pack,
+                            unsigned char *a_pack, int nt)
+{
+    const dt_gemm *g = pk->job->g;
+    const size_t e = pk->type->elem;
+    const int mr = pk->kern.mr, nr = pk->kern.nr;
+    const unsigned char *A = (const unsigned char *)g->a.base + (size_t)(bi * g->a.bs) * e;
+    const unsigned char *B = (const unsigned char *)g->b.base + (size_t)(bi * g->b.bs) * e;
+    unsigned char *C = (unsigned char *)g->c.base + (size_t)(bi * g->c.bs) * e;
+    (void)nt;
+
+    CPU_OMP("omp parallel num_threads(nt) if(nt > 1)")
+    {
+        int tid = 0;
+#ifdef DUET_HAVE_OPENMP
+        tid = omp_get_thread_num();
+#endif
+        unsigned char *ap = a_pack + (size_t)tid * pk->a_bytes;
+        gemm_tile_buf ab;
+        for (int64_t jc = 0; jc < g->n; jc += pk->nc) {
+            const int64_t nc = min64(pk->nc, g->n - jc);
+            const int64_t panels = dt_ceil_div(nc, nr);
+            for (int64_t pc = 0; pc < g->k; pc += pk->kc) {
+                const int64_t kc = min64(pk->kc, g->k - pc);
+                CPU_OMP("omp for schedule(static)")
+                for (int64_t q = 0; q < panels; ++q)
+                    pk->type->pack(B + (size_t)(pc * g->b.rs + (jc + q * nr) * g->b.cs) * e,
+                                   g->b.cs, g->b.rs, min64(nr, nc - q * nr), kc, nr,
+                                   b_pack + (size_t)(q * nr * kc) * e);
+                const int64_t blocks = dt_ceil_div(g->m, pk->mc);
+                CPU_OMP("omp for schedule(static)")
+                for (int64_t ib = 0; ib < blocks; ++ib) {
+                    const int64_t ic = ib * pk->mc, mc = min64(pk->mc, g->m - ic);
+                    pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * e, g->a.rs,
+                                   g->a.cs, mc, kc, mr, ap);
+                    for (int64_t q = 0; q < panels; ++q) {
+                        const int64_t jr = jc + q * nr, nv = min64(nr, nc - q * nr);
+                        const unsigned char *bq = b_pack + (size_t)(q * nr * kc) * e;
+                        for (int64_t ir = 0; ir < mc; ir += mr) {
+                            pk->kern.ukr(kc, ap + (size_t)(ir * kc) * e, bq, ab.bytes);
+                            pk->type->update(ab.bytes, nr,
+                                             C + (size_t)((ic + ir) * g->c.rs + jr * g->c.cs) * e,
+                                             g->c.rs, g->c.cs, min64(mr, mc - ir), nv,
+                                             pk->job->alpha, pk->job->beta, pc == 0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+static int64_t round_up(int64_t x, int64_t to) { return dt_ceil_div(x, to) * to; }
+
+static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
+{
+    const dt_gemm *g = job->g;
+    gemm_packed pk;
+    pk.job = job;
+    pk.type = type;
+    pk.kern = gemm_kernel_for(g->dtype, type);
+    const int mr = pk.kern.mr, nr = pk.kern.nr;
+    const int64_t per_matrix = g->m * g->n * g->k; /* < 2^63: the buffers exist */
+    const int nt_total = cpu_threads_for(g->batch > 0 && per_matrix > INT64_MAX / g->batch
+                                             ? INT64_MAX
+                                             : per_matrix * g->batch);
+
+    /* Many small matrices: one matrix per thread, each with a whole workspace. Only when the
+     * matrices of C do not overlap, so that threads never write the same element. */
+    const int64_t c_span = (g->m - 1) * g->c.rs + (g->n - 1) * g->c.cs + 1;
+    const int by_batch = nt_total > 1 && g->batch >= nt_total && g->c.bs >= c_span &&
+                         per_matrix < ((int64_t)1 << 22);
+    const int nt_inner = by_batch ? 1 : cpu_threads_for(per_matrix);
+
+    pk.kc = min64(GEMM_KC, g->k);
+    pk.nc = min64(round_up(g->n, nr),
+                  (int64_t)(GEMM_B_BYTES / ((size_t)GEMM_KC * type->elem)) / nr * nr);
+    /* Enough blocks of rows for every thread when m is small. */
+    pk.mc = min64(GEMM_MC / mr * mr, round_up(dt_ceil_div(g->m, nt_inner), mr));
+    pk.a_bytes = (size_t)(pk.mc * pk.kc) * type->elem;
+    pk.b_bytes = (size_t)(pk.nc * pk.kc) * type->elem;
+
+    const int workspaces = by_batch ? nt_total : 1;
+    const size_t one = pk.b_bytes + (size_t)nt_inner * pk.a_bytes;
+    unsigned char *ws = aligned_alloc(64, (one * (size_t)workspaces + 63) / 64 * 64);
+    if (!ws)
+        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, "duet_gemm",
+                       "cannot allocate %zu bytes of packing buffers", one * (size_t)workspaces);
+
+    if (by_batch) {
+        CPU_OMP("omp parallel for schedule(static) num_threads(nt_total)")
+        for (int64_t bi = 0; bi < g->batch; ++bi) {
+            int tid = 0;
+#ifdef DUET_HAVE_OPENMP
+            tid = omp_get_thread_num();
+#endif
+            unsigned char *mine = ws + (size_t)tid * one;
+            gemm_packed_one(&pk, bi, mine, mine + pk.b_bytes, 1);
+        }
+    } else {
+        for (int64_t bi = 0; bi < g->batch; ++bi)
+            gemm_packed_one(&pk, bi, ws, ws + pk.b_bytes, nt_inner);
+    }
+    free(ws);
+    return DUET_SUCCESS;
+}
+
+/* ---- entry point --------------------------------------------------------------------------- */
+
+static void gemm_tiled_run(const gemm_job *job, const gemm_type *type)
+{
+    const dt_gemm *g = job->g;
+    const int64_t t = job->tile;
+    const int64_t tm = dt_ceil_div(g->m, t), tn = dt_ceil_div(g->n, t);
+    const int64_t tiles = g->batch * tm * tn;
+    const int nt = cpu_threads_for(g->batch * g->m * g->n * g->k);
+    (void)nt;
+    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
+    for (int64_t x = 0; x < tiles; ++x)
+        type->tile(job, x / (tm * tn), x / tn % tm * t, x % tn * t);
+}
+
+duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_plan *plan,
+                    duet_launch_info *info)
+{
+    (void)ctx;
+    (void)stream;
+    const gemm_type *type = gemm_type_of(g->dtype);
+    if (!type)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "the cpu backend has no %s gemm",
+                       cpu_dtype_name(g->dtype));
+    gemm_job job;
+    job.g = g;
+    job.tile = plan->tile;
+    switch (g->dtype) {
+    case DUET_DTYPE_F32:
+        job.alpha.f32 = (float)g->alpha;
+        job.beta.f32 = (float)g->beta;
+        break;
+    case DUET_DTYPE_F64:
+        job.alpha.f64 = g->alpha;
+        job.beta.f64 = g->beta;
+        break;
+    default:
+        if (!cpu_to_u32(g->alpha, &job.alpha.u32) || !cpu_to_u32(g->beta, &job.beta.u32))
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_gemm",
+                           "i32 gemm needs integral alpha and beta in the int32 range "
+                           "(got %g and %g)", g->alpha, g->beta);
+        break;
+    }
+    const char *dt = cpu_dtype_name(g->dtype);
+    if (g->m <= 0 || g->n <= 0 || g->batch <= 0) {
+        cpu_fill_info(info, "gemm", dt, plan, DUET_ALGO_TILED, 0);
+        if (info) info->launches = 0;
+        return DUET_SUCCESS;
+    }
+    /* The common layer turns these into a scale of C; kept safe here all the same. */
+    if (g->k <= 0 || g->alpha == 0) {
+        cpu_walk(g->batch, g->m, g->n, g->batch, g->m, g->n, 1, type->scale_row, &job);
+        cpu_fill_info(info, "gemm", dt, plan, DUET_ALGO_NAIVE, 0);
+        return DUET_SUCCESS;
+    }
+
+    duet_status st = DUET_SUCCESS;
+    int64_t tx, ty, tz;
+    switch (plan->algo) {
+    case DUET_ALGO_NAIVE:
+        cpu_walk(g->batch, g->m, g->n, g->batch, g->m, g->n, g->k, type->row, &job);
+        break;
+    case DUET_ALGO_GRID_STRIDE:
+        st = cpu_grid_threads(plan, "duet_gemm", &tx, &ty, &tz);
+        if (st == DUET_SUCCESS) cpu_walk(g->batch, g->m, g->n, tz, ty, tx, g->k, type->row, &job);
+        break;
+    case DUET_ALGO_TILED:
+        if (job.tile < 1 || job.tile > GEMM_TILE_MAX)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_gemm",
+                           "tile %d is outside 1..%d", plan->tile, GEMM_TILE_MAX);
+        gemm_tiled_run(&job, type);
+        break;
+    case DUET_ALGO_AUTO:
+        st = gemm_packed_run(&job, type);
+        break;
+    default:
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "gemm has no %s algorithm",
+                       cpu_algo_name(plan->algo));
+    }
+    if (st != DUET_SUCCESS) return st;
+    /* The packed kernel is a tiled gemm, with blocks for the caches instead of shared memory. */
+    cpu_fill_info(info, "gemm", dt, plan, DUET_ALGO_TILED, 0);
+    return DUET_SUCCESS;
+}
