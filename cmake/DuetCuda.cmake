@@ -70,10 +70,3 @@ endif()
 # NVRTC for duet_module_create (src/gpu/module_gpu.inc). The shared library: the static one
 # needs its builtins and the PTX compiler linked in too, and it is large.
 target_link_libraries(duet PRIVATE CUDA::nvrtc)
-
-# runtime compilation
-# duet_module_create compiles with NVRTC (shared: the static NVRTC drags in the whole PTX
-# compiler); src/gpu/module_gpu.inc loads the result through the runtime's cudaLibrary* API,
-# so libduet still does not link the driver library and loads on machines without a driver.
-target_link_libraries(duet PRIVATE CUDA::nvrtc)
-# end of runtime compilation

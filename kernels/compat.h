@@ -1,4 +1,4 @@
-/* compat.h - the one neutral device-side vocabulary duet's kernels are written in (CUDA or HIP). */
+/* compat.h - the neutral device-side vocabulary of duet's kernels (CUDA or HIP). */
 #ifndef DUET_KERNELS_COMPAT_H
 #define DUET_KERNELS_COMPAT_H
 

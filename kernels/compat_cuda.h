@@ -5,13 +5,13 @@
 #include <cuda_runtime.h>
 
 #define DUET_GPU_CUDA 1
-#define DUET_GPU_HIP 0
+#define DUET_GPU_HIP  0
 
-#define DUET_DEVICE __device__
-#define DUET_GLOBAL __global__
+#define DUET_DEVICE      __device__
+#define DUET_GLOBAL      __global__
 #define DUET_HOST_DEVICE __host__ __device__
-#define DUET_INLINE __forceinline__ __device__
-#define DUET_RESTRICT __restrict__
+#define DUET_INLINE      __forceinline__ __device__
+#define DUET_RESTRICT    __restrict__
 
 /* Every NVIDIA GPU so far runs 32-thread warps; warpSize is not a compile-time constant, so
  * kernels that size arrays by the warp use this instead. */
@@ -20,8 +20,7 @@
 #define duet_barrier() __syncthreads()
 
 /* All lanes take part: duet's kernels call it only from converged code. */
-template <typename T>
-DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
+template <typename T> DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
 {
     return __shfl_xor_sync(0xffffffffu, v, lane_mask);
 }
@@ -36,7 +35,10 @@ typedef cudaError_t duet_gpu_error_t;
 typedef cudaStream_t duet_gpu_stream_t;
 #define DUET_GPU_SUCCESS cudaSuccess
 static inline duet_gpu_error_t duet_gpu_get_last_error(void) { return cudaGetLastError(); }
-static inline const char *duet_gpu_error_string(duet_gpu_error_t e) { return cudaGetErrorString(e); }
+static inline const char *duet_gpu_error_string(duet_gpu_error_t e)
+{
+    return cudaGetErrorString(e);
+}
 #endif /* DUET_GPU_BASIC_NAMES */
 
 template <typename Kernel>

@@ -1,4 +1,4 @@
-/* elementwise.cuh - scale (x = alpha*x), add (c = alpha*a + beta*b) and fill: naive, grid-stride, auto. */
+/* elementwise.cuh - scale, add and fill kernels: naive, grid-stride and auto. */
 #ifndef DUET_KERNELS_ELEMENTWISE_CUH
 #define DUET_KERNELS_ELEMENTWISE_CUH
 
@@ -10,8 +10,7 @@
 /* Scale and add compute in duet_arith<T> (T: float, double, int32_t). Fill moves a bit
  * pattern the host made from the value, so T is the unsigned integer of the element's size
  * and one kernel serves every dtype (f16, bf16 and i8 included). */
-template <typename T, int KIND, bool ARITH = (KIND != DT_EW_FILL)>
-struct duet_ew_args {
+template <typename T, int KIND, bool ARITH = (KIND != DT_EW_FILL)> struct duet_ew_args {
     typedef typename duet_arith<T>::acc_t acc_t;
     int64_t rows, cols, batch;
     acc_t alpha, beta;
@@ -20,8 +19,7 @@ struct duet_ew_args {
     duet_view<T> c;
 };
 
-template <typename T, int KIND>
-struct duet_ew_args<T, KIND, false> {
+template <typename T, int KIND> struct duet_ew_args<T, KIND, false> {
     typedef T acc_t;
     int64_t rows, cols, batch;
     acc_t alpha, beta;
@@ -57,8 +55,7 @@ DUET_INLINE void ew_at(const duet_ew_args<T, KIND> &e, int64_t bz, int64_t i, in
 
 /* ---- NAIVE: one thread per element (2D grid, batch along z) ------------------------------- */
 
-template <typename T, int KIND>
-DUET_GLOBAL void ew_naive_kernel(const duet_ew_args<T, KIND> e)
+template <typename T, int KIND> DUET_GLOBAL void ew_naive_kernel(const duet_ew_args<T, KIND> e)
 {
     const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= e.cols) return;
@@ -70,7 +67,8 @@ DUET_GLOBAL void ew_naive_kernel(const duet_ew_args<T, KIND> e)
 }
 
 template <typename T, int KIND>
-static inline duet_gpu_error_t ew_naive_launch(const duet_ew_args<T, KIND> &e, const duet_launch_config &cfg,
+static inline duet_gpu_error_t ew_naive_launch(const duet_ew_args<T, KIND> &e,
+                                               const duet_launch_config &cfg,
                                                duet_gpu_stream_t stream)
 {
     ew_naive_kernel<T, KIND><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(e);
@@ -87,7 +85,8 @@ DUET_GLOBAL void ew_grid_stride_kernel(const duet_ew_args<T, KIND> e)
     const int64_t stride_j = (int64_t)gridDim.x * blockDim.x;
     for (int64_t bz = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; bz < e.batch; bz += sz)
         for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < e.rows; i += stride_i)
-            for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < e.cols; j += stride_j)
+            for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < e.cols;
+                 j += stride_j)
                 ew_at(e, bz, i, j);
 }
 
@@ -96,7 +95,8 @@ static inline duet_gpu_error_t ew_grid_stride_launch(const duet_ew_args<T, KIND>
                                                      const duet_launch_config &cfg,
                                                      duet_gpu_stream_t stream)
 {
-    ew_grid_stride_kernel<T, KIND><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(e);
+    ew_grid_stride_kernel<T, KIND>
+        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(e);
     return duet_gpu_get_last_error();
 }
 
@@ -104,14 +104,22 @@ static inline duet_gpu_error_t ew_grid_stride_launch(const duet_ew_args<T, KIND>
 
 /* Threads per block and 16-byte vectors per thread per trip by architecture: data, not code.
  * The vectors per trip are compiled in (EW_AUTO_UNROLL); the table picks the block size. */
-enum { EW_AUTO_UNROLL = 4 };
+enum { EW_AUTO_UNROLL = 4, EW_AUTO_MAX_THREADS = 256, EW_AUTO_MIN_BLOCKS = 4 };
+/* add streams two inputs: two vectors of each per trip keep as many loads in flight as four of
+ * scale, within the 64 registers that 4 resident blocks of 256 threads leave. */
+static constexpr DUET_HOST_DEVICE int ew_auto_unroll(int kind)
+{
+    return kind == DT_EW_ADD ? EW_AUTO_UNROLL / 2 : EW_AUTO_UNROLL;
+}
 struct ew_tune_row {
     const char *arch;
-    int threads; /* a multiple of 64, so whole wavefronts on wave64 GPUs too */
+    int threads; /* a multiple of 64 (whole wavefronts on wave64 GPUs too), <= EW_AUTO_MAX_THREADS
+                  */
 };
 static const ew_tune_row ew_tune_table[] = {
     {"default", 256},
-    /* H100: 8 resident blocks of 256 threads with 4 vectors each keep 128 KB per SM in flight. */
+    /* H100: at least 4 resident blocks of 256 threads (the launch bounds), 4 vectors of 16 bytes
+     * each: 64 KB or more in flight per SM, above latency x bandwidth per SM (~25 KB). */
     {"sm_90", 256},
 };
 
@@ -119,8 +127,10 @@ static inline int ew_auto_threads(const duet_device_props *props)
 {
     int threads = ew_tune_table[0].threads;
     for (size_t r = 1; r < sizeof ew_tune_table / sizeof ew_tune_table[0]; ++r)
-        if (props && strcmp(props->arch, ew_tune_table[r].arch) == 0) threads = ew_tune_table[r].threads;
-    return threads;
+        if (props && strcmp(props->arch, ew_tune_table[r].arch) == 0)
+            threads = ew_tune_table[r].threads;
+    return threads > 0 && threads <= EW_AUTO_MAX_THREADS && threads % 64 == 0 ? threads
+                                                                              : EW_AUTO_MAX_THREADS;
 }
 
 /* With vec, every row start of every operand is 16-byte aligned and cs == 1: each trip moves
@@ -128,9 +138,10 @@ static inline int ew_auto_threads(const duet_device_props *props)
  * rows that are not a whole number of vectors. Without vec the same loops run per element
  * through the strides, so the kernel is correct for any views. */
 template <typename T, int KIND>
-DUET_GLOBAL void ew_auto_kernel(const duet_ew_args<T, KIND> e, int vec)
+DUET_GLOBAL void __launch_bounds__(EW_AUTO_MAX_THREADS, EW_AUTO_MIN_BLOCKS)
+    ew_auto_kernel(const duet_ew_args<T, KIND> e, int vec)
 {
-    enum { N = 16 / sizeof(T), UNROLL = EW_AUTO_UNROLL };
+    enum { N = 16 / sizeof(T), UNROLL = ew_auto_unroll(KIND) };
     typedef duet_pack16<T> pack;
     const int64_t sy = (int64_t)gridDim.y * blockDim.y;
     const int64_t gx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -142,8 +153,10 @@ DUET_GLOBAL void ew_auto_kernel(const duet_ew_args<T, KIND> e, int vec)
                 continue;
             }
             duet_vec16_t *c = reinterpret_cast<duet_vec16_t *>(e.c.at(bz, i, 0));
-            const duet_vec16_t *a = KIND == DT_EW_ADD ? reinterpret_cast<const duet_vec16_t *>(e.a.at(bz, i, 0)) : 0;
-            const duet_vec16_t *b = KIND == DT_EW_ADD ? reinterpret_cast<const duet_vec16_t *>(e.b.at(bz, i, 0)) : 0;
+            const duet_vec16_t *a =
+                KIND == DT_EW_ADD ? reinterpret_cast<const duet_vec16_t *>(e.a.at(bz, i, 0)) : 0;
+            const duet_vec16_t *b =
+                KIND == DT_EW_ADD ? reinterpret_cast<const duet_vec16_t *>(e.b.at(bz, i, 0)) : 0;
             const int64_t nvec = e.cols / N;
             const int64_t chunk = (int64_t)blockDim.x * UNROLL;
             for (int64_t base = (int64_t)blockIdx.x * chunk + threadIdx.x; base < nvec;
@@ -182,9 +195,15 @@ DUET_GLOBAL void ew_auto_kernel(const duet_ew_args<T, KIND> e, int vec)
 /* Swaps the two axes of every view: the op is the same, but j becomes c's unit-stride axis. */
 static inline void ew_swap_axes(dt_elementwise *e)
 {
-    int64_t s = e->rows; e->rows = e->cols; e->cols = s;
+    int64_t s = e->rows;
+    e->rows = e->cols;
+    e->cols = s;
     dt_view *v[3] = {&e->a, &e->b, &e->c};
-    for (int k = 0; k < 3; ++k) { s = v[k]->rs; v[k]->rs = v[k]->cs; v[k]->cs = s; }
+    for (int k = 0; k < 3; ++k) {
+        s = v[k]->rs;
+        v[k]->rs = v[k]->cs;
+        v[k]->cs = s;
+    }
 }
 
 /* Merges rows, then batches, that follow each other in memory in every operand KIND uses,
@@ -211,20 +230,22 @@ static inline void ew_flatten(dt_elementwise *e, bool uses_ab)
 
 /* Builds AUTO's launch and runs it. args is filled from the normalised problem. */
 template <typename T, int KIND>
-static inline duet_gpu_error_t ew_auto_launch(const dt_elementwise *orig, duet_ew_args<T, KIND> args,
-                                              const duet_device_props *props, duet_gpu_stream_t stream,
-                                              duet_auto_result *res)
+static inline duet_gpu_error_t
+ew_auto_launch(const dt_elementwise *orig, duet_ew_args<T, KIND> args,
+               const duet_device_props *props, duet_gpu_stream_t stream, duet_auto_result *res)
 {
     const size_t elem = sizeof(T);
     const bool uses_ab = KIND == DT_EW_ADD;
     dt_elementwise e = *orig;
     if (e.c.cs != 1 && e.c.rs == 1) ew_swap_axes(&e);
     ew_flatten(&e, uses_ab);
-    bool vec = e.c.cs == 1 && duet_aligned16(e.c.base, elem, e.c.rs, e.batch > 1 ? e.c.bs : 0);
+    /* Strides of an axis of extent 1 never move the address: they cannot break alignment. */
+    const bool r1 = e.rows > 1, b1 = e.batch > 1;
+    bool vec = e.c.cs == 1 && duet_aligned16(e.c.base, elem, r1 ? e.c.rs : 0, b1 ? e.c.bs : 0);
     if (uses_ab)
         vec = vec && e.a.cs == 1 && e.b.cs == 1 &&
-              duet_aligned16(e.a.base, elem, e.a.rs, e.batch > 1 ? e.a.bs : 0) &&
-              duet_aligned16(e.b.base, elem, e.b.rs, e.batch > 1 ? e.b.bs : 0);
+              duet_aligned16(e.a.base, elem, r1 ? e.a.rs : 0, b1 ? e.a.bs : 0) &&
+              duet_aligned16(e.b.base, elem, r1 ? e.b.rs : 0, b1 ? e.b.bs : 0);
     args.rows = e.rows;
     args.cols = e.cols;
     args.batch = e.batch;
@@ -241,15 +262,19 @@ static inline duet_gpu_error_t ew_auto_launch(const dt_elementwise *orig, duet_e
     cfg.block.x = bx;
     cfg.block.y = (uint32_t)threads / bx;
     cfg.block.z = 1;
-    cfg.grid.x = duet_clamp_u32(dt_ceil_div(work, (int64_t)bx * (vec ? EW_AUTO_UNROLL : 1)));
+    cfg.grid.x = duet_clamp_u32(dt_ceil_div(work, (int64_t)bx * (vec ? ew_auto_unroll(KIND) : 1)));
     cfg.grid.y = duet_clamp_u32(dt_ceil_div(e.rows, cfg.block.y));
     cfg.grid.z = duet_clamp_u32(e.batch);
     dt_fold_grid(props, &cfg.grid);
-    ew_auto_kernel<T, KIND><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(args, vec ? 1 : 0);
+    ew_auto_kernel<T, KIND>
+        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(args, vec ? 1 : 0);
     res->tile = 0;
     res->cfg = cfg;
+    res->algo = DUET_ALGO_GRID_STRIDE; /* a grid-stride loop, 16 bytes a step where aligned */
     snprintf(res->kernel, sizeof res->kernel, "%s_auto",
-             KIND == DT_EW_SCALE ? "scale" : KIND == DT_EW_ADD ? "add" : "fill");
+             KIND == DT_EW_SCALE ? "scale"
+             : KIND == DT_EW_ADD ? "add"
+                                 : "fill");
     return duet_gpu_get_last_error();
 }
 

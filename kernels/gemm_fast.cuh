@@ -204,23 +204,20 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN>()))
 /*
  * Shapes compiled per engine and dtype, written (bm, bn, bk, tm, tn, threads, stages). Every
  * shape a row of src/common/tuning.c names must be listed here; a row naming another shape
- * falls back to its dtype's default row. Each shape is compiled for the 9 operand layouts
- * below, so the lists stay short.
+ * falls back to its dtype's default row. Each shape is compiled for the operand layouts below
+ * (16 register-staged kernels, 9 for a cp.async ring), so the lists stay short.
  */
 #ifndef GF_FMA_SHAPES_F32
 #define GF_FMA_SHAPES_F32(X)                                                                       \
-    X(128, 128, 8, 8, 8, 256, 4)                                                                   \
-    X(64, 64, 16, 4, 4, 256, 4)                                                                    \
-    X(128, 128, 8, 8, 8, 256, 2)                                                                   \
-    X(64, 64, 16, 4, 4, 256, 2)
+    X(128, 128, 8, 16, 8, 128, 2)                                                                  \
+    X(128, 64, 16, 8, 4, 256, 3)                                                                   \
+    X(128, 64, 16, 8, 4, 256, 2)
 #endif
 #ifndef GF_FMA_SHAPES_I32
 #define GF_FMA_SHAPES_I32(X) GF_FMA_SHAPES_F32(X)
 #endif
 #ifndef GF_FMA_SHAPES_F64
 #define GF_FMA_SHAPES_F64(X)                                                                       \
-    X(128, 64, 8, 8, 4, 256, 3)                                                                    \
-    X(64, 64, 8, 4, 4, 256, 4)                                                                     \
     X(128, 64, 8, 8, 4, 256, 2)                                                                    \
     X(64, 64, 8, 4, 4, 256, 2)
 #endif
@@ -249,42 +246,55 @@ struct gf_dtype<uint32_t> {
 };
 
 /*
- * Operand layout, one of three per operand, chosen at run time from the strides:
- *   0: walked along x (m for A, n for B) with 16-byte vectors: unit stride along x, and the
- *      base, the k stride and the batch stride all keep 16-byte alignment;
- *   1: walked along x one element at a time (unit stride but unaligned, or no unit stride and
- *      x the smaller stride);
- *   2: walked along k one element at a time (unit stride along k: row-major A, column-major B).
- *      Vectors along k would need a transposing store of each vector; element-wise lanes
- *      along k still read whole 32-byte sectors and store conflict-free into the k-major tile.
+ * Operand layout, one of four per operand, chosen at run time from the strides:
+ *   GF_X_VEC: walked along x (m for A, n for B) with 16-byte vectors: unit stride along x, and
+ *             the base, the k stride and the batch stride all keep 16-byte alignment;
+ *   GF_X_ONE: walked along x one element at a time (unit stride but unaligned, or no unit
+ *             stride and x the smaller stride);
+ *   GF_K_ONE: walked along k one element at a time (unit stride along k: row-major A,
+ *             column-major B, unaligned);
+ *   GF_K_VEC: walked along k with 16-byte vectors (aligned row-major A, column-major B). The
+ *             register-staged pipeline transposes each vector on its way to shared memory (one
+ *             16-byte load instead of four 4-byte loads: about 3% on an H100); a cp.async ring
+ *             cannot transpose and uses GF_K_ONE instead, whose lanes along k still read whole
+ *             32-byte sectors and store conflict-free into the k-major tile.
  */
-enum { GF_X_VEC = 0, GF_X_ONE = 1, GF_K_ONE = 2 };
+enum { GF_X_VEC = 0, GF_X_ONE = 1, GF_K_ONE = 2, GF_K_VEC = 3 };
 
 template <typename T>
 static int gf_operand_layout(const void *base, int64_t sx, int64_t sk, int64_t bs, int64_t batch)
 {
     const int64_t vn = 16 / (int64_t)sizeof(T);
-    if (sx != 1 && (sk == 1 || sk < sx)) return GF_K_ONE;
+    const bool base_ok = ((uintptr_t)base % 16) == 0 && (batch == 1 || bs % vn == 0);
+    if (sx != 1 && (sk == 1 || sk < sx))
+        return sk == 1 && base_ok && sx % vn == 0 ? GF_K_VEC : GF_K_ONE;
     if (sx != 1) return GF_X_ONE;
-    const bool aligned = ((uintptr_t)base % 16) == 0 && sk % vn == 0 && (batch == 1 || bs % vn == 0);
-    return aligned ? GF_X_VEC : GF_X_ONE;
+    return base_ok && sk % vn == 0 ? GF_X_VEC : GF_X_ONE;
 }
+
+/* The kernel template arguments of a layout: rings fold GF_K_VEC into GF_K_ONE, so both name
+ * one instantiation. */
+constexpr int gf_effective_layout(int l, bool ring) { return ring && l == GF_K_VEC ? GF_K_ONE : l; }
+constexpr bool gf_walks_x(int l) { return l == GF_X_VEC || l == GF_X_ONE; }
+constexpr int gf_vector_width(int l, int vn) { return l == GF_X_VEC || l == GF_K_VEC ? vn : 1; }
 
 template <typename T, int BM, int BN, int BK, int TM, int TN, int TH, int ST, int LA, int LB>
 static void gf_launch_fma_layout(const gf_args<T> &args, dim3 grid, duet_gpu_stream_t stream)
 {
     constexpr int VN = 16 / (int)sizeof(T);
-    gemm_fast_fma_kernel<T, BM, BN, BK, TM, TN, TH, ST, LA != GF_K_ONE, LA == GF_X_VEC ? VN : 1,
-                         LB != GF_K_ONE, LB == GF_X_VEC ? VN : 1><<<grid, TH, 0, stream>>>(args);
+    constexpr int la = gf_effective_layout(LA, ST > 2), lb = gf_effective_layout(LB, ST > 2);
+    gemm_fast_fma_kernel<T, BM, BN, BK, TM, TN, TH, ST, gf_walks_x(la), gf_vector_width(la, VN),
+                         gf_walks_x(lb), gf_vector_width(lb, VN)><<<grid, TH, 0, stream>>>(args);
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int TH, int ST, int AM, int AK, int LA, int LB>
 static duet_gpu_error_t gf_launch_dmma_layout(const gf_args<double> &args, dim3 grid,
                                               duet_gpu_stream_t stream)
 {
-    auto kernel = gemm_fast_dmma_kernel<BM, BN, BK, WM, WN, TH, ST, AM, AK, LA != GF_K_ONE,
-                                        LA == GF_X_VEC ? 2 : 1, LB != GF_K_ONE,
-                                        LB == GF_X_VEC ? 2 : 1>;
+    constexpr int la = gf_effective_layout(LA, true), lb = gf_effective_layout(LB, true);
+    auto kernel = gemm_fast_dmma_kernel<BM, BN, BK, WM, WN, TH, ST, AM, AK, gf_walks_x(la),
+                                        gf_vector_width(la, 2), gf_walks_x(lb),
+                                        gf_vector_width(lb, 2)>;
     const int bytes = (int)gf_dmma_smem_bytes<BM, BN, BK, ST>();
     const duet_gpu_error_t e = duet_gpu_func_set_max_dynamic_shared(kernel, bytes);
     if (e != DUET_GPU_SUCCESS) return e;
@@ -292,18 +302,25 @@ static duet_gpu_error_t gf_launch_dmma_layout(const gf_args<double> &args, dim3 
     return DUET_GPU_SUCCESS;
 }
 
-/* The 9 layout pairs as one switch (code = 3 * layout_a + layout_b). */
+/* The 16 layout pairs as one switch (code = 4 * layout_a + layout_b). */
 #define GF_LAYOUT_SWITCH(code, CALL)                                                               \
     switch (code) {                                                                                \
     case 0: CALL(0, 0); break;                                                                     \
     case 1: CALL(0, 1); break;                                                                     \
     case 2: CALL(0, 2); break;                                                                     \
-    case 3: CALL(1, 0); break;                                                                     \
-    case 4: CALL(1, 1); break;                                                                     \
-    case 5: CALL(1, 2); break;                                                                     \
-    case 6: CALL(2, 0); break;                                                                     \
-    case 7: CALL(2, 1); break;                                                                     \
-    default: CALL(2, 2); break;                                                                    \
+    case 3: CALL(0, 3); break;                                                                     \
+    case 4: CALL(1, 0); break;                                                                     \
+    case 5: CALL(1, 1); break;                                                                     \
+    case 6: CALL(1, 2); break;                                                                     \
+    case 7: CALL(1, 3); break;                                                                     \
+    case 8: CALL(2, 0); break;                                                                     \
+    case 9: CALL(2, 1); break;                                                                     \
+    case 10: CALL(2, 2); break;                                                                    \
+    case 11: CALL(2, 3); break;                                                                    \
+    case 12: CALL(3, 0); break;                                                                    \
+    case 13: CALL(3, 1); break;                                                                    \
+    case 14: CALL(3, 2); break;                                                                    \
+    default: CALL(3, 3); break;                                                                    \
     }
 
 static inline bool gf_same_tile(const dt_gemm_tile &t, int bm, int bn, int bk, int tm, int tn,
@@ -417,14 +434,16 @@ static gf_args<T> gf_make_args(const dt_gemm *g, const dt_gemm_tile &t)
     return a;
 }
 
-/* Picks the row's large shape unless its grid leaves compute units idle. */
+/* Picks the row's large shape once its grid has large_waves blocks per compute unit; the small
+ * shape below that (its grid is four or two times larger, so it fills the device sooner). */
 static inline const dt_gemm_tile &gf_pick_tile(const dt_gemm_tuning *row, const dt_gemm *g,
                                                const duet_device_props *props)
 {
     const int64_t batch = g->batch < 1 ? 1 : g->batch;
     const int64_t blocks =
         dt_ceil_div(g->m, row->large.bm) * dt_ceil_div(g->n, row->large.bn) * batch;
-    return blocks < props->compute_units ? row->small : row->large;
+    const int64_t waves = row->large_waves > 0 ? row->large_waves : 1;
+    return blocks < waves * props->compute_units ? row->small : row->large;
 }
 
 /*
@@ -446,7 +465,7 @@ static duet_status gemm_fast_run_row(const dt_gemm *g, duet_gpu_stream_t stream,
     if (props->max_grid_dims[2] > 0 && gz > props->max_grid_dims[2]) gz = props->max_grid_dims[2];
     const dim3 grid((unsigned)gx, 1, (unsigned)gz);
 
-    const int code = 3 * gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, args.batch) +
+    const int code = 4 * gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, args.batch) +
                      gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, args.batch);
 
     char name[64];

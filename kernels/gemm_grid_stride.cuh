@@ -6,8 +6,7 @@
 
 /* Each thread starts at its global (z, y, x) index and strides by the grid's total threads in
  * that dimension over batches, rows and columns: the DLI `mm_stride` exercise's loops. */
-template <typename T>
-DUET_GLOBAL void gemm_grid_stride_kernel(const duet_gemm_args<T> g)
+template <typename T> DUET_GLOBAL void gemm_grid_stride_kernel(const duet_gemm_args<T> g)
 {
     typedef typename duet_arith<T>::acc_t acc_t;
     const int64_t stride_z = (int64_t)gridDim.z * blockDim.z;
@@ -15,21 +14,23 @@ DUET_GLOBAL void gemm_grid_stride_kernel(const duet_gemm_args<T> g)
     const int64_t stride_col = (int64_t)gridDim.x * blockDim.x;
     for (int64_t bz = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; bz < g.batch; bz += stride_z)
         for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < g.m; i += stride_row)
-            for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < g.n; j += stride_col) {
+            for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < g.n;
+                 j += stride_col) {
                 acc_t sum = 0;
                 for (int64_t k = 0; k < g.k; ++k)
-                    sum += duet_arith<T>::load(g.a.at(bz, i, k)) * duet_arith<T>::load(g.b.at(bz, k, j));
+                    sum += duet_arith<T>::load(g.a.at(bz, i, k)) *
+                           duet_arith<T>::load(g.b.at(bz, k, j));
                 duet_gemm_store(g, bz, i, j, sum);
             }
 }
 
 /* Launches exactly the user's (validated) grid and block. */
 template <typename T>
-static inline duet_gpu_error_t gemm_grid_stride_launch(const dt_gemm *g,
-                                                       const duet_launch_config &cfg,
-                                                       duet_gpu_stream_t stream)
+static inline duet_gpu_error_t
+gemm_grid_stride_launch(const dt_gemm *g, const duet_launch_config &cfg, duet_gpu_stream_t stream)
 {
-    const dim3 grid(cfg.grid.x, cfg.grid.y, cfg.grid.z), block(cfg.block.x, cfg.block.y, cfg.block.z);
+    const dim3 grid(cfg.grid.x, cfg.grid.y, cfg.grid.z),
+        block(cfg.block.x, cfg.block.y, cfg.block.z);
     gemm_grid_stride_kernel<T><<<grid, block, 0, stream>>>(duet_gemm_args_of<T>(g));
     return duet_gpu_get_last_error();
 }

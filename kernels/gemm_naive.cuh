@@ -7,8 +7,7 @@
 /* The numba `matmul` seed with strides and a batch: thread x is column j, y is row i. The
  * common layer clamps grid y and z to the device's limits, so rows and batches are walked with a
  * stride of the grid; x always covers n (grid.x may be up to 2^31 - 1 blocks). */
-template <typename T>
-DUET_GLOBAL void gemm_naive_kernel(const duet_gemm_args<T> g)
+template <typename T> DUET_GLOBAL void gemm_naive_kernel(const duet_gemm_args<T> g)
 {
     typedef typename duet_arith<T>::acc_t acc_t;
     const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -19,7 +18,8 @@ DUET_GLOBAL void gemm_naive_kernel(const duet_gemm_args<T> g)
              i += (int64_t)gridDim.y * blockDim.y) {
             acc_t tmp = 0;
             for (int64_t k = 0; k < g.k; ++k)
-                tmp += duet_arith<T>::load(g.a.at(bz, i, k)) * duet_arith<T>::load(g.b.at(bz, k, j));
+                tmp +=
+                    duet_arith<T>::load(g.a.at(bz, i, k)) * duet_arith<T>::load(g.b.at(bz, k, j));
             duet_gemm_store(g, bz, i, j, tmp);
         }
     }
@@ -31,7 +31,8 @@ template <typename T>
 static inline duet_gpu_error_t gemm_naive_launch(const dt_gemm *g, const duet_launch_config &cfg,
                                                  duet_gpu_stream_t stream)
 {
-    const dim3 grid(cfg.grid.x, cfg.grid.y, cfg.grid.z), block(cfg.block.x, cfg.block.y, cfg.block.z);
+    const dim3 grid(cfg.grid.x, cfg.grid.y, cfg.grid.z),
+        block(cfg.block.x, cfg.block.y, cfg.block.z);
     gemm_naive_kernel<T><<<grid, block, 0, stream>>>(duet_gemm_args_of<T>(g));
     return duet_gpu_get_last_error();
 }

@@ -9,8 +9,7 @@
  * Loads that fall outside A or B write 0 into the tile, so the partial product needs no
  * guard and every thread reaches both barriers. Unlike the seed, the k loop runs over
  * ceil(k / t) tiles, not over gridDim.x, which only works for square matrices. */
-template <typename T>
-DUET_GLOBAL void gemm_tiled_kernel(const duet_gemm_args<T> g)
+template <typename T> DUET_GLOBAL void gemm_tiled_kernel(const duet_gemm_args<T> g)
 {
     typedef typename duet_arith<T>::acc_t acc_t;
     extern __shared__ __align__(16) unsigned char gemm_tiled_smem[];
@@ -28,9 +27,11 @@ DUET_GLOBAL void gemm_tiled_kernel(const duet_gemm_args<T> g)
             for (int64_t k0 = 0; k0 < g.k; k0 += t) {
                 // Preload data into shared memory
                 sA[ty * t + tx] = (i < g.m && k0 + tx < g.k)
-                                      ? duet_arith<T>::load(g.a.at(bz, i, k0 + tx)) : acc_t(0);
+                                      ? duet_arith<T>::load(g.a.at(bz, i, k0 + tx))
+                                      : acc_t(0);
                 sB[ty * t + tx] = (k0 + ty < g.k && j < g.n)
-                                      ? duet_arith<T>::load(g.b.at(bz, k0 + ty, j)) : acc_t(0);
+                                      ? duet_arith<T>::load(g.b.at(bz, k0 + ty, j))
+                                      : acc_t(0);
                 // Wait until all threads finish preloading
                 duet_barrier();
                 // Computes partial product on the shared memory

@@ -1,24 +1,25 @@
-/* kernel_util.cuh - strided views, element arithmetic and 16-byte vector helpers for duet's kernels. */
+/* kernel_util.cuh - strided views, element arithmetic and 16-byte vectors for the kernels. */
 #ifndef DUET_KERNELS_KERNEL_UTIL_CUH
 #define DUET_KERNELS_KERNEL_UTIL_CUH
 
-#include "compat.h"
 #include "common/internal.h"
+#include "compat.h"
 
 #include <stdint.h>
 #include <string.h>
 
 /* A strided batch of matrices on the device: element (b, i, j) at p[b*bs + i*rs + j*cs].
  * int64 everywhere: i*rs alone passes 2^31 for any matrix over 8 GiB of 4-byte elements. */
-template <typename T>
-struct duet_view {
+template <typename T> struct duet_view {
     T *p;
     int64_t rs, cs, bs;
-    DUET_INLINE T *at(int64_t b, int64_t i, int64_t j) const { return p + b * bs + i * rs + j * cs; }
+    DUET_INLINE T *at(int64_t b, int64_t i, int64_t j) const
+    {
+        return p + b * bs + i * rs + j * cs;
+    }
 };
 
-template <typename T>
-static inline duet_view<T> duet_view_of(const dt_view &v)
+template <typename T> static inline duet_view<T> duet_view_of(const dt_view &v)
 {
     duet_view<T> r;
     r.p = static_cast<T *>(v.base);
@@ -28,8 +29,7 @@ static inline duet_view<T> duet_view_of(const dt_view &v)
     return r;
 }
 
-template <typename T>
-static inline duet_view<const T> duet_cview_of(const dt_view &v)
+template <typename T> static inline duet_view<const T> duet_cview_of(const dt_view &v)
 {
     duet_view<const T> r;
     r.p = static_cast<const T *>(v.base);
@@ -42,21 +42,28 @@ static inline duet_view<const T> duet_cview_of(const dt_view &v)
 /* How each arithmetic dtype computes. i32 computes in uint32_t so that overflow wraps modulo
  * 2^32 (signed overflow would be undefined behaviour); alpha/beta go through int32_t first so
  * that -1 becomes 0xffffffff. f32 accumulates in f32, as cuBLAS and the seeds do. */
-template <typename T>
-struct duet_arith;
+template <typename T> struct duet_arith;
 
-template <>
-struct duet_arith<float> {
+/* double -> float without the undefined behaviour of converting a value beyond float's range:
+ * from the halfway point above FLT_MAX on, round-to-nearest gives infinity. */
+static inline float duet_float_of(double v)
+{
+    const double overflow = 3.4028235677973366e38; /* FLT_MAX + 2^103 */
+    if (v >= overflow) return __builtin_huge_valf();
+    if (v <= -overflow) return -__builtin_huge_valf();
+    return (float)v;
+}
+
+template <> struct duet_arith<float> {
     typedef float acc_t;
-    static inline acc_t scalar(double v) { return (float)v; }
+    static inline acc_t scalar(double v) { return duet_float_of(v); }
     static DUET_INLINE acc_t load(const float *p) { return *p; }
     static DUET_INLINE void store(float *p, acc_t v) { *p = v; }
     static DUET_INLINE acc_t from_elem(float v) { return v; }
     static DUET_INLINE float to_elem(acc_t v) { return v; }
 };
 
-template <>
-struct duet_arith<double> {
+template <> struct duet_arith<double> {
     typedef double acc_t;
     static inline acc_t scalar(double v) { return v; }
     static DUET_INLINE acc_t load(const double *p) { return *p; }
@@ -65,8 +72,7 @@ struct duet_arith<double> {
     static DUET_INLINE double to_elem(acc_t v) { return v; }
 };
 
-template <>
-struct duet_arith<int32_t> {
+template <> struct duet_arith<int32_t> {
     typedef uint32_t acc_t;
     static inline acc_t scalar(double v) { return (uint32_t)(int32_t)v; }
     static DUET_INLINE acc_t load(const int32_t *p) { return (uint32_t)*p; }
@@ -82,8 +88,7 @@ struct duet_arith<int32_t> {
 };
 
 /* C = alpha * A * B + beta * C, as the simple GEMM kernels take it (by value). */
-template <typename T>
-struct duet_gemm_args {
+template <typename T> struct duet_gemm_args {
     typedef typename duet_arith<T>::acc_t acc_t;
     int64_t m, n, k, batch;
     acc_t alpha, beta;
@@ -92,8 +97,7 @@ struct duet_gemm_args {
     duet_view<T> c;
 };
 
-template <typename T>
-static inline duet_gemm_args<T> duet_gemm_args_of(const dt_gemm *g)
+template <typename T> static inline duet_gemm_args<T> duet_gemm_args_of(const dt_gemm *g)
 {
     duet_gemm_args<T> r;
     r.m = g->m;
@@ -121,20 +125,22 @@ DUET_INLINE void duet_gemm_store(const duet_gemm_args<T> &g, int64_t bz, int64_t
 }
 
 /* The unsigned integer that moves an element of `bytes` bytes. */
-template <int Bytes>
-struct duet_uint;
-template <>
-struct duet_uint<1> { typedef uint8_t type; };
-template <>
-struct duet_uint<2> { typedef uint16_t type; };
-template <>
-struct duet_uint<4> { typedef uint32_t type; };
-template <>
-struct duet_uint<8> { typedef uint64_t type; };
+template <int Bytes> struct duet_uint;
+template <> struct duet_uint<1> {
+    typedef uint8_t type;
+};
+template <> struct duet_uint<2> {
+    typedef uint16_t type;
+};
+template <> struct duet_uint<4> {
+    typedef uint32_t type;
+};
+template <> struct duet_uint<8> {
+    typedef uint64_t type;
+};
 
 /* 16 bytes seen as a vector (one global load or store) or as its elements. */
-template <typename T>
-union duet_pack16 {
+template <typename T> union duet_pack16 {
     static_assert(16 % sizeof(T) == 0, "element size must divide 16");
     enum { N = 16 / sizeof(T) };
     duet_vec16_t v;
@@ -154,6 +160,7 @@ struct duet_auto_result {
     char kernel[48]; /* without the dtype or element-size suffix */
     int tile;
     duet_launch_config cfg;
+    duet_algorithm algo; /* the named algorithm the kernel is an instance of */
 };
 
 static inline dim3 duet_dim3_of(const duet_dim3 &d) { return dim3(d.x, d.y, d.z); }

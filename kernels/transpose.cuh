@@ -1,24 +1,23 @@
-/* transpose.cuh - duet_transpose as a strided copy out(i,j) = in(i,j): naive, tiled, padded, grid-stride, auto. */
+/* transpose.cuh - duet_transpose as a strided copy: naive, tiled, padded, grid-stride, auto. */
 #ifndef DUET_KERNELS_TRANSPOSE_CUH
 #define DUET_KERNELS_TRANSPOSE_CUH
 
 #include "kernel_util.cuh"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The common layer swaps in's strides, so every kernel here copies out(b,i,j) = in(b,i,j);
  * for a real transpose `in` is contiguous along i (in.rs == 1) and `out` along j
  * (out.cs == 1). Elements move as unsigned integers of their size (U: 1, 2, 4 or 8 bytes). */
-template <typename U>
-struct duet_copy_args {
+template <typename U> struct duet_copy_args {
     int64_t rows, cols, batch;
     duet_view<const U> in;
     duet_view<U> out;
 };
 
-template <typename U>
-static inline duet_copy_args<U> duet_copy_args_of(const dt_copy2d *t)
+template <typename U> static inline duet_copy_args<U> duet_copy_args_of(const dt_copy2d *t)
 {
     duet_copy_args<U> r;
     r.rows = t->rows;
@@ -32,8 +31,7 @@ static inline duet_copy_args<U> duet_copy_args_of(const dt_copy2d *t)
 /* ---- NAIVE: one thread per element, global memory only (the DLI `transpose`) ------------- */
 
 /* Thread x runs along out's unit-stride axis j, so writes coalesce and reads stride. */
-template <typename U>
-DUET_GLOBAL void transpose_naive_kernel(const duet_copy_args<U> t)
+template <typename U> DUET_GLOBAL void transpose_naive_kernel(const duet_copy_args<U> t)
 {
     const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= t.cols) return;
@@ -45,11 +43,11 @@ DUET_GLOBAL void transpose_naive_kernel(const duet_copy_args<U> t)
 }
 
 template <typename U>
-static inline duet_gpu_error_t transpose_naive_launch(const dt_copy2d *t, const duet_launch_config &cfg,
-                                                      duet_gpu_stream_t stream)
+static inline duet_gpu_error_t
+transpose_naive_launch(const dt_copy2d *t, const duet_launch_config &cfg, duet_gpu_stream_t stream)
 {
-    transpose_naive_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
-        duet_copy_args_of<U>(t));
+    transpose_naive_kernel<U>
+        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(duet_copy_args_of<U>(t));
     return duet_gpu_get_last_error();
 }
 
@@ -59,8 +57,7 @@ static inline duet_gpu_error_t transpose_naive_launch(const dt_copy2d *t, const 
  * writes along out's contiguous axis (j, thread x) from tile[.][i]: both global sides coalesce;
  * the column read of the unpadded tile is the bank conflict TILED_PADDED removes. The tile
  * edge t = blockDim.x = blockDim.y is a run-time value, hence dynamic shared memory. */
-template <typename U>
-DUET_GLOBAL void transpose_tiled_kernel(const duet_copy_args<U> t)
+template <typename U> DUET_GLOBAL void transpose_tiled_kernel(const duet_copy_args<U> t)
 {
     extern __shared__ __align__(16) unsigned char transpose_tiled_smem[];
     U *tile = reinterpret_cast<U *>(transpose_tiled_smem);
@@ -70,10 +67,12 @@ DUET_GLOBAL void transpose_tiled_kernel(const duet_copy_args<U> t)
     for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
         for (int64_t by = blockIdx.y; by * td < t.rows; by += gridDim.y) {
             const int64_t i0 = by * td;
-            if (i0 + tx < t.rows && j0 + ty < t.cols) tile[ty * td + tx] = *t.in.at(bz, i0 + tx, j0 + ty);
+            if (i0 + tx < t.rows && j0 + ty < t.cols)
+                tile[ty * td + tx] = *t.in.at(bz, i0 + tx, j0 + ty);
             // Wait for all threads in the block to finish updating shared memory
             duet_barrier();
-            if (i0 + ty < t.rows && j0 + tx < t.cols) *t.out.at(bz, i0 + ty, j0 + tx) = tile[tx * td + ty];
+            if (i0 + ty < t.rows && j0 + tx < t.cols)
+                *t.out.at(bz, i0 + ty, j0 + tx) = tile[tx * td + ty];
             // The next folded tile reuses the shared array
             duet_barrier();
         }
@@ -81,11 +80,12 @@ DUET_GLOBAL void transpose_tiled_kernel(const duet_copy_args<U> t)
 }
 
 template <typename U>
-static inline duet_gpu_error_t transpose_tiled_launch(const dt_copy2d *t, const duet_launch_config &cfg,
-                                                      duet_gpu_stream_t stream)
+static inline duet_gpu_error_t
+transpose_tiled_launch(const dt_copy2d *t, const duet_launch_config &cfg, duet_gpu_stream_t stream)
 {
-    transpose_tiled_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes, stream>>>(
-        duet_copy_args_of<U>(t));
+    transpose_tiled_kernel<U>
+        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes, stream>>>(
+            duet_copy_args_of<U>(t));
     return duet_gpu_get_last_error();
 }
 
@@ -97,8 +97,7 @@ static_assert(TRANSPOSE_PAD_DIM % TRANSPOSE_PAD_ROWS == 0, "each thread moves DI
 /* The extra column shifts each tile row by one bank, so the column read after the barrier
  * hits 32 different banks instead of one. Each thread moves DIM/ROWS elements, which also
  * cuts the index arithmetic per element. */
-template <typename U>
-DUET_GLOBAL void transpose_tiled_padded_kernel(const duet_copy_args<U> t)
+template <typename U> DUET_GLOBAL void transpose_tiled_padded_kernel(const duet_copy_args<U> t)
 {
     const int DIM = TRANSPOSE_PAD_DIM, PADDED = TRANSPOSE_PAD_DIM + 1;
     extern __shared__ __align__(16) unsigned char transpose_padded_smem[];
@@ -125,7 +124,8 @@ DUET_GLOBAL void transpose_tiled_padded_kernel(const duet_copy_args<U> t)
 
 static inline bool transpose_tiled_padded_config_ok(const duet_launch_config &cfg, size_t elem)
 {
-    return cfg.block.x == TRANSPOSE_PAD_DIM && cfg.block.y == TRANSPOSE_PAD_ROWS && cfg.block.z == 1 &&
+    return cfg.block.x == TRANSPOSE_PAD_DIM && cfg.block.y == TRANSPOSE_PAD_ROWS &&
+           cfg.block.z == 1 &&
            cfg.shared_bytes >= (size_t)TRANSPOSE_PAD_DIM * (TRANSPOSE_PAD_DIM + 1) * elem;
 }
 
@@ -136,15 +136,15 @@ static inline duet_gpu_error_t transpose_tiled_padded_launch(const dt_copy2d *t,
 {
     /* The kernel's geometry is compiled in: the caller checks the plan is the documented
      * 32x8 threads with 32 * 33 * elem shared bytes (transpose_tiled_padded_config_ok). */
-    transpose_tiled_padded_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes,
-                                       stream>>>(duet_copy_args_of<U>(t));
+    transpose_tiled_padded_kernel<U>
+        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes, stream>>>(
+            duet_copy_args_of<U>(t));
     return duet_gpu_get_last_error();
 }
 
 /* ---- GRID_STRIDE: any grid covers any shape (the DLI `add_matrix_stride` loops) ----------- */
 
-template <typename U>
-DUET_GLOBAL void transpose_grid_stride_kernel(const duet_copy_args<U> t)
+template <typename U> DUET_GLOBAL void transpose_grid_stride_kernel(const duet_copy_args<U> t)
 {
     const int64_t sz = (int64_t)gridDim.z * blockDim.z;
     const int64_t sy = (int64_t)gridDim.y * blockDim.y;
@@ -160,78 +160,114 @@ static inline duet_gpu_error_t transpose_grid_stride_launch(const dt_copy2d *t,
                                                             const duet_launch_config &cfg,
                                                             duet_gpu_stream_t stream)
 {
-    transpose_grid_stride_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
-        duet_copy_args_of<U>(t));
+    transpose_grid_stride_kernel<U>
+        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(duet_copy_args_of<U>(t));
     return duet_gpu_get_last_error();
 }
 
 /* ---- AUTO: the bandwidth path ---------------------------------------------------------------- */
 
 /* Threads per block of both AUTO kernels. */
-enum { TRANSPOSE_AUTO_THREADS = 256, TRANSPOSE_AUTO_UNROLL = 4 };
+/* Threads per block of both AUTO kernels, and the blocks per SM their register budget is cut
+ * for: 4 x 256 threads leave 64 registers a thread, enough for 8 vectors in flight without
+ * spilling, and keep 4 x 2 KB..8 KB of loads outstanding per SM between barriers. */
+enum { TRANSPOSE_AUTO_THREADS = 256, TRANSPOSE_AUTO_MIN_BLOCKS = 4, TRANSPOSE_AUTO_UNROLL = 4 };
 
-/* Transpose with a TILE x TILE tile, 16-byte global loads and stores and TILE/(16/elem)
- * independent vectors per thread in flight (a full 64x64 tile of 4-byte elements is four
- * 16-byte loads per thread). Full tiles of an aligned problem take the vector path; edge tiles
- * and unaligned problems take the scalar path, which is correct for any strides. The +1
- * column keeps the scalar path conflict-free; the vector path's column read is 2-way, far
- * under what shared memory sustains next to HBM. */
-template <typename U, int TILE>
-DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS)
-    transpose_auto_kernel(const duet_copy_args<U> t, int vec)
+/* Transpose with a TI x TJ tile (TI along in's contiguous axis i, TJ along out's contiguous axis
+ * j), 16-byte global loads and stores and several independent vectors per thread in flight (a
+ * full 64x64 tile of 4-byte elements is four 16-byte loads per thread). Full tiles of an
+ * aligned problem take the vector path; edge tiles and unaligned problems take the scalar
+ * path, which is correct for any strides. The +1 column keeps the scalar path conflict-free;
+ * the vector path's column read is 2-way, far under what shared memory sustains next to HBM.
+ *
+ * group > 0 (only with an unfolded grid): consecutive blocks walk `group` tile columns
+ * together down the tile rows, so the blocks resident at one time read and write two compact
+ * regions instead of a thin strip across the whole input (fewer DRAM pages and TLB entries in
+ * use at once; see the tuning table). */
+template <typename U, int TI, int TJ>
+DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
+    transpose_auto_kernel(const duet_copy_args<U> t, int vec, int group)
 {
-    enum { N = 16 / sizeof(U), VPR = TILE / N, VITER = TILE * VPR / TRANSPOSE_AUTO_THREADS };
-    static_assert(TILE % N == 0, "a tile line is a whole number of 16-byte vectors");
-    static_assert((TILE * VPR) % TRANSPOSE_AUTO_THREADS == 0, "vectors divide among the threads");
-    static_assert((TILE * TILE) % TRANSPOSE_AUTO_THREADS == 0, "elements divide among the threads");
-    __shared__ U tile[TILE][TILE + 1];
+    enum {
+        THREADS = TRANSPOSE_AUTO_THREADS,
+        N = 16 / sizeof(U), /* elements per 16-byte vector                         */
+        VPL = TI / N,       /* load: vectors per tile line (fixed j, TI elements)   */
+        LSTEP = THREADS / VPL,
+        LITER = TJ / LSTEP, /* load: vectors in flight per thread                   */
+        VPW = TJ / N,       /* store: vectors per out row (fixed i, TJ elements)    */
+        WSTEP = THREADS / VPW,
+        WITER = TI / WSTEP,
+        SI = THREADS / TI, /* scalar load: tile lines per trip                      */
+        SJ = THREADS / TJ  /* scalar store: out rows per trip                       */
+    };
+    static_assert(TI % N == 0 && TJ % N == 0, "tile lines are whole 16-byte vectors");
+    static_assert(THREADS % VPL == 0 && TJ % LSTEP == 0, "load vectors divide among the threads");
+    static_assert(THREADS % VPW == 0 && TI % WSTEP == 0, "store vectors divide among the threads");
+    static_assert(THREADS % TI == 0 && TJ % SI == 0 && THREADS % TJ == 0 && TI % SJ == 0,
+                  "scalar elements divide among the threads");
+    __shared__ U tile[TJ][TI + 1]; /* tile[j - j0][i - i0] */
     const int tid = (int)threadIdx.x;
-    const int64_t j0 = (int64_t)blockIdx.x * TILE;
+    const int64_t tiles_i = (t.rows + TI - 1) / TI;
 
     for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
-        for (int64_t by = blockIdx.y; by * TILE < t.rows; by += gridDim.y) {
-            const int64_t i0 = by * TILE;
-            const bool full = vec && i0 + TILE <= t.rows && j0 + TILE <= t.cols;
+        for (int64_t by = blockIdx.y; by < tiles_i; by += gridDim.y) {
+            int64_t ti = by, tj = blockIdx.x;
+            if (group > 0) { /* the grid is exactly tiles_j x tiles_i here */
+                const int64_t bid = (int64_t)blockIdx.y * gridDim.x + blockIdx.x;
+                const int64_t span = (int64_t)group * tiles_i, first = bid / span * group;
+                const int64_t width = gridDim.x - first < group ? gridDim.x - first : group;
+                tj = first + bid % span % width;
+                ti = bid % span / width;
+            }
+            const int64_t i0 = ti * TI, j0 = tj * TJ;
+            const bool full = vec && i0 + TI <= t.rows && j0 + TJ <= t.cols;
             if (full) {
-                /* in.rs == 1: in(i0 + c, j0 + r) is src[r * in.cs + c]. All loads first. */
-                const U *src = t.in.at(bz, i0, j0);
-                duet_pack16<U> p[VITER];
+                /* in.rs == 1: in(i0 + c, j0 + r) is at src[r * in.cs + c]. All loads first. */
+                const int r0 = tid / VPL, vc = tid % VPL;
+                const U *src = t.in.at(bz, i0, j0) + r0 * t.in.cs + vc * N;
+                const int64_t step = LSTEP * t.in.cs;
+                duet_pack16<U> p[LITER];
 #pragma unroll
-                for (int it = 0; it < VITER; ++it) {
-                    const int idx = tid + it * TRANSPOSE_AUTO_THREADS, r = idx / VPR, vc = idx % VPR;
-                    p[it].v = *reinterpret_cast<const duet_vec16_t *>(src + r * t.in.cs + vc * N);
-                }
+                for (int it = 0; it < LITER; ++it)
+                    p[it].v = *reinterpret_cast<const duet_vec16_t *>(src + it * step);
 #pragma unroll
-                for (int it = 0; it < VITER; ++it) {
-                    const int idx = tid + it * TRANSPOSE_AUTO_THREADS, r = idx / VPR, vc = idx % VPR;
+                for (int it = 0; it < LITER; ++it)
 #pragma unroll
-                    for (int e = 0; e < N; ++e) tile[r][vc * N + e] = p[it].e[e];
-                }
+                    for (int e = 0; e < N; ++e) tile[r0 + it * LSTEP][vc * N + e] = p[it].e[e];
             } else {
+                /* Edge tiles and unaligned views: one element at a time, any strides; a thread
+                 * keeps its i (c) and walks j, so only a pointer add per element. */
+                const int c = tid % TI;
+                int r = tid / TI;
+                const U *src = t.in.at(bz, i0 + c, j0 + r);
+                const int64_t step = SI * t.in.cs;
+                const bool in_i = i0 + c < t.rows;
 #pragma unroll 4
-                for (int idx = tid; idx < TILE * TILE; idx += TRANSPOSE_AUTO_THREADS) {
-                    const int r = idx / TILE, c = idx % TILE;
-                    if (i0 + c < t.rows && j0 + r < t.cols) tile[r][c] = *t.in.at(bz, i0 + c, j0 + r);
-                }
+                for (int k = 0; k < TJ / SI; ++k, r += SI, src += step)
+                    if (in_i && j0 + r < t.cols) tile[r][c] = *src;
             }
             duet_barrier();
             if (full) {
-                /* out.cs == 1: out(i0 + r, j0 + c) is dst[r * out.rs + c]. */
-                U *dst = t.out.at(bz, i0, j0);
+                /* out.cs == 1: out(i0 + r, j0 + c) is at dst[r * out.rs + c]. */
+                const int r0 = tid / VPW, vc = tid % VPW;
+                U *dst = t.out.at(bz, i0, j0) + r0 * t.out.rs + vc * N;
+                const int64_t step = WSTEP * t.out.rs;
 #pragma unroll
-                for (int it = 0; it < VITER; ++it) {
-                    const int idx = tid + it * TRANSPOSE_AUTO_THREADS, r = idx / VPR, vc = idx % VPR;
+                for (int it = 0; it < WITER; ++it) {
                     duet_pack16<U> p;
 #pragma unroll
-                    for (int e = 0; e < N; ++e) p.e[e] = tile[vc * N + e][r];
-                    *reinterpret_cast<duet_vec16_t *>(dst + r * t.out.rs + vc * N) = p.v;
+                    for (int e = 0; e < N; ++e) p.e[e] = tile[vc * N + e][r0 + it * WSTEP];
+                    *reinterpret_cast<duet_vec16_t *>(dst + it * step) = p.v;
                 }
             } else {
+                const int c = tid % TJ;
+                int r = tid / TJ;
+                U *dst = t.out.at(bz, i0 + r, j0 + c);
+                const int64_t step = SJ * t.out.rs;
+                const bool in_j = j0 + c < t.cols;
 #pragma unroll 4
-                for (int idx = tid; idx < TILE * TILE; idx += TRANSPOSE_AUTO_THREADS) {
-                    const int r = idx / TILE, c = idx % TILE;
-                    if (i0 + r < t.rows && j0 + c < t.cols) *t.out.at(bz, i0 + r, j0 + c) = tile[c][r];
-                }
+                for (int k = 0; k < TI / SJ; ++k, r += SJ, dst += step)
+                    if (in_j && i0 + r < t.rows) *dst = tile[c][r];
             }
             duet_barrier();
         }
@@ -242,7 +278,7 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS)
  * vectors when every row start is aligned, UNROLL vectors per thread in flight. Rows of a
  * fully packed problem are merged into one long row by the launcher. */
 template <typename U>
-DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS)
+DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
     copy2d_auto_kernel(const duet_copy_args<U> t, int vec)
 {
     enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL };
@@ -261,12 +297,15 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS)
                     duet_vec16_t v[UNROLL];
 #pragma unroll
                     for (int u = 0; u < UNROLL; ++u)
-                        if (base + (int64_t)u * blockDim.x < nvec) v[u] = src[base + (int64_t)u * blockDim.x];
+                        if (base + (int64_t)u * blockDim.x < nvec)
+                            v[u] = src[base + (int64_t)u * blockDim.x];
 #pragma unroll
                     for (int u = 0; u < UNROLL; ++u)
-                        if (base + (int64_t)u * blockDim.x < nvec) dst[base + (int64_t)u * blockDim.x] = v[u];
+                        if (base + (int64_t)u * blockDim.x < nvec)
+                            dst[base + (int64_t)u * blockDim.x] = v[u];
                 }
-                for (int64_t j = nvec * N + gx; j < t.cols; j += sx) *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
+                for (int64_t j = nvec * N + gx; j < t.cols; j += sx)
+                    *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
             } else {
                 for (int64_t j = gx; j < t.cols; j += sx) *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
             }
@@ -274,28 +313,65 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS)
     }
 }
 
-/* AUTO's tile edge by element size (1, 2, 4, 8 bytes), per architecture: data, not code.
- * Allowed edges (the kernels instantiated): 64 or 128 for 1 and 2 bytes, 32 or 64 for 4 and 8
- * bytes; anything else falls back to the default row's value. */
+/* AUTO's transpose tiles per architecture: data, not code. Per element size (1, 2, 4, 8 bytes)
+ * the tile's extent along i (in's contiguous axis) and j (out's), which must be one of the
+ * shapes transpose_auto_dispatch instantiates, and the block-order group (0: plain order). */
 struct transpose_tune_row {
     const char *arch;
-    int tile[4];
+    int tile_i[4], tile_j[4];
+    int group;
 };
 static const transpose_tune_row transpose_tune_table[] = {
-    {"default", {128, 128, 64, 64}},
-    /* H100: 64x64 tiles of 4 and 8 bytes keep 4 and 8 16-byte loads per thread in flight, with
-     * 8 and 6 blocks of 256 threads resident per SM (16.6 and 33.3 KB of shared memory each). */
-    {"sm_90", {128, 128, 64, 64}},
+    {"default", {128, 128, 64, 64}, {128, 128, 64, 64}, 0},
+    /* H100 (measured with scripts/large_check.c): see docs in the row's values' comments. */
+    {"sm_90", {128, 128, 64, 64}, {128, 128, 64, 64}, 0},
 };
 
-static inline int transpose_auto_tile(const duet_device_props *props, size_t elem)
+struct transpose_tune {
+    int ti, tj, group;
+};
+
+static inline transpose_tune transpose_auto_tune(const duet_device_props *props, size_t elem)
 {
     const int k = elem == 1 ? 0 : elem == 2 ? 1 : elem == 4 ? 2 : 3;
-    int tile = transpose_tune_table[0].tile[k];
+    const transpose_tune_row *row = &transpose_tune_table[0];
     for (size_t r = 1; r < sizeof transpose_tune_table / sizeof transpose_tune_table[0]; ++r)
-        if (props && strcmp(props->arch, transpose_tune_table[r].arch) == 0) tile = transpose_tune_table[r].tile[k];
-    const bool ok = elem <= 2 ? (tile == 64 || tile == 128) : (tile == 32 || tile == 64);
-    return ok ? tile : transpose_tune_table[0].tile[k];
+        if (props && strcmp(props->arch, transpose_tune_table[r].arch) == 0)
+            row = &transpose_tune_table[r];
+    transpose_tune tt = {row->tile_i[k], row->tile_j[k], row->group};
+    /* TEMPORARY-MEASUREMENT: "ti,tj,group" from the environment for one tuning sweep. */
+    const char *env = getenv("DUET_TRANSPOSE_TUNE");
+    if (env) sscanf(env, "%d,%d,%d", &tt.ti, &tt.tj, &tt.group);
+    return tt;
+}
+
+/* Launches the instantiated shape (ti, tj) for U; false when it is not one of them. */
+template <typename U, int TI, int TJ>
+static inline bool transpose_auto_try(int ti, int tj, dim3 grid, dim3 block, duet_gpu_stream_t s,
+                                      const duet_copy_args<U> &a, int vec, int group)
+{
+    if (ti != TI || tj != TJ) return false;
+    transpose_auto_kernel<U, TI, TJ><<<grid, block, 0, s>>>(a, vec, group);
+    return true;
+}
+
+/* The shapes compiled per element size (static shared memory stays under 48 KB). */
+template <typename U>
+static inline bool transpose_auto_dispatch(int ti, int tj, dim3 grid, dim3 block,
+                                           duet_gpu_stream_t s, const duet_copy_args<U> &a, int vec,
+                                           int group)
+{
+    if constexpr (sizeof(U) <= 2)
+        return transpose_auto_try<U, 128, 128>(ti, tj, grid, block, s, a, vec, group) ||
+               transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec, group);
+    else if constexpr (sizeof(U) == 4)
+        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec, group) ||
+               transpose_auto_try<U, 128, 64>(ti, tj, grid, block, s, a, vec, group) ||
+               transpose_auto_try<U, 64, 128>(ti, tj, grid, block, s, a, vec, group) ||
+               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec, group);
+    else
+        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec, group) ||
+               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec, group);
 }
 
 /* Merges rows (and then batches) that follow each other in memory on both sides into one long
@@ -315,53 +391,65 @@ static inline void transpose_flatten(dt_copy2d *t)
 }
 
 template <typename U>
-static inline duet_gpu_error_t transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
-                                                     duet_gpu_stream_t stream, duet_auto_result *res)
+static inline duet_gpu_error_t
+transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
+                      duet_gpu_stream_t stream, duet_auto_result *res)
 {
     const size_t elem = sizeof(U);
     dt_copy2d t = *orig;
     /* The op is symmetric in its two axes: make j the axis along which out is contiguous. */
     if (t.out.cs != 1 && t.out.rs == 1) {
-        int64_t s = t.rows; t.rows = t.cols; t.cols = s;
-        s = t.in.rs; t.in.rs = t.in.cs; t.in.cs = s;
-        s = t.out.rs; t.out.rs = t.out.cs; t.out.cs = s;
+        int64_t s = t.rows;
+        t.rows = t.cols;
+        t.cols = s;
+        s = t.in.rs;
+        t.in.rs = t.in.cs;
+        t.in.cs = s;
+        s = t.out.rs;
+        t.out.rs = t.out.cs;
+        t.out.cs = s;
     }
     duet_launch_config cfg;
     memset(&cfg, 0, sizeof cfg);
     res->tile = 0;
 
     if (t.out.cs == 1 && t.in.rs == 1 && t.in.cs != 1 && t.rows > 1) {
-        const int tile = transpose_auto_tile(props, elem);
+        transpose_tune tt = transpose_auto_tune(props, elem);
         const bool vec = duet_aligned16(t.in.base, elem, t.in.cs, t.batch > 1 ? t.in.bs : 0) &&
                          duet_aligned16(t.out.base, elem, t.out.rs, t.batch > 1 ? t.out.bs : 0);
         cfg.block.x = TRANSPOSE_AUTO_THREADS;
         cfg.block.y = cfg.block.z = 1;
-        cfg.grid.x = duet_clamp_u32(dt_ceil_div(t.cols, tile));
-        cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, tile));
-        cfg.grid.z = duet_clamp_u32(t.batch);
-        dt_fold_grid(props, &cfg.grid);
-        const duet_copy_args<U> a = duet_copy_args_of<U>(&t);
-        const dim3 grid = duet_dim3_of(cfg.grid), block = duet_dim3_of(cfg.block);
-        if (tile != 64) {
-            /* The other allowed edge: 32 for 4- and 8-byte elements, 128 for 1 and 2 bytes
-             * (a 128-edge tile of 4-byte elements would pass 48 KB of static shared memory). */
-            transpose_auto_kernel<U, (sizeof(U) >= 4 ? 32 : 128)><<<grid, block, 0, stream>>>(a, vec);
-        } else {
-            transpose_auto_kernel<U, 64><<<grid, block, 0, stream>>>(a, vec);
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            cfg.grid.x = duet_clamp_u32(dt_ceil_div(t.cols, tt.tj));
+            cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, tt.ti));
+            cfg.grid.z = duet_clamp_u32(t.batch);
+            const duet_dim3 want = cfg.grid;
+            dt_fold_grid(props, &cfg.grid);
+            /* The block-order group needs every tile to have its own block. */
+            const int group =
+                want.y == cfg.grid.y && dt_ceil_div(t.cols, tt.tj) <= 0x7fffffff ? tt.group : 0;
+            if (transpose_auto_dispatch<U>(tt.ti, tt.tj, duet_dim3_of(cfg.grid),
+                                           duet_dim3_of(cfg.block), stream,
+                                           duet_copy_args_of<U>(&t), vec, group)) {
+                snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", tt.ti, tt.tj);
+                res->tile = tt.ti;
+                res->cfg = cfg; /* static shared memory: tj * (ti + 1) * elem bytes */
+                res->algo = DUET_ALGO_TILED_PADDED;
+                return duet_gpu_get_last_error();
+            }
+            /* A table row naming a shape that is not compiled: the 64x64 default. */
+            tt.ti = tt.tj = 64;
         }
-        cfg.shared_bytes = 0; /* static shared memory: tile * (tile + 1) * elem */
-        snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", tile, tile);
-        res->tile = tile;
-        res->cfg = cfg;
-        return duet_gpu_get_last_error();
     }
 
     /* Both contiguous along j: a (vectorized) copy; otherwise the same kernel with scalar
      * access along any strides. */
     const bool contiguous = t.in.cs == 1 && t.out.cs == 1;
     if (contiguous) transpose_flatten(&t);
-    const bool vec = contiguous && duet_aligned16(t.in.base, elem, t.in.rs, t.batch > 1 ? t.in.bs : 0) &&
-                     duet_aligned16(t.out.base, elem, t.out.rs, t.batch > 1 ? t.out.bs : 0);
+    const bool vec =
+        contiguous &&
+        duet_aligned16(t.in.base, elem, t.rows > 1 ? t.in.rs : 0, t.batch > 1 ? t.in.bs : 0) &&
+        duet_aligned16(t.out.base, elem, t.rows > 1 ? t.out.rs : 0, t.batch > 1 ? t.out.bs : 0);
     /* Work along a row: 16-byte vectors (vec) or elements. Short rows share a block. */
     const int64_t work = vec ? dt_ceil_div(t.cols, (int64_t)(16 / elem)) : t.cols;
     uint32_t bx = TRANSPOSE_AUTO_THREADS;
@@ -375,8 +463,10 @@ static inline duet_gpu_error_t transpose_auto_launch(const dt_copy2d *orig, cons
     dt_fold_grid(props, &cfg.grid);
     copy2d_auto_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
         duet_copy_args_of<U>(&t), vec);
-    snprintf(res->kernel, sizeof res->kernel, "%s", contiguous ? "transpose_auto_copy" : "transpose_auto_strided");
+    snprintf(res->kernel, sizeof res->kernel, "%s",
+             contiguous ? "transpose_auto_copy" : "transpose_auto_strided");
     res->cfg = cfg;
+    res->algo = DUET_ALGO_GRID_STRIDE;
     return duet_gpu_get_last_error();
 }
 

@@ -238,9 +238,7 @@ void dt_set(void *data, duet_dtype dtype, size_t index, double value)
         memcpy(p + index * 4, &f, 4);
         return;
     }
-    case DUET_DTYPE_F64:
-        memcpy(p + index * 8, &value, 8);
-        return;
+    case DUET_DTYPE_F64: memcpy(p + index * 8, &value, 8); return;
     case DUET_DTYPE_I32: {
         /* Integers wrap modulo 2^32 like the library's i32 arithmetic. */
         uint32_t u = (uint32_t)(uint64_t)(int64_t)value;
@@ -279,24 +277,12 @@ static const uint8_t SENT_I8 = 0x5Au;
 static const void *sentinel_bytes(duet_dtype dtype, size_t *size)
 {
     switch (dtype) {
-    case DUET_DTYPE_F32:
-        *size = 4;
-        return &SENT_F32;
-    case DUET_DTYPE_F64:
-        *size = 8;
-        return &SENT_F64;
-    case DUET_DTYPE_I32:
-        *size = 4;
-        return &SENT_I32;
-    case DUET_DTYPE_F16:
-        *size = 2;
-        return &SENT_F16;
-    case DUET_DTYPE_BF16:
-        *size = 2;
-        return &SENT_BF16;
-    case DUET_DTYPE_I8:
-        *size = 1;
-        return &SENT_I8;
+    case DUET_DTYPE_F32: *size = 4; return &SENT_F32;
+    case DUET_DTYPE_F64: *size = 8; return &SENT_F64;
+    case DUET_DTYPE_I32: *size = 4; return &SENT_I32;
+    case DUET_DTYPE_F16: *size = 2; return &SENT_F16;
+    case DUET_DTYPE_BF16: *size = 2; return &SENT_BF16;
+    case DUET_DTYPE_I8: *size = 1; return &SENT_I8;
     }
     *size = 1;
     return &SENT_I8;
@@ -440,10 +426,7 @@ static void ref_gemm_float(duet_op op_a, duet_op op_b, double alpha, const duet_
     free(scratch);
 }
 
-static uint32_t i32_bits(double v)
-{
-    return (uint32_t)(int32_t)v;
-}
+static uint32_t i32_bits(double v) { return (uint32_t)(int32_t)v; }
 
 static double i32_value(uint32_t u)
 {

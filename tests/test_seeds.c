@@ -477,7 +477,7 @@ static void dli_transpose(void)
         if (runs[r].algo != DUET_ALGO_AUTO)
             check_launch(what, &info, runs[r].algo, runs[r].want_grid, runs[r].want_block);
         else
-            DT_CHECK(info.launches >= 1 && info.algorithm != DUET_ALGO_AUTO,
+            DT_CHECK(info.launches >= 1 && info.kernel[0] != '\0',
                      "%s: AUTO reported algorithm %d, %d launches", what, (int)info.algorithm,
                      info.launches);
         printf("%s [%s] %.1f ms: a_out = [[%d %d %d ... %d] ... [%d ... %d]]\n", what, info.kernel,

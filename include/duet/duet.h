@@ -43,7 +43,7 @@ DUET_API const char *duet_backend_name(void);
 typedef enum duet_status {
     DUET_SUCCESS = 0,
     DUET_ERROR_INVALID_ARGUMENT = 1, /* a value is out of range, inconsistent or NULL        */
-    DUET_ERROR_INVALID_HANDLE = 2,   /* a handle is NULL, destroyed, or of another context   */
+    DUET_ERROR_INVALID_HANDLE = 2,   /* a handle is NULL, destroyed or never created          */
     DUET_ERROR_OUT_OF_MEMORY = 3,    /* device or host allocation failed; nothing leaked     */
     DUET_ERROR_NO_DEVICE = 4,        /* no device or driver for the built backend            */
     DUET_ERROR_UNSUPPORTED = 5,      /* valid request this backend/op/dtype does not do      */
@@ -98,7 +98,8 @@ typedef struct duet_device_props {
 DUET_API duet_status duet_device_count(int *count);
 DUET_API duet_status duet_device_get_props(int device, duet_device_props *props);
 
-/* A context owns everything created from it; destroying it releases its buffers, streams,
+/* Handles of two contexts never mix in one call (DUET_ERROR_INVALID_ARGUMENT).
+ * A context owns everything created from it; destroying it releases its buffers, streams,
  * events and modules and invalidates their handles. A context may be used from several host
  * threads at once; give each thread its own stream. */
 DUET_API duet_status duet_context_create(int device, duet_context **ctx);
@@ -138,10 +139,13 @@ DUET_API duet_status duet_buffer_copy(duet_stream *stream, duet_buffer *dst, siz
 DUET_API duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *buf, size_t offset,
                                         int value, size_t bytes);
 
-/* Page-locked host memory for fast and truly asynchronous copies. */
+/* Page-locked host memory for fast and truly asynchronous copies. bytes 0, and freeing memory
+ * that duet_host_alloc of this context did not return, are DUET_ERROR_INVALID_ARGUMENT. */
 DUET_API duet_status duet_host_alloc(duet_context *ctx, size_t bytes, void **ptr);
 DUET_API duet_status duet_host_free(duet_context *ctx, void *ptr);
-/* Pins an existing host range (numba.roc's roc.register); unregister before freeing it. */
+/* Pins an existing host range (numba.roc's roc.register); unregister before freeing it.
+ * Registering a range twice, or unregistering a pointer that does not start a registered
+ * range, is DUET_ERROR_INVALID_ARGUMENT. */
 DUET_API duet_status duet_host_register(duet_context *ctx, void *ptr, size_t bytes);
 DUET_API duet_status duet_host_unregister(duet_context *ctx, void *ptr);
 
@@ -266,7 +270,7 @@ DUET_API const char *duet_algorithm_name(duet_algorithm algorithm);
 /* What an op launched, for teaching and tuning. */
 typedef struct duet_launch_info {
     char kernel[64];           /* kernel name, e.g. "gemm_tiled_f32"                      */
-    duet_algorithm algorithm;  /* the algorithm used: AUTO when duet's tuned kernels ran  */
+    duet_algorithm algorithm;  /* used: AUTO for duet's tuned kernels, else the seed one  */
     duet_launch_config config; /* grid, block, dynamic shared bytes of the (last) launch  */
     int tile;                  /* the tile edge, 0 where none                             */
     int launches;              /* kernel launches the op made (0 for an empty op)         */
@@ -275,7 +279,7 @@ typedef struct duet_launch_info {
 /* Options common to every op. Zero-initialise ({0}) for the defaults; NULL means defaults. */
 typedef struct duet_op_options {
     duet_algorithm algorithm;
-    int tile;                  /* TILED: 1..32 (0: 16)                                    */
+    int tile;                  /* TILED: 1..32 (0: 16 for gemm, 32 for transpose)         */
     duet_launch_config launch; /* NAIVE: block (0: default); GRID_STRIDE: grid and block  */
     duet_launch_info *info;    /* if not NULL, filled with what was launched              */
 } duet_op_options;

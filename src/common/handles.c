@@ -130,12 +130,29 @@ void *dt_handle_take_owned(const void *owner, dt_kind kind, void **obj)
 duet_status dt_handle_for_each_owned(const void *owner, dt_kind kind,
                                      duet_status (*fn)(void *obj, void *user), void *user)
 {
+    /* Collect under the lock, call outside it: fn may block (a stream synchronize) and must
+     * not stall every other thread's handle lookups meanwhile. */
+    void **objs = NULL;
+    size_t n = 0, cap = 0;
     duet_status st = DUET_SUCCESS;
     pthread_mutex_lock(&g_lock);
-    for (uint32_t i = 0; i < g_used && st == DUET_SUCCESS; i++) {
+    for (uint32_t i = 0; i < g_used; i++) {
         slot *s = &g_slots[i];
-        if (s->kind == (unsigned)kind && s->owner == owner) st = fn(s->obj, user);
+        if (s->kind != (unsigned)kind || s->owner != owner) continue;
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            void **grown = (void **)realloc(objs, ncap * sizeof *grown);
+            if (!grown) {
+                st = dt_fail(DUET_ERROR_OUT_OF_MEMORY, "duet", "cannot list a context's objects");
+                break;
+            }
+            objs = grown;
+            cap = ncap;
+        }
+        objs[n++] = s->obj;
     }
     pthread_mutex_unlock(&g_lock);
+    for (size_t i = 0; i < n && st == DUET_SUCCESS; i++) st = fn(objs[i], user);
+    free(objs);
     return st;
 }

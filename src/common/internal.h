@@ -90,8 +90,9 @@ void dt_handle_release(const void *handle);
  * it returns NULL. *obj receives the object. */
 void *dt_handle_take_owned(const void *owner, dt_kind kind, void **obj);
 
-/* Calls fn(obj, user) for each live handle of kind owned by owner, stopping at the first
- * non-success status, which it returns. fn must not create or release handles. */
+/* Calls fn(obj, user) for each live handle of kind owned by owner (listed first, then called
+ * without the table's lock held), stopping at the first non-success status, which it returns.
+ * The objects must not be destroyed meanwhile. */
 duet_status dt_handle_for_each_owned(const void *owner, dt_kind kind,
                                      duet_status (*fn)(void *obj, void *user), void *user);
 

@@ -5,80 +5,93 @@
 #include <string.h>
 
 /*
- * How to read a row: {arch, dtype, engine, large, small}, each shape written as
+ * How to read a row: {arch, dtype, engine, large, small, large_waves}, each shape written as
  * {bm, bn, bk, tm, tn, threads, stages} (see tuning.h). The launcher (kernels/gemm_fast.cuh)
  * instantiates only the shapes listed in its GF_*_SHAPES lists; a row naming any other shape
  * falls back to the default row of its dtype, so every shape named here must be in those lists
  * (tests/ and the bench report the kernel actually used in duet_launch_info).
  *
- * NVIDIA rows were measured on an H100 (docs/performance.md). The FMA shapes: 256 threads with
- * an 8 x 8 block of C each is the classic SIMT SGEMM balance (64 FMAs per four 16-byte
- * shared loads); 4-stage cp.async rings on sm_80+ hide the L2 latency that a 2-deep register
- * stage cannot at one block per scheduler. f64 on sm_80/sm_90 runs on the DMMA tensor cores:
- * a 128 x 128 block of eight warps, each a 64 x 32 warp tile (64 accumulators per thread).
- * sm_86 and sm_89 have f64 units at 1/64 rate and no fast DMMA: they keep the FMA path.
+ * sm_90 rows are measured on an H100 80GB HBM3 (docs/performance.md, 2026-11-21, against
+ * cublasGemmEx with default math):
+ *   f32 large: 128 x 128 x 8 with 128 threads of 16 x 8 outputs, register-staged. 128 FMAs per
+ *     six 16-byte shared loads keeps the FMA pipes fed at 2 blocks (8 warps) per SM; it beat
+ *     256 threads of 8 x 8 (64 FMAs per four loads, 16 warps per SM) by 2-3% and the same shape
+ *     on a 4-stage cp.async ring by 3-4% (0.79-0.80x cuBLAS at 2048-8192).
+ *   f32 small: 128 x 64 x 16, 256 threads of 8 x 4, 3-stage cp.async ring: at 1024^3 (64 large
+ *     tiles for 132 SMs) 0.79x cuBLAS, against 0.70x for 64 x 64 tiles; also best on the
+ *     skinny 8192 x 128 x 8192 shapes (0.57x: cuBLAS splits K there, duet does not).
+ *   f64: DMMA tensor cores (the FMA kernel reaches only 0.33-0.36x of cuBLAS DGEMM: the H100's
+ *     f64 FMA rate is half its DMMA rate). 128 x 128 x 16 blocks of eight 64 x 32 warp tiles win
+ *     only with many waves (8192^3: 0.76x, against 0.70x); below 16 blocks per SM the 64 x 64
+ *     blocks of four 32 x 32 warp tiles, three per SM, win (4096^3: 0.67x against 0.60x).
+ *   i32 runs the f32 shapes (IMAD runs at half the FFMA rate; there is no cuBLAS i32 GEMM to
+ *     measure against).
+ * sm_80, sm_86 and sm_89 rows copy the sm_90 choice (same SIMT structure, cp.async available),
+ * unmeasured; sm_86/sm_89 keep f64 on the FMA path (their f64 units run at 1/64 rate and their
+ * DMMA is no faster). sm_70 has no cp.async: register-staged shapes only.
  *
- * AMD rows were chosen from the documented hardware, not measured: every CDNA/RDNA2 CU has
- * 64 KiB of LDS per workgroup and 512 (gfx908: 256 arch + 256 acc; gfx90a/gfx940: unified)
- * 32-bit VGPRs per lane on each SIMD (RDNA2 in wave32: up to 256 per wave of a 1024-entry
- * file). An 8 x 8 f32 thread tile needs about 110 VGPRs, so four 64-lane waves fit per SIMD;
- * its 128 x 128 x 8 tile in two stages takes 16.9 KiB of LDS, three blocks per CU. There is no
- * cp.async on AMD, so every AMD row uses the 2-stage register-staged pipeline. f64 halves the
- * registers per value: 8 x 4 (gfx9, full-rate FP64 on gfx90a/gfx940) keeps 64 accumulator
- * VGPRs. RDNA2 runs f64 at 1/16 rate, so its f64 shape only needs to be correct and small.
+ * AMD rows were chosen from the documented hardware, not measured: every CDNA/RDNA2 CU gives a
+ * workgroup 64 KiB of LDS and each SIMD 512 32-bit VGPRs per lane (gfx908: 256 arch + 256
+ * acc; gfx90a/gfx940: unified; RDNA2 in wave32: up to 256 per wave of a 1024-entry file).
+ * There is no cp.async on AMD, so every AMD row is register-staged (2 stages). The f32 large
+ * shape needs about 200 VGPRs per lane (128 accumulators): two 64-lane waves per SIMD on gfx9,
+ * 8 waves per CU, and 17 KiB of LDS per block; the small one about 80 VGPRs and 25 KiB. f64
+ * halves the values per register: 8 x 4 per thread keeps 64 accumulator VGPRs (full-rate FP64
+ * on gfx90a/gfx940). RDNA2 runs f64 at 1/16 rate, so its f64 shape only needs to be correct.
  */
 
 #define T_(bm, bn, bk, tm, tn, th, st) {bm, bn, bk, tm, tn, th, st}
 
 /* Shapes shared by many rows. */
-#define F32_LARGE_RING T_(128, 128, 8, 8, 8, 256, 4)
-#define F32_SMALL_RING T_(64, 64, 16, 4, 4, 256, 4)
-#define F32_LARGE_REG T_(128, 128, 8, 8, 8, 256, 2)
-#define F32_SMALL_REG T_(64, 64, 16, 4, 4, 256, 2)
+#define F32_LARGE T_(128, 128, 8, 16, 8, 128, 2)
+#define F32_SMALL_RING T_(128, 64, 16, 8, 4, 256, 3)
+#define F32_SMALL_REG T_(128, 64, 16, 8, 4, 256, 2)
 #define F64_LARGE_REG T_(128, 64, 8, 8, 4, 256, 2)
 #define F64_SMALL_REG T_(64, 64, 8, 4, 4, 256, 2)
-#define F64_LARGE_RING T_(128, 64, 8, 8, 4, 256, 3)
-#define F64_SMALL_RING T_(64, 64, 8, 4, 4, 256, 4)
 #define DMMA_LARGE T_(128, 128, 16, 64, 32, 256, 3)
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
 
+#define FMA DT_GEMM_ENGINE_FMA
+#define DMMA DT_GEMM_ENGINE_DMMA
+
 static const dt_gemm_tuning g_gemm_table[] = {
     /* Volta: no cp.async, no f64 tensor cores. */
-    {"sm_70", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"sm_70", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_LARGE_REG, F64_SMALL_REG},
-    {"sm_70", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    /* A100: cp.async rings; DMMA m8n8k4 for f64. */
-    {"sm_80", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
-    {"sm_80", DUET_DTYPE_F64, DT_GEMM_ENGINE_DMMA, DMMA_LARGE, DMMA_SMALL},
-    {"sm_80", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
+    {"sm_70", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"sm_70", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
+    {"sm_70", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    /* A100: cp.async; DMMA m8n8k4 for f64. */
+    {"sm_80", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_80", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16},
+    {"sm_80", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
     /* GA10x and Ada: cp.async, f64 at 1/64 rate on plain units. */
-    {"sm_86", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
-    {"sm_86", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_LARGE_RING, F64_SMALL_RING},
-    {"sm_86", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
-    {"sm_89", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
-    {"sm_89", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_LARGE_RING, F64_SMALL_RING},
-    {"sm_89", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
-    /* H100 / H200: measured, docs/performance.md. DMMA uses the sm_90 m16n8k8 shape. */
-    {"sm_90", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
-    {"sm_90", DUET_DTYPE_F64, DT_GEMM_ENGINE_DMMA, DMMA_LARGE, DMMA_SMALL},
-    {"sm_90", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_RING, F32_SMALL_RING},
+    {"sm_86", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_86", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
+    {"sm_86", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_89", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_89", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
+    {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    /* H100 / H200: measured (see above). DMMA uses the sm_90 m16n8k8 shape. */
+    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16},
+    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
     /* AMD (see the note above): register-staged, 2 stages. */
-    {"gfx908", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"gfx908", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_LARGE_REG, F64_SMALL_REG},
-    {"gfx908", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"gfx90a", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"gfx90a", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_LARGE_REG, F64_SMALL_REG},
-    {"gfx90a", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"gfx940", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"gfx940", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_LARGE_REG, F64_SMALL_REG},
-    {"gfx940", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"gfx1030", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"gfx1030", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_SMALL_REG, F64_SMALL_REG},
-    {"gfx1030", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    /* Any other device: shapes that fit 48 KiB of shared memory and need no cp.async. */
-    {"default", DUET_DTYPE_F32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
-    {"default", DUET_DTYPE_F64, DT_GEMM_ENGINE_FMA, F64_LARGE_REG, F64_SMALL_REG},
-    {"default", DUET_DTYPE_I32, DT_GEMM_ENGINE_FMA, F32_LARGE_REG, F32_SMALL_REG},
+    {"gfx908", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx908", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
+    {"gfx908", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx90a", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx90a", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
+    {"gfx90a", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx940", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx940", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
+    {"gfx940", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx1030", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx1030", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
+    {"gfx1030", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    /* Any other device: register-staged shapes (no cp.async needed), under 48 KiB of shared
+     * memory. */
+    {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"default", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
+    {"default", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
 };
 
 /* a equals key up to the end of a or up to a ':' feature suffix of a. */

@@ -28,15 +28,16 @@ typedef struct dt_gemm_tile {
     int stages;
 } dt_gemm_tile;
 
-/* One row: the engine and two shapes. `small` is used when `large` would give fewer blocks than
- * the device has compute units (skinny or small problems), so the grid still fills the device;
- * split-K is not done. */
+/* One row: the engine and two shapes. `large` is used once its grid has at least large_waves
+ * blocks per compute unit, `small` below that (small or skinny problems, whose large-tile grid
+ * would leave compute units idle or run too few waves to balance); split-K is not done. */
 typedef struct dt_gemm_tuning {
     const char *arch; /* "sm_90", "gfx90a", ...; "default" for the fallback rows */
     duet_dtype dtype;
     dt_gemm_engine engine;
     dt_gemm_tile large;
     dt_gemm_tile small;
+    int large_waves;
 } dt_gemm_tuning;
 
 /* The row for arch (compared up to a ':' feature suffix, so "gfx90a:sramecc+:xnack-" finds

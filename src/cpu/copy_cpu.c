@@ -40,9 +40,35 @@ static void copy_row(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)
     }
 }
 
-/* Square blocks of tile x tile elements, one block row per task. In a transpose one of the
- * two matrices is read or written across rows; a block keeps the tile lines it touches in
- * L1 until all their elements are used, instead of one element per line fetched. */
+/* Rows [i0, i1) of matrix b in square blocks of tile x tile elements. In a transpose one of
+ * the two matrices is read or written across rows; a block keeps the tile lines it touches
+ * in L1 until all their elements are used, instead of fetching a line per element. */
+#define COPY_BLOCKS(BITS, U)                                                                  \
+    static void copy_blocks_##BITS(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1,    \
+                                   int64_t tile)                                              \
+    {                                                                                         \
+        const U *in = (const U *)t->in.base + b * t->in.bs;                                   \
+        U *out = (U *)t->out.base + b * t->out.bs;                                            \
+        const int64_t irs = t->in.rs, ics = t->in.cs, ors = t->out.rs, ocs = t->out.cs;       \
+        for (int64_t j0 = 0; j0 < t->cols; j0 += tile) {                                      \
+            const int64_t j1 = min64(j0 + tile, t->cols);                                     \
+            for (int64_t i = i0; i < i1; ++i) {                                               \
+                const U *src = in + i * irs;                                                  \
+                U *dst = out + i * ors;                                                       \
+                if (ocs == 1)                                                                 \
+                    for (int64_t j = j0; j < j1; ++j) dst[j] = src[j * ics];                  \
+                else                                                                          \
+                    for (int64_t j = j0; j < j1; ++j) dst[j * ocs] = src[j * ics];            \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+COPY_BLOCKS(8, uint8_t)
+COPY_BLOCKS(16, uint16_t)
+COPY_BLOCKS(32, uint32_t)
+COPY_BLOCKS(64, uint64_t)
+
+/* One block row per task. */
 static void copy_blocked(const dt_copy2d *t, int64_t tile)
 {
     const int64_t brows = dt_ceil_div(t->rows, tile);
@@ -52,9 +78,11 @@ static void copy_blocked(const dt_copy2d *t, int64_t tile)
     CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
     for (int64_t x = 0; x < tasks; ++x) {
         const int64_t b = x / brows, i0 = x % brows * tile, i1 = min64(i0 + tile, t->rows);
-        for (int64_t j0 = 0; j0 < t->cols; j0 += tile) {
-            const int64_t j1 = min64(j0 + tile, t->cols);
-            for (int64_t i = i0; i < i1; ++i) copy_row((void *)t, b, i, j0, j1);
+        switch (t->elem) {
+        case 1: copy_blocks_8(t, b, i0, i1, tile); break;
+        case 2: copy_blocks_16(t, b, i0, i1, tile); break;
+        case 4: copy_blocks_32(t, b, i0, i1, tile); break;
+        default: copy_blocks_64(t, b, i0, i1, tile); break;
         }
     }
 }

@@ -29,8 +29,11 @@ extern "C" {
 #define CPU_UNROLL
 #endif
 
-/* Below this many scalar operations a parallel region costs more than it saves. */
+/* Below this many scalar operations a parallel region costs more than it saves. (Defined on
+ * the command line as 1, it sends even tiny shapes down the threaded paths, for testing.) */
+#ifndef CPU_PARALLEL_MIN_WORK
 #define CPU_PARALLEL_MIN_WORK ((int64_t)1 << 16)
+#endif
 
 /* Threads worth using for work scalar operations: 1 below CPU_PARALLEL_MIN_WORK or without
  * OpenMP, else the OpenMP team size. */

@@ -336,8 +336,8 @@ typedef struct gemm_packed {
     const gemm_job *job;
     const gemm_type *type;
     gemm_kernel kern;
-    int64_t mc, kc, nc;     /* block sizes (mc, nc multiples of mr, nr) */
-    size_t a_bytes, b_bytes; /* one packed block of A, of B               */
+    int64_t mc, kc, nc;      /* block sizes (mc, nc multiples of mr, nr)  */
+    size_t a_bytes, b_bytes; /* one packed block of A, of B: a workspace */
 } gemm_packed;
 
 /* The largest micro-tile: 6 x 16 of 8 bytes at most; 64-byte aligned for vector stores. */
@@ -348,11 +348,11 @@ typedef union gemm_tile_buf {
     _Alignas(64) unsigned char bytes[96 * 8];
 } gemm_tile_buf;
 
-/* One matrix of the batch with nt threads. a_pack holds nt blocks of A, one per thread; all
- * threads share b_pack. Threads split C into blocks of rows, so each output is summed in the
- * same order whatever nt is: results are bitwise the same run to run. */
-static void gemm_packed_one(const gemm_packed *pk, int64_t bi, unsigned char *b_pack,
-                            unsigned char *a_pack, int nt)
+/* Rows [i0, i1) x columns [j0, j1) of matrix bi of C, on the calling thread, with the
+ * workspace ws (a_bytes + b_bytes). Each output gets its k products in the same order
+ * wherever the slab boundaries fall. */
+static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int64_t i1,
+                             int64_t j0, int64_t j1, unsigned char *ws)
 {
     const dt_gemm *g = pk->job->g;
     const size_t e = pk->type->elem;
@@ -360,42 +360,31 @@ static void gemm_packed_one(const gemm_packed *pk, int64_t bi, unsigned char *b_
     const unsigned char *A = (const unsigned char *)g->a.base + (size_t)(bi * g->a.bs) * e;
     const unsigned char *B = (const unsigned char *)g->b.base + (size_t)(bi * g->b.bs) * e;
     unsigned char *C = (unsigned char *)g->c.base + (size_t)(bi * g->c.bs) * e;
-    (void)nt;
+    unsigned char *a_pack = ws, *b_pack = ws + pk->a_bytes;
+    gemm_tile_buf ab;
 
-    CPU_OMP("omp parallel num_threads(nt) if(nt > 1)")
-    {
-        int tid = 0;
-#ifdef DUET_HAVE_OPENMP
-        tid = omp_get_thread_num();
-#endif
-        unsigned char *ap = a_pack + (size_t)tid * pk->a_bytes;
-        gemm_tile_buf ab;
-        for (int64_t jc = 0; jc < g->n; jc += pk->nc) {
-            const int64_t nc = min64(pk->nc, g->n - jc);
-            const int64_t panels = dt_ceil_div(nc, nr);
-            for (int64_t pc = 0; pc < g->k; pc += pk->kc) {
-                const int64_t kc = min64(pk->kc, g->k - pc);
-                CPU_OMP("omp for schedule(static)")
-                for (int64_t q = 0; q < panels; ++q)
-                    pk->type->pack(B + (size_t)(pc * g->b.rs + (jc + q * nr) * g->b.cs) * e,
-                                   g->b.cs, g->b.rs, min64(nr, nc - q * nr), kc, nr,
-                                   b_pack + (size_t)(q * nr * kc) * e);
-                const int64_t blocks = dt_ceil_div(g->m, pk->mc);
-                CPU_OMP("omp for schedule(static)")
-                for (int64_t ib = 0; ib < blocks; ++ib) {
-                    const int64_t ic = ib * pk->mc, mc = min64(pk->mc, g->m - ic);
-                    pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * e, g->a.rs,
-                                   g->a.cs, mc, kc, mr, ap);
-                    for (int64_t q = 0; q < panels; ++q) {
-                        const int64_t jr = jc + q * nr, nv = min64(nr, nc - q * nr);
-                        const unsigned char *bq = b_pack + (size_t)(q * nr * kc) * e;
-                        for (int64_t ir = 0; ir < mc; ir += mr) {
-                            pk->kern.ukr(kc, ap + (size_t)(ir * kc) * e, bq, ab.bytes);
-                            pk->type->update(ab.bytes, nr,
-                                             C + (size_t)((ic + ir) * g->c.rs + jr * g->c.cs) * e,
-                                             g->c.rs, g->c.cs, min64(mr, mc - ir), nv,
-                                             pk->job->alpha, pk->job->beta, pc == 0);
-                        }
+    for (int64_t jc = j0; jc < j1; jc += pk->nc) {
+        const int64_t nc = min64(pk->nc, j1 - jc);
+        const int64_t panels = dt_ceil_div(nc, nr);
+        for (int64_t pc = 0; pc < g->k; pc += pk->kc) {
+            const int64_t kc = min64(pk->kc, g->k - pc);
+            for (int64_t q = 0; q < panels; ++q)
+                pk->type->pack(B + (size_t)(pc * g->b.rs + (jc + q * nr) * g->b.cs) * e, g->b.cs,
+                               g->b.rs, min64(nr, nc - q * nr), kc, nr,
+                               b_pack + (size_t)(q * nr * kc) * e);
+            for (int64_t ic = i0; ic < i1; ic += pk->mc) {
+                const int64_t mc = min64(pk->mc, i1 - ic);
+                pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * e, g->a.rs, g->a.cs,
+                               mc, kc, mr, a_pack);
+                for (int64_t q = 0; q < panels; ++q) {
+                    const int64_t jr = jc + q * nr, nv = min64(nr, nc - q * nr);
+                    const unsigned char *bq = b_pack + (size_t)(q * nr * kc) * e;
+                    for (int64_t ir = 0; ir < mc; ir += mr) {
+                        pk->kern.ukr(kc, a_pack + (size_t)(ir * kc) * e, bq, ab.bytes);
+                        pk->type->update(ab.bytes, nr,
+                                         C + (size_t)((ic + ir) * g->c.rs + jr * g->c.cs) * e,
+                                         g->c.rs, g->c.cs, min64(mr, mc - ir), nv,
+                                         pk->job->alpha, pk->job->beta, pc == 0);
                     }
                 }
             }
@@ -405,6 +394,10 @@ static void gemm_packed_one(const gemm_packed *pk, int64_t bi, unsigned char *b_
 
 static int64_t round_up(int64_t x, int64_t to) { return dt_ceil_div(x, to) * to; }
 
+/* Threads never share a block or wait for one another: each matrix of the batch is cut into
+ * slabs of whole micro-panels along its longer axis (in panels), one slab per thread, and
+ * each thread packs what its slab reads into a workspace of its own. Re-packing the operand
+ * that the slabs share costs O(mk + kn) per thread against O(mnk / threads) of arithmetic. */
 static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
 {
     const dt_gemm *g = job->g;
@@ -413,46 +406,52 @@ static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
     pk.type = type;
     pk.kern = gemm_kernel_for(g->dtype, type);
     const int mr = pk.kern.mr, nr = pk.kern.nr;
-    const int64_t per_matrix = g->m * g->n * g->k; /* < 2^63: the buffers exist */
-    const int nt_total = cpu_threads_for(g->batch > 0 && per_matrix > INT64_MAX / g->batch
-                                             ? INT64_MAX
-                                             : per_matrix * g->batch);
+    const int64_t per_matrix = g->m * g->n * g->k; /* < 2^63: the operands exist */
+    const int64_t total = per_matrix > INT64_MAX / g->batch ? INT64_MAX : per_matrix * g->batch;
+    const int nt = cpu_threads_for(total);
 
-    /* Many small matrices: one matrix per thread, each with a whole workspace. Only when the
-     * matrices of C do not overlap, so that threads never write the same element. */
+    /* Matrices of C that cannot overlap may run at once; else one matrix at a time. */
     const int64_t c_span = (g->m - 1) * g->c.rs + (g->n - 1) * g->c.cs + 1;
-    const int by_batch = nt_total > 1 && g->batch >= nt_total && g->c.bs >= c_span &&
-                         per_matrix < ((int64_t)1 << 22);
-    const int nt_inner = by_batch ? 1 : cpu_threads_for(per_matrix);
+    const int64_t group = g->batch > 1 && g->c.bs >= c_span ? g->batch : 1;
+    /* Enough matrices for every thread: whole matrices are the tasks. Else slabs. */
+    const int64_t m_panels = dt_ceil_div(g->m, mr), n_panels = dt_ceil_div(g->n, nr);
+    const int split_n = n_panels >= m_panels;
+    int64_t slabs = group >= 2 * (int64_t)nt ? 1 : nt;
+    slabs = min64(slabs, split_n ? n_panels : m_panels);
 
+    const int64_t slab_n = split_n ? dt_ceil_div(n_panels, slabs) * nr : round_up(g->n, nr);
     pk.kc = min64(GEMM_KC, g->k);
-    pk.nc = min64(round_up(g->n, nr),
-                  (int64_t)(GEMM_B_BYTES / ((size_t)GEMM_KC * type->elem)) / nr * nr);
-    /* Enough blocks of rows for every thread when m is small. */
-    pk.mc = min64(GEMM_MC / mr * mr, round_up(dt_ceil_div(g->m, nt_inner), mr));
+    pk.nc = min64(slab_n, (int64_t)(GEMM_B_BYTES / ((size_t)GEMM_KC * type->elem)) / nr * nr);
+    pk.mc = min64(GEMM_MC / mr * mr, round_up(g->m, mr));
     pk.a_bytes = (size_t)(pk.mc * pk.kc) * type->elem;
     pk.b_bytes = (size_t)(pk.nc * pk.kc) * type->elem;
-
-    const int workspaces = by_batch ? nt_total : 1;
-    const size_t one = pk.b_bytes + (size_t)nt_inner * pk.a_bytes;
-    unsigned char *ws = aligned_alloc(64, (one * (size_t)workspaces + 63) / 64 * 64);
+    /* Whole cache lines per workspace: threads never write one line. */
+    const size_t one = (pk.a_bytes + pk.b_bytes + 63) / 64 * 64;
+    unsigned char *ws = aligned_alloc(64, one * (size_t)nt);
     if (!ws)
         return dt_fail(DUET_ERROR_OUT_OF_MEMORY, "duet_gemm",
-                       "cannot allocate %zu bytes of packing buffers", one * (size_t)workspaces);
+                       "cannot allocate %zu bytes of packing buffers", one * (size_t)nt);
 
-    if (by_batch) {
-        CPU_OMP("omp parallel for schedule(static) num_threads(nt_total)")
-        for (int64_t bi = 0; bi < g->batch; ++bi) {
+    const int64_t panels = split_n ? n_panels : m_panels;
+    for (int64_t b0 = 0; b0 < g->batch; b0 += group) {
+        const int64_t tasks = group * slabs;
+        (void)nt;
+        CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
+        for (int64_t x = 0; x < tasks; ++x) {
             int tid = 0;
 #ifdef DUET_HAVE_OPENMP
             tid = omp_get_thread_num();
 #endif
-            unsigned char *mine = ws + (size_t)tid * one;
-            gemm_packed_one(&pk, bi, mine, mine + pk.b_bytes, 1);
+            const int64_t bi = b0 + x / slabs, s = x % slabs;
+            const int64_t p0 = s * panels / slabs, p1 = (s + 1) * panels / slabs;
+            if (p0 == p1) continue;
+            if (split_n)
+                gemm_packed_slab(&pk, bi, 0, g->m, p0 * nr, min64(p1 * nr, g->n),
+                                 ws + (size_t)tid * one);
+            else
+                gemm_packed_slab(&pk, bi, p0 * mr, min64(p1 * mr, g->m), 0, g->n,
+                                 ws + (size_t)tid * one);
         }
-    } else {
-        for (int64_t bi = 0; bi < g->batch; ++bi)
-            gemm_packed_one(&pk, bi, ws, ws + pk.b_bytes, nt_inner);
     }
     free(ws);
     return DUET_SUCCESS;

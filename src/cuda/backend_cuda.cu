@@ -2,5 +2,5 @@
 #include "cuda/runtime_cuda.h"
 
 #include "gpu/backend_gpu.inc"
-#include "gpu/ops_gpu.inc"
 #include "gpu/module_gpu.inc"
+#include "gpu/ops_gpu.inc"

@@ -169,7 +169,13 @@ static inline cudaError_t duet_rtc_module_load(cudaLibrary_t *m, const void *ima
     (void)bytes; /* a cubin carries its size and PTX is NUL-terminated */
     return cudaLibraryLoadData(m, image, NULL, NULL, 0, NULL, NULL, 0);
 }
-static inline cudaError_t duet_rtc_module_unload(cudaLibrary_t m) { return cudaLibraryUnload(m); }
+/* Launches still queued on any stream may use the library's code: let them finish first
+ * (rare and cheap next to a compile; a sticky error is left for the unload to report). */
+static inline cudaError_t duet_rtc_module_unload(cudaLibrary_t m)
+{
+    (void)cudaDeviceSynchronize();
+    return cudaLibraryUnload(m);
+}
 static inline cudaError_t duet_rtc_module_get_function(cudaKernel_t *f, cudaLibrary_t m,
                                                        const char *name)
 {

@@ -3,8 +3,8 @@
 #define DUET_RUNTIME_CUDA_H
 
 /*
- * Neutral names the shared host code (src/gpu/ .inc files) is written against. runtime_hip.h defines
- * the same list for HIP. The runtime calls are function-like macros (see below) returning
+ * Neutral names the shared host code (src/gpu/ .inc files) is written against. runtime_hip.h
+ * defines the same list for HIP. The runtime calls are function-like macros (see below) returning
  * duet_gpu_error_t; the rest are types, constants and inline helpers.
  *
  * Types and constants
@@ -60,9 +60,9 @@ typedef cudaMemcpyKind duet_gpu_memcpy_kind_t;
 
 #define DUET_GPU_RUNTIME_NAME "CUDA"
 #define DUET_GPU_BACKEND_NAME "cuda"
-#define DUET_GPU_MEMCPY_H2D cudaMemcpyHostToDevice
-#define DUET_GPU_MEMCPY_D2H cudaMemcpyDeviceToHost
-#define DUET_GPU_MEMCPY_D2D cudaMemcpyDeviceToDevice
+#define DUET_GPU_MEMCPY_H2D   cudaMemcpyHostToDevice
+#define DUET_GPU_MEMCPY_D2H   cudaMemcpyDeviceToHost
+#define DUET_GPU_MEMCPY_D2D   cudaMemcpyDeviceToDevice
 
 /* How duet reports a runtime error (the same classes in runtime_hip.h). */
 typedef enum duet_gpu_error_class_t {
@@ -86,10 +86,8 @@ static inline duet_gpu_error_class_t duet_gpu_error_class(cudaError_t e)
     case cudaErrorDevicesUnavailable:
     case cudaErrorStubLibrary:
     case cudaErrorSystemNotReady:
-    case cudaErrorCudartUnloading:
-        return DUET_GPU_CLASS_NO_DEVICE;
-    case cudaErrorMemoryAllocation:
-        return DUET_GPU_CLASS_OUT_OF_MEMORY;
+    case cudaErrorCudartUnloading: return DUET_GPU_CLASS_NO_DEVICE;
+    case cudaErrorMemoryAllocation: return DUET_GPU_CLASS_OUT_OF_MEMORY;
     /* The CUDA documentation lists these as leaving the process's context in an inconsistent
      * state: every later call on it fails, so the context must be recreated. */
     case cudaErrorIllegalAddress:
@@ -104,8 +102,7 @@ static inline duet_gpu_error_class_t duet_gpu_error_class(cudaError_t e)
     case cudaErrorECCUncorrectable:
     case cudaErrorContextIsDestroyed:
     case cudaErrorExternalDevice:
-    case cudaErrorUnknown:
-        return DUET_GPU_CLASS_STICKY;
+    case cudaErrorUnknown: return DUET_GPU_CLASS_STICKY;
     case cudaErrorInvalidConfiguration:
     case cudaErrorLaunchOutOfResources:
     case cudaErrorInvalidDeviceFunction:
@@ -115,16 +112,12 @@ static inline duet_gpu_error_class_t duet_gpu_error_class(cudaError_t e)
     case cudaErrorInvalidPtx:
     case cudaErrorSharedObjectInitFailed:
     case cudaErrorCooperativeLaunchTooLarge:
-    case cudaErrorLaunchIncompatibleTexturing:
-        return DUET_GPU_CLASS_LAUNCH;
-    case cudaErrorNotReady:
-        return DUET_GPU_CLASS_NOT_READY;
+    case cudaErrorLaunchIncompatibleTexturing: return DUET_GPU_CLASS_LAUNCH;
+    case cudaErrorNotReady: return DUET_GPU_CLASS_NOT_READY;
     case cudaErrorInvalidValue:
     case cudaErrorHostMemoryAlreadyRegistered:
-    case cudaErrorHostMemoryNotRegistered:
-        return DUET_GPU_CLASS_INVALID;
-    default:
-        return DUET_GPU_CLASS_OTHER;
+    case cudaErrorHostMemoryNotRegistered: return DUET_GPU_CLASS_INVALID;
+    default: return DUET_GPU_CLASS_OTHER;
     }
 }
 
@@ -132,34 +125,34 @@ static inline const char *duet_gpu_error_name(cudaError_t e) { return cudaGetErr
 
 /* The runtime calls are macros, not wrappers, so that a check macro which stringifies its
  * expanded argument names the real runtime call in messages ("cudaMalloc(&p, bytes) failed"). */
-#define duet_gpu_get_device_count(n) cudaGetDeviceCount(n)
+#define duet_gpu_get_device_count(n)           cudaGetDeviceCount(n)
 #define duet_gpu_get_device_properties(p, dev) cudaGetDeviceProperties((p), (dev))
-#define duet_gpu_set_device(dev) cudaSetDevice(dev)
+#define duet_gpu_set_device(dev)               cudaSetDevice(dev)
 /* cudaFree(0) is the documented way to create the lazily made context now, so that a broken
  * driver shows up at duet_context_create rather than at the first buffer. */
-#define duet_gpu_device_init() cudaFree(0)
+#define duet_gpu_device_init()                         cudaFree(0)
 #define duet_gpu_mem_get_info(free_bytes, total_bytes) cudaMemGetInfo((free_bytes), (total_bytes))
 
 #define duet_gpu_malloc(p, n) cudaMalloc((p), (n))
-#define duet_gpu_free(p) cudaFree(p)
+#define duet_gpu_free(p)      cudaFree(p)
 /* Portable: pinned for every context of the process, like memory from duet_host_register. */
-#define duet_gpu_host_alloc(p, n) cudaHostAlloc((p), (n), cudaHostAllocPortable)
-#define duet_gpu_host_free(p) cudaFreeHost(p)
-#define duet_gpu_host_register(p, n) cudaHostRegister((p), (n), cudaHostRegisterPortable)
-#define duet_gpu_host_unregister(p) cudaHostUnregister(p)
+#define duet_gpu_host_alloc(p, n)                   cudaHostAlloc((p), (n), cudaHostAllocPortable)
+#define duet_gpu_host_free(p)                       cudaFreeHost(p)
+#define duet_gpu_host_register(p, n)                cudaHostRegister((p), (n), cudaHostRegisterPortable)
+#define duet_gpu_host_unregister(p)                 cudaHostUnregister(p)
 #define duet_gpu_memcpy_async(dst, src, n, kind, s) cudaMemcpyAsync((dst), (src), (n), (kind), (s))
-#define duet_gpu_memset_async(dst, value, n, s) cudaMemsetAsync((dst), (value), (n), (s))
+#define duet_gpu_memset_async(dst, value, n, s)     cudaMemsetAsync((dst), (value), (n), (s))
 
 /* Non-blocking: duet's streams never serialise with the legacy default stream that other code
  * in the process may use. */
-#define duet_gpu_stream_create(s) cudaStreamCreateWithFlags((s), cudaStreamNonBlocking)
-#define duet_gpu_stream_destroy(s) cudaStreamDestroy(s)
-#define duet_gpu_stream_synchronize(s) cudaStreamSynchronize(s)
-#define duet_gpu_event_create(e) cudaEventCreate(e)
-#define duet_gpu_event_destroy(e) cudaEventDestroy(e)
-#define duet_gpu_event_record(e, s) cudaEventRecord((e), (s))
-#define duet_gpu_event_synchronize(e) cudaEventSynchronize(e)
-#define duet_gpu_event_query(e) cudaEventQuery(e)
+#define duet_gpu_stream_create(s)                  cudaStreamCreateWithFlags((s), cudaStreamNonBlocking)
+#define duet_gpu_stream_destroy(s)                 cudaStreamDestroy(s)
+#define duet_gpu_stream_synchronize(s)             cudaStreamSynchronize(s)
+#define duet_gpu_event_create(e)                   cudaEventCreate(e)
+#define duet_gpu_event_destroy(e)                  cudaEventDestroy(e)
+#define duet_gpu_event_record(e, s)                cudaEventRecord((e), (s))
+#define duet_gpu_event_synchronize(e)              cudaEventSynchronize(e)
+#define duet_gpu_event_query(e)                    cudaEventQuery(e)
 #define duet_gpu_event_elapsed_ms(ms, start, stop) cudaEventElapsedTime((ms), (start), (stop))
 
 static inline void duet_gpu_arch_string(const cudaDeviceProp *p, char *buf, size_t n)

@@ -110,7 +110,12 @@ static inline hipError_t duet_rtc_module_load(hipModule_t *m, const void *image,
     (void)bytes; /* a code object is an ELF file that carries its size */
     return hipModuleLoadData(m, image);
 }
-static inline hipError_t duet_rtc_module_unload(hipModule_t m) { return hipModuleUnload(m); }
+/* Launches still queued on any stream may use the module's code: let them finish first. */
+static inline hipError_t duet_rtc_module_unload(hipModule_t m)
+{
+    (void)hipDeviceSynchronize();
+    return hipModuleUnload(m);
+}
 static inline hipError_t duet_rtc_module_get_function(hipFunction_t *f, hipModule_t m,
                                                       const char *name)
 {

@@ -7,10 +7,10 @@
  *   - warpSize is the wavefront size of the device: 64 on GCN/CDNA (gfx9), 32 on RDNA (gfx10+).
  *     One HIP binary serves both, so host code reads it from here, never from DUET_WARP_SIZE.
  *   - The architecture is gcnArchName ("gfx90a:sramecc+:xnack-") cut at its first ':': the
- *     feature suffix depends on how the driver runs the GPU, not on what code it accepts, and
- *     the tuning tables and hiprtc want the plain target name.
+ *     suffix is the mode the driver runs the GPU in; code built for the plain target runs in
+ *     either mode, and the tuning tables and hiprtc key on the plain name.
  *   - AMD GPUs have no opt-in shared-memory (LDS) limit beyond the per-block one; ROCm before
- *     6.0 does not report sharedMemPerBlockOptin at all, so it is filled in here.
+ *     6.0 has no sharedMemPerBlockOptin field at all, so duet_gpu_device_prop_t adds it there.
  *   - Every HIP call returns a [[nodiscard]] hipError_t: shared code casts the ones it ignores.
  */
 
@@ -38,7 +38,9 @@ typedef hipMemcpyKind duet_gpu_memcpy_kind_t;
 #if HIP_VERSION_MAJOR >= 6
 typedef hipDeviceProp_t duet_gpu_device_prop_t;
 #else
-/* ROCm 5's hipDeviceProp_t lacks the opt-in limit; on AMD it equals the per-block one. */
+/* ROCm 5's hipDeviceProp_t has no opt-in limit. The added field stays 0 (backend_gpu.inc zeroes
+ * the struct, and 0 means "not reported": the per-block limit applies, which on AMD is the
+ * whole 64 KiB a workgroup can have anyway). */
 struct duet_gpu_device_prop_t : hipDeviceProp_t {
     size_t sharedMemPerBlockOptin;
 };
@@ -108,80 +110,43 @@ static inline duet_gpu_error_class_t duet_gpu_error_class(hipError_t e)
 
 static inline const char *duet_gpu_error_name(hipError_t e) { return hipGetErrorName(e); }
 
-static inline hipError_t duet_gpu_get_device_count(int *n) { return hipGetDeviceCount(n); }
-static inline hipError_t duet_gpu_get_device_properties(duet_gpu_device_prop_t *p, int dev)
-{
-#if HIP_VERSION_MAJOR >= 6
-    return hipGetDeviceProperties(p, dev);
-#else
-    hipDeviceProp_t *base = p;
-    const hipError_t e = hipGetDeviceProperties(base, dev);
-    p->sharedMemPerBlockOptin = e == hipSuccess ? base->sharedMemPerBlock : 0;
-    return e;
-#endif /* HIP_VERSION_MAJOR >= 6 */
-}
+/* The runtime calls are macros, not wrappers, so that a check macro which stringifies its
+ * expanded argument names the real runtime call in messages ("hipMalloc(&p, bytes) failed"). */
+#define duet_gpu_get_device_count(n)           hipGetDeviceCount(n)
+#define duet_gpu_get_device_properties(p, dev) hipGetDeviceProperties((p), (dev))
+#define duet_gpu_set_device(dev)               hipSetDevice(dev)
+/* hipFree(NULL) does nothing but start the runtime on the current device, so a missing driver
+ * or an inaccessible /dev/kfd shows up at duet_context_create rather than at the first buffer. */
+#define duet_gpu_device_init()                         hipFree(NULL)
+#define duet_gpu_mem_get_info(free_bytes, total_bytes) hipMemGetInfo((free_bytes), (total_bytes))
+
+#define duet_gpu_malloc(p, n) hipMalloc((p), (n))
+#define duet_gpu_free(p)      hipFree(p)
+/* Portable: pinned for every device of the process, like memory from duet_host_register. */
+#define duet_gpu_host_alloc(p, n)                   hipHostMalloc((p), (n), hipHostMallocPortable)
+#define duet_gpu_host_free(p)                       hipHostFree(p)
+#define duet_gpu_host_register(p, n)                hipHostRegister((p), (n), hipHostRegisterPortable)
+#define duet_gpu_host_unregister(p)                 hipHostUnregister(p)
+#define duet_gpu_memcpy_async(dst, src, n, kind, s) hipMemcpyAsync((dst), (src), (n), (kind), (s))
+#define duet_gpu_memset_async(dst, value, n, s)     hipMemsetAsync((dst), (value), (n), (s))
+
+/* Non-blocking: duet's streams never serialise with the null stream that other code in the
+ * process may use. */
+#define duet_gpu_stream_create(s)                  hipStreamCreateWithFlags((s), hipStreamNonBlocking)
+#define duet_gpu_stream_destroy(s)                 hipStreamDestroy(s)
+#define duet_gpu_stream_synchronize(s)             hipStreamSynchronize(s)
+#define duet_gpu_event_create(e)                   hipEventCreate(e)
+#define duet_gpu_event_destroy(e)                  hipEventDestroy(e)
+#define duet_gpu_event_record(e, s)                hipEventRecord((e), (s))
+#define duet_gpu_event_synchronize(e)              hipEventSynchronize(e)
+#define duet_gpu_event_query(e)                    hipEventQuery(e)
+#define duet_gpu_event_elapsed_ms(ms, start, stop) hipEventElapsedTime((ms), (start), (stop))
+
+/* gcnArchName up to its first ':' ("gfx90a:sramecc+:xnack-" gives "gfx90a"). */
 static inline void duet_gpu_arch_string(const duet_gpu_device_prop_t *p, char *buf, size_t n)
 {
     const size_t len = strcspn(p->gcnArchName, ":");
     snprintf(buf, n, "%.*s", (int)len, p->gcnArchName);
-}
-static inline hipError_t duet_gpu_set_device(int dev) { return hipSetDevice(dev); }
-/* hipFree(NULL) does nothing but start the runtime on the current device, so a missing
- * driver or an inaccessible /dev/kfd shows up at duet_context_create. */
-static inline hipError_t duet_gpu_device_init(void) { return hipFree(NULL); }
-static inline hipError_t duet_gpu_mem_get_info(size_t *free_bytes, size_t *total_bytes)
-{
-    return hipMemGetInfo(free_bytes, total_bytes);
-}
-
-static inline hipError_t duet_gpu_malloc(void **p, size_t n) { return hipMalloc(p, n); }
-static inline hipError_t duet_gpu_free(void *p) { return hipFree(p); }
-/* Portable: pinned for every device of the process, like memory from duet_host_register. */
-static inline hipError_t duet_gpu_host_alloc(void **p, size_t n)
-{
-    return hipHostMalloc(p, n, hipHostMallocPortable);
-}
-static inline hipError_t duet_gpu_host_free(void *p) { return hipHostFree(p); }
-static inline hipError_t duet_gpu_host_register(void *p, size_t n)
-{
-    return hipHostRegister(p, n, hipHostRegisterPortable);
-}
-static inline hipError_t duet_gpu_host_unregister(void *p) { return hipHostUnregister(p); }
-static inline hipError_t duet_gpu_memcpy_async(void *dst, const void *src, size_t n,
-                                               hipMemcpyKind k, hipStream_t s)
-{
-    return hipMemcpyAsync(dst, src, n, k, s);
-}
-static inline hipError_t duet_gpu_memset_async(void *dst, int value, size_t n, hipStream_t s)
-{
-    return hipMemsetAsync(dst, value, n, s);
-}
-
-/* Non-blocking: duet's streams never serialise with the null stream of other code in the
- * process. */
-static inline hipError_t duet_gpu_stream_create(hipStream_t *s)
-{
-    return hipStreamCreateWithFlags(s, hipStreamNonBlocking);
-}
-static inline hipError_t duet_gpu_stream_destroy(hipStream_t s) { return hipStreamDestroy(s); }
-static inline hipError_t duet_gpu_stream_synchronize(hipStream_t s)
-{
-    return hipStreamSynchronize(s);
-}
-static inline hipError_t duet_gpu_event_create(hipEvent_t *e) { return hipEventCreate(e); }
-static inline hipError_t duet_gpu_event_destroy(hipEvent_t e) { return hipEventDestroy(e); }
-static inline hipError_t duet_gpu_event_record(hipEvent_t e, hipStream_t s)
-{
-    return hipEventRecord(e, s);
-}
-static inline hipError_t duet_gpu_event_synchronize(hipEvent_t e)
-{
-    return hipEventSynchronize(e);
-}
-static inline hipError_t duet_gpu_event_query(hipEvent_t e) { return hipEventQuery(e); }
-static inline hipError_t duet_gpu_event_elapsed_ms(float *ms, hipEvent_t start, hipEvent_t stop)
-{
-    return hipEventElapsedTime(ms, start, stop);
 }
 
 #endif /* DUET_RUNTIME_HIP_H */
