@@ -39,6 +39,30 @@ if(NOT CMAKE_HIP_ARCHITECTURES
   set(DUET_HIP_ARCHITECTURES_CHOSEN "${_duet_archs}" CACHE INTERNAL "")
 endif()
 
+# "native": the GPUs of this machine, as for CUDA. CMake documents the value for CUDA only, so
+# ask the ROCm runtime here (gfx000 is the CPU agent).
+if(CMAKE_HIP_ARCHITECTURES STREQUAL "native")
+  find_program(DUET_ROCM_AGENT_ENUMERATOR rocm_agent_enumerator
+               HINTS "$ENV{ROCM_PATH}/bin" /opt/rocm/bin)
+  mark_as_advanced(DUET_ROCM_AGENT_ENUMERATOR)
+  set(_duet_native "")
+  if(DUET_ROCM_AGENT_ENUMERATOR)
+    execute_process(COMMAND "${DUET_ROCM_AGENT_ENUMERATOR}" -t GPU OUTPUT_VARIABLE _duet_agents
+                    ERROR_QUIET TIMEOUT 60)
+    string(REGEX MATCHALL "gfx[0-9a-f]+" _duet_agents "${_duet_agents}")
+    list(REMOVE_ITEM _duet_agents gfx000)
+    list(REMOVE_DUPLICATES _duet_agents)
+    set(_duet_native ${_duet_agents})
+  endif()
+  if(NOT _duet_native)
+    message(FATAL_ERROR "duet (BACKEND=hip): CMAKE_HIP_ARCHITECTURES=native, but no AMD GPU is "
+                        "visible on this machine (rocm_agent_enumerator found none); name the "
+                        "targets, e.g. -DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx942\".")
+  endif()
+  message(STATUS "duet HIP: native targets ${_duet_native}")
+  set(CMAKE_HIP_ARCHITECTURES "${_duet_native}")
+endif()
+
 # ---- 2. the ROCm prefix ---------------------------------------------------------------------
 find_program(DUET_HIPCONFIG hipconfig HINTS "$ENV{ROCM_PATH}/bin" /opt/rocm/bin)
 mark_as_advanced(DUET_HIPCONFIG)

@@ -5,7 +5,6 @@
 #include "kernel_util.cuh"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The common layer swaps in's strides, so every kernel here copies out(b,i,j) = in(b,i,j);
@@ -178,15 +177,10 @@ enum { TRANSPOSE_AUTO_THREADS = 256, TRANSPOSE_AUTO_MIN_BLOCKS = 4, TRANSPOSE_AU
  * full 64x64 tile of 4-byte elements is four 16-byte loads per thread). Full tiles of an
  * aligned problem take the vector path; edge tiles and unaligned problems take the scalar
  * path, which is correct for any strides. The +1 column keeps the scalar path conflict-free;
- * the vector path's column read is 2-way, far under what shared memory sustains next to HBM.
- *
- * group > 0 (only with an unfolded grid): consecutive blocks walk `group` tile columns
- * together down the tile rows, so the blocks resident at one time read and write two compact
- * regions instead of a thin strip across the whole input (fewer DRAM pages and TLB entries in
- * use at once; see the tuning table). */
+ * the vector path's column read is 2-way, far under what shared memory sustains next to HBM. */
 template <typename U, int TI, int TJ>
 DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
-    transpose_auto_kernel(const duet_copy_args<U> t, int vec, int group)
+    transpose_auto_kernel(const duet_copy_args<U> t, int vec)
 {
     enum {
         THREADS = TRANSPOSE_AUTO_THREADS,
@@ -211,15 +205,7 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BL
 
     for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
         for (int64_t by = blockIdx.y; by < tiles_i; by += gridDim.y) {
-            int64_t ti = by, tj = blockIdx.x;
-            if (group > 0) { /* the grid is exactly tiles_j x tiles_i here */
-                const int64_t bid = (int64_t)blockIdx.y * gridDim.x + blockIdx.x;
-                const int64_t span = (int64_t)group * tiles_i, first = bid / span * group;
-                const int64_t width = gridDim.x - first < group ? gridDim.x - first : group;
-                tj = first + bid % span % width;
-                ti = bid % span / width;
-            }
-            const int64_t i0 = ti * TI, j0 = tj * TJ;
+            const int64_t i0 = by * TI, j0 = (int64_t)blockIdx.x * TJ;
             const bool full = vec && i0 + TI <= t.rows && j0 + TJ <= t.cols;
             if (full) {
                 /* in.rs == 1: in(i0 + c, j0 + r) is at src[r * in.cs + c]. All loads first. */
@@ -314,21 +300,32 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BL
 }
 
 /* AUTO's transpose tiles per architecture: data, not code. Per element size (1, 2, 4, 8 bytes)
- * the tile's extent along i (in's contiguous axis) and j (out's), which must be one of the
- * shapes transpose_auto_dispatch instantiates, and the block-order group (0: plain order). */
+ * the tile's extent along i (in's contiguous axis: the length of each 16-byte-vector read run)
+ * and along j (out's contiguous axis: the length of each write run). Each pair must be one of
+ * the shapes transpose_auto_dispatch instantiates; any other falls back to 64 x 64. */
 struct transpose_tune_row {
     const char *arch;
     int tile_i[4], tile_j[4];
-    int group;
 };
 static const transpose_tune_row transpose_tune_table[] = {
-    {"default", {128, 128, 64, 64}, {128, 128, 64, 64}, 0},
-    /* H100 (measured with scripts/large_check.c): see docs in the row's values' comments. */
-    {"sm_90", {128, 128, 64, 64}, {128, 128, 64, 64}, 0},
+    {"default", {128, 128, 64, 64}, {128, 128, 64, 64}},
+    /* H100 80GB HBM3, 2026-11-21, scripts/large_check.c on hashed (not constant) data, as a
+     * share of a device-to-device copy of the same bytes (2.9-3.0 TB/s):
+     *   4 B, ti x tj   8192^2   16384^2   46341^2 (rows not 16-byte aligned: scalar path)
+     *   64 x 64        86.3%    73.0%     70.3%
+     *   64 x 128       82.5%    83.0%     80.1%     <- chosen: the steadiest
+     *   128 x 64       83.3%    75.0%     74.4%
+     *   32 x 32        74.6%    74.4%     66.9%
+     *   8 B: 64 x 64   96.0%    95.5%;    32 x 32: 94.4%, 94.6%
+     * 512-byte write runs matter most: 8-byte 64 x 64 tiles (512-byte runs both ways) reach 95%.
+     * Walking the tiles in groups of 8-32 columns (fewer DRAM pages open at once) lost 0-10%.
+     * Runs differ by several percent: an earlier run on constant data had 64 x 64 at 90.6% and
+     * 84.9%. */
+    {"sm_90", {128, 128, 64, 64}, {128, 128, 128, 64}},
 };
 
 struct transpose_tune {
-    int ti, tj, group;
+    int ti, tj;
 };
 
 static inline transpose_tune transpose_auto_tune(const duet_device_props *props, size_t elem)
@@ -338,40 +335,36 @@ static inline transpose_tune transpose_auto_tune(const duet_device_props *props,
     for (size_t r = 1; r < sizeof transpose_tune_table / sizeof transpose_tune_table[0]; ++r)
         if (props && strcmp(props->arch, transpose_tune_table[r].arch) == 0)
             row = &transpose_tune_table[r];
-    transpose_tune tt = {row->tile_i[k], row->tile_j[k], row->group};
-    /* TEMPORARY-MEASUREMENT: "ti,tj,group" from the environment for one tuning sweep. */
-    const char *env = getenv("DUET_TRANSPOSE_TUNE");
-    if (env) sscanf(env, "%d,%d,%d", &tt.ti, &tt.tj, &tt.group);
+    transpose_tune tt = {row->tile_i[k], row->tile_j[k]};
     return tt;
 }
 
 /* Launches the instantiated shape (ti, tj) for U; false when it is not one of them. */
 template <typename U, int TI, int TJ>
 static inline bool transpose_auto_try(int ti, int tj, dim3 grid, dim3 block, duet_gpu_stream_t s,
-                                      const duet_copy_args<U> &a, int vec, int group)
+                                      const duet_copy_args<U> &a, int vec)
 {
     if (ti != TI || tj != TJ) return false;
-    transpose_auto_kernel<U, TI, TJ><<<grid, block, 0, s>>>(a, vec, group);
+    transpose_auto_kernel<U, TI, TJ><<<grid, block, 0, s>>>(a, vec);
     return true;
 }
 
 /* The shapes compiled per element size (static shared memory stays under 48 KB). */
 template <typename U>
 static inline bool transpose_auto_dispatch(int ti, int tj, dim3 grid, dim3 block,
-                                           duet_gpu_stream_t s, const duet_copy_args<U> &a, int vec,
-                                           int group)
+                                           duet_gpu_stream_t s, const duet_copy_args<U> &a, int vec)
 {
     if constexpr (sizeof(U) <= 2)
-        return transpose_auto_try<U, 128, 128>(ti, tj, grid, block, s, a, vec, group) ||
-               transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec, group);
+        return transpose_auto_try<U, 128, 128>(ti, tj, grid, block, s, a, vec) ||
+               transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec);
     else if constexpr (sizeof(U) == 4)
-        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec, group) ||
-               transpose_auto_try<U, 128, 64>(ti, tj, grid, block, s, a, vec, group) ||
-               transpose_auto_try<U, 64, 128>(ti, tj, grid, block, s, a, vec, group) ||
-               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec, group);
+        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec) ||
+               transpose_auto_try<U, 64, 128>(ti, tj, grid, block, s, a, vec) ||
+               transpose_auto_try<U, 128, 64>(ti, tj, grid, block, s, a, vec) ||
+               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec);
     else
-        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec, group) ||
-               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec, group);
+        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec) ||
+               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec);
 }
 
 /* Merges rows (and then batches) that follow each other in memory on both sides into one long
@@ -423,14 +416,10 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
             cfg.grid.x = duet_clamp_u32(dt_ceil_div(t.cols, tt.tj));
             cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, tt.ti));
             cfg.grid.z = duet_clamp_u32(t.batch);
-            const duet_dim3 want = cfg.grid;
             dt_fold_grid(props, &cfg.grid);
-            /* The block-order group needs every tile to have its own block. */
-            const int group =
-                want.y == cfg.grid.y && dt_ceil_div(t.cols, tt.tj) <= 0x7fffffff ? tt.group : 0;
             if (transpose_auto_dispatch<U>(tt.ti, tt.tj, duet_dim3_of(cfg.grid),
                                            duet_dim3_of(cfg.block), stream,
-                                           duet_copy_args_of<U>(&t), vec, group)) {
+                                           duet_copy_args_of<U>(&t), vec)) {
                 snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", tt.ti, tt.tj);
                 res->tile = tt.ti;
                 res->cfg = cfg; /* static shared memory: tj * (ti + 1) * elem bytes */

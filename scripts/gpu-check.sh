@@ -158,10 +158,12 @@ if [ "$SANITIZER_TOOLS" != "none" ] && command -v compute-sanitizer >/dev/null; 
             rc=$?
             { echo "=== $tool: $* (exit $rc)"; cat "$one_log"; } >>"$OUTDIR/sanitizers.log"
             ran=$((ran + 1))
-            summary=$(grep -o 'ERROR SUMMARY: [0-9]* error' "$one_log" | tail -1)
-            if [ -z "$summary" ] || [ "$summary" != "ERROR SUMMARY: 0 error" ] || [ $rc -eq 99 ]; then
+            # memcheck, synccheck, initcheck: "ERROR SUMMARY: N errors";
+            # racecheck: "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)".
+            errors=$(grep -oE 'ERROR SUMMARY: [0-9]+|\([0-9]+ errors' "$one_log" | grep -oE '[0-9]+' | tail -1)
+            if [ -z "$errors" ] || [ "$errors" -ne 0 ] || [ $rc -eq 99 ]; then
                 failed=$((failed + 1))
-                note "      $tool: ${summary:-no summary} (exit $rc): $*"
+                note "      $tool: ${errors:-no summary} errors (exit $rc): $*"
             fi
         done
         [ $failed -eq 0 ]

@@ -7,6 +7,7 @@
 #   DUET_HIP_RESOURCES_BUILD  scratch build directory (default ${TMPDIR:-/tmp}/duet-hip-resources)
 #   DUET_HIP_RESOURCES_OUT    the document to write (default docs/hip-resources.md)
 #   JOBS                      targets compiled at once (default: the number of cores)
+#   DUET_HIP_RESOURCES_REUSE  1: keep the device assembly of the previous run (report only)
 #
 # How: CMake configures a HIP build (nothing is built) and exports its compile commands; the
 # backend's one translation unit, src/hip/backend_hip.hip, which instantiates every kernel, is
@@ -65,11 +66,15 @@ for t in targets:
     print(f"cd {shlex.quote(e['directory'])} && {shlex.join(cmd)}")
 EOF
 
-echo "-- compiling src/hip/backend_hip.hip to device assembly ($JOBS at a time)"
-t0=$SECONDS
-# Each line is one complete command; xargs runs them JOBS at a time.
-tr '\n' '\0' <"$BUILD/commands.sh" | xargs -0 -P "$JOBS" -I{} bash -c '{}'
-echo "-- compiled in $((SECONDS - t0)) s"
+if [ "${DUET_HIP_RESOURCES_REUSE:-0}" = 1 ]; then
+    echo "-- reusing the device assembly in $BUILD/asm"
+else
+    echo "-- compiling src/hip/backend_hip.hip to device assembly ($JOBS at a time)"
+    t0=$SECONDS
+    # Each line is one complete command; xargs runs them JOBS at a time.
+    tr '\n' '\0' <"$BUILD/commands.sh" | xargs -0 -P "$JOBS" -I{} bash -c '{}'
+    echo "-- compiled in $((SECONDS - t0)) s"
+fi
 
 COMPILER=$(python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1])) if x["file"].endswith("backend_hip.hip")][0]; print((e.get("arguments") or e["command"].split())[0])' "$BUILD/compile_commands.json")
 CVERSION=$("$COMPILER" --version | head -n1)
@@ -113,10 +118,10 @@ def align(x, g):
 def parse_metadata(path):
     kernels, cur, inside, in_kernels = [], None, False, False
     for line in open(path):
-        if line.startswith(".amdgpu_metadata"):
+        if line.strip() == ".amdgpu_metadata":
             inside = True
             continue
-        if line.startswith(".end_amdgpu_metadata"):
+        if line.strip() == ".end_amdgpu_metadata":
             break
         if not inside:
             continue
@@ -211,13 +216,13 @@ results, spills_bad = {}, []
 for t in targets:
     path = os.path.join(asm_dir, f"{t}.s")
     ks = parse_metadata(path)
-    names = demangle_all([k[".name"] for k in ks])
+    names = demangle_all([k["name"] for k in ks])
     hw = HW.get(t)
     rows = {}
     for k, dn in zip(ks, names):
         name, args = split_template(dn)
         lab, shape = label(name, args)
-        num = lambda f: int(k.get(f, "0") or 0)
+        num = lambda f: int(k.get(f.lstrip("."), "0") or 0)
         vgpr, agpr, sgpr = num(".vgpr_count"), num(".agpr_count"), num(".sgpr_count")
         lds, scratch = num(".group_segment_fixed_size"), num(".private_segment_fixed_size")
         vsp, ssp = num(".vgpr_spill_count"), num(".sgpr_spill_count")

@@ -177,7 +177,8 @@ static void test_pycuda_matmul(int shared)
             for (int k = 0; k < n; k++) s += (double)a[i * n + k] * b[k * n + j];
             ref[i * n + j] = s;
         }
-    duet_buffer *da = dev_buffer(a, bytes), *db = dev_buffer(b, bytes), *dc = dev_buffer(NULL, bytes);
+    duet_buffer *da = dev_buffer(a, bytes), *db = dev_buffer(b, bytes);
+    duet_buffer *dc = dev_buffer(NULL, bytes);
     duet_buffer *dbg = dev_buffer(NULL, 64 * sizeof(int));
     duet_module *m = compile(shared ? pycuda_shared_src : pycuda_naive_src, NULL);
     duet_function *f = function(m, "matmul");

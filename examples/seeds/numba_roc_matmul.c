@@ -77,7 +77,8 @@ int main(void)
     memset(hc, 0, elems * sizeof *hc);
     (void)gpu_product(ctx, &a, &b, &c, ha, hb, hc, &naive);
     for (size_t i = 0; i < elems; i++) got[i] = hc[i];
-    const int naive_bad = seed_mismatches("matmul (naive)", got, ans, (int64_t)elems, 1e-5, 0.0) != 0;
+    const int naive_bad =
+        seed_mismatches("matmul (naive)", got, ans, (int64_t)elems, 1e-5, 0.0) != 0;
     printf("matmul (naive, %s): %s\n", seed_info(&info),
            naive_bad ? "NOT allclose to np.dot(A, B)" : "allclose(rtol=1e-5) to np.dot(A, B)");
     bad += naive_bad;

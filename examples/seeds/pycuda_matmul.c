@@ -133,6 +133,12 @@ int main(void)
     duet_module *mod = seed_module(ctx, kernel_code); /* mod = SourceModule(kernel_code) */
     if (!mod) {
         SEED_OK(duet_context_destroy(ctx));
+        free(a);
+        free(b);
+        free(c);
+        free(da);
+        free(db);
+        free(ref);
         return SEED_SKIP;
     }
     duet_function *matmul = NULL;

@@ -137,7 +137,10 @@ static inline void seed_extend(char *s, char *line, const char *word, size_t wid
 
 typedef double (*seed_getter)(const void *data, int64_t index);
 static inline double seed_get_f64(const void *data, int64_t i) { return ((const double *)data)[i]; }
-static inline double seed_get_i32(const void *data, int64_t i) { return ((const int32_t *)data)[i]; }
+static inline double seed_get_i32(const void *data, int64_t i)
+{
+    return ((const int32_t *)data)[i];
+}
 
 /* data is row-major rows x cols, read through get; ndim 1 prints a vector (rows must be 1).
  * Only the shown elements are read, so a summarised matrix may be of any size. */
@@ -252,7 +255,9 @@ static inline int64_t seed_mismatches(const char *what, const double *got, const
             bad++;
         }
     }
-    if (bad) fprintf(stderr, "%s: %lld of %lld elements differ\n", what, (long long)bad, (long long)n);
+    if (bad)
+        fprintf(stderr, "%s: %lld of %lld elements differ\n", what, (long long)bad,
+                (long long)n);
     return bad;
 }
 

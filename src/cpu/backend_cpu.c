@@ -58,20 +58,13 @@ const char *cpu_dtype_name(duet_dtype dtype)
     return "unknown";
 }
 
-void cpu_fill_info(duet_launch_info *info, const char *op, const char *suffix,
-                   const dt_plan *plan, duet_algorithm auto_as, int auto_tile)
+void cpu_fill_info(duet_launch_info *info, const char *op, const char *suffix, const dt_plan *plan)
 {
     if (!info) return;
     char name[64];
     snprintf(name, sizeof name, "cpu_%s_%s_%s", op, cpu_algo_name(plan->algo), suffix);
-    if (plan->algo == DUET_ALGO_AUTO) {
-        dt_plan resolved;
-        memset(&resolved, 0, sizeof resolved);
-        resolved.algo = auto_as;
-        resolved.tile = auto_tile;
-        dt_fill_info(info, name, &resolved, 1);
-        return;
-    }
+    /* AUTO reports itself, as on the GPU backends: the packed host kernels are no seed
+     * algorithm, and their name says which ran. */
     dt_fill_info(info, name, plan, 1);
 }
 
@@ -115,8 +108,7 @@ void cpu_walk(int64_t batch, int64_t rows, int64_t cols, int64_t tz, int64_t ty,
                 const int nt = cpu_threads_for(wave_rows * (j1 - j0) * work_per_elem);
                 (void)nt;
                 CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-                for (int64_t r = 0; r < wave_rows; ++r)
-                    fn(arg, b0 + r / ni, i0 + r % ni, j0, j1);
+                for (int64_t r = 0; r < wave_rows; ++r) fn(arg, b0 + r / ni, i0 + r % ni, j0, j1);
             }
         }
     }
@@ -266,8 +258,7 @@ static duet_status cpu_alloc(size_t bytes, void **ptr, const char *func)
     const size_t phys = physical_memory();
     if (bytes > SIZE_MAX - (CPU_ALIGN - 1) || (phys != 0 && bytes > phys))
         return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func,
-                       "cannot allocate %zu bytes: the host has %zu bytes of memory", bytes,
-                       phys);
+                       "cannot allocate %zu bytes: the host has %zu bytes of memory", bytes, phys);
     /* C11 aligned_alloc wants a size that is a multiple of the alignment. */
     const size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
     void *p = aligned_alloc(CPU_ALIGN, rounded == 0 ? CPU_ALIGN : rounded);
@@ -313,8 +304,7 @@ static int overlaps_range(const cpu_context *c, const char *p, size_t bytes)
 }
 
 /* Appends a range. Call with the lock held. */
-static duet_status add_range(cpu_context *c, void *p, size_t bytes, int allocated,
-                             const char *func)
+static duet_status add_range(cpu_context *c, void *p, size_t bytes, int allocated, const char *func)
 {
     if (c->count == c->capacity) {
         const size_t cap = c->capacity ? 2 * c->capacity : 16;
@@ -375,7 +365,8 @@ duet_status be_host_register(void *ctx, void *ptr, size_t bytes)
     if (overlaps_range(c, ptr, bytes))
         st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_host_register",
                      "ptr (%p) and bytes (%zu) overlap host memory that is already registered "
-                     "or allocated with duet_host_alloc", ptr, bytes);
+                     "or allocated with duet_host_alloc",
+                     ptr, bytes);
     else
         st = add_range(c, ptr, bytes, 0, "duet_host_register");
     pthread_mutex_unlock(&c->lock);
@@ -533,8 +524,7 @@ void be_module_destroy(dt_context *ctx, void *module)
     (void)module;
 }
 
-duet_status be_module_get_function(dt_context *ctx, void *module, const char *name,
-                                   void **function)
+duet_status be_module_get_function(dt_context *ctx, void *module, const char *name, void **function)
 {
     (void)ctx;
     (void)module;
@@ -545,8 +535,8 @@ duet_status be_module_get_function(dt_context *ctx, void *module, const char *na
                    "built with cpu)");
 }
 
-duet_status be_launch(dt_context *ctx, void *stream, void *function,
-                      const duet_launch_config *cfg, const be_arg *args, int num_args)
+duet_status be_launch(dt_context *ctx, void *stream, void *function, const duet_launch_config *cfg,
+                      const be_arg *args, int num_args)
 {
     (void)ctx;
     (void)stream;

@@ -11,17 +11,16 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* ---- copy2d -------------------------------------------------------------------------------- */
 
 /* Elements move as unsigned integers of their size: bits are copied, never converted. */
-#define COPY_ROW(BITS, U)                                                                     \
-    static void copy_row_##BITS(const dt_copy2d *t, int64_t b, int64_t i, int64_t j0,        \
-                                int64_t j1)                                                   \
-    {                                                                                         \
-        const U *in = (const U *)t->in.base + b * t->in.bs + i * t->in.rs;                    \
-        U *out = (U *)t->out.base + b * t->out.bs + i * t->out.rs;                            \
-        const int64_t ics = t->in.cs, ocs = t->out.cs;                                        \
-        if (ocs == 1)                                                                         \
-            for (int64_t j = j0; j < j1; ++j) out[j] = in[j * ics];                           \
-        else                                                                                  \
-            for (int64_t j = j0; j < j1; ++j) out[j * ocs] = in[j * ics];                     \
+#define COPY_ROW(BITS, U)                                                                          \
+    static void copy_row_##BITS(const dt_copy2d *t, int64_t b, int64_t i, int64_t j0, int64_t j1)  \
+    {                                                                                              \
+        const U *in = (const U *)t->in.base + b * t->in.bs + i * t->in.rs;                         \
+        U *out = (U *)t->out.base + b * t->out.bs + i * t->out.rs;                                 \
+        const int64_t ics = t->in.cs, ocs = t->out.cs;                                             \
+        if (ocs == 1)                                                                              \
+            for (int64_t j = j0; j < j1; ++j) out[j] = in[j * ics];                                \
+        else                                                                                       \
+            for (int64_t j = j0; j < j1; ++j) out[j * ocs] = in[j * ics];                          \
     }
 
 COPY_ROW(8, uint8_t)
@@ -43,24 +42,24 @@ static void copy_row(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)
 /* Rows [i0, i1) of matrix b in square blocks of tile x tile elements. In a transpose one of
  * the two matrices is read or written across rows; a block keeps the tile lines it touches
  * in L1 until all their elements are used, instead of fetching a line per element. */
-#define COPY_BLOCKS(BITS, U)                                                                  \
-    static void copy_blocks_##BITS(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1,    \
-                                   int64_t tile)                                              \
-    {                                                                                         \
-        const U *in = (const U *)t->in.base + b * t->in.bs;                                   \
-        U *out = (U *)t->out.base + b * t->out.bs;                                            \
-        const int64_t irs = t->in.rs, ics = t->in.cs, ors = t->out.rs, ocs = t->out.cs;       \
-        for (int64_t j0 = 0; j0 < t->cols; j0 += tile) {                                      \
-            const int64_t j1 = min64(j0 + tile, t->cols);                                     \
-            for (int64_t i = i0; i < i1; ++i) {                                               \
-                const U *src = in + i * irs;                                                  \
-                U *dst = out + i * ors;                                                       \
-                if (ocs == 1)                                                                 \
-                    for (int64_t j = j0; j < j1; ++j) dst[j] = src[j * ics];                  \
-                else                                                                          \
-                    for (int64_t j = j0; j < j1; ++j) dst[j * ocs] = src[j * ics];            \
-            }                                                                                 \
-        }                                                                                     \
+#define COPY_BLOCKS(BITS, U)                                                                       \
+    static void copy_blocks_##BITS(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1,          \
+                                   int64_t tile)                                                   \
+    {                                                                                              \
+        const U *in = (const U *)t->in.base + b * t->in.bs;                                        \
+        U *out = (U *)t->out.base + b * t->out.bs;                                                 \
+        const int64_t irs = t->in.rs, ics = t->in.cs, ors = t->out.rs, ocs = t->out.cs;            \
+        for (int64_t j0 = 0; j0 < t->cols; j0 += tile) {                                           \
+            const int64_t j1 = min64(j0 + tile, t->cols);                                          \
+            for (int64_t i = i0; i < i1; ++i) {                                                    \
+                const U *src = in + i * irs;                                                       \
+                U *dst = out + i * ors;                                                            \
+                if (ocs == 1)                                                                      \
+                    for (int64_t j = j0; j < j1; ++j) dst[j] = src[j * ics];                       \
+                else                                                                               \
+                    for (int64_t j = j0; j < j1; ++j) dst[j * ocs] = src[j * ics];                 \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 COPY_BLOCKS(8, uint8_t)
@@ -114,14 +113,8 @@ static void copy_rows(const dt_copy2d *t)
     for (int64_t x = 0; x < tasks; ++x) {
         const int64_t b = x / rows, i = x % rows;
         memcpy((char *)t->out.base + (size_t)(b * t->out.bs + i * t->out.rs) * t->elem,
-               (const char *)t->in.base + (size_t)(b * t->in.bs + i * t->in.rs) * t->elem,
-               bytes);
+               (const char *)t->in.base + (size_t)(b * t->in.bs + i * t->in.rs) * t->elem, bytes);
     }
-}
-
-static void copy_walk_row(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)
-{
-    copy_row(arg, b, i, j0, j1);
 }
 
 duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const dt_plan *plan,
@@ -135,7 +128,7 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
     char suffix[8];
     snprintf(suffix, sizeof suffix, "%zub", t->elem);
     if (t->rows <= 0 || t->cols <= 0 || t->batch <= 0) {
-        cpu_fill_info(info, "transpose", suffix, plan, DUET_ALGO_NAIVE, 0);
+        cpu_fill_info(info, "transpose", suffix, plan);
         if (info) info->launches = 0;
         return DUET_SUCCESS;
     }
@@ -154,16 +147,14 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
 
     int64_t tx, ty, tz;
     duet_status st;
-    duet_algorithm auto_as = DUET_ALGO_TILED;
     switch (plan->algo) {
     case DUET_ALGO_NAIVE:
-        cpu_walk(t->batch, t->rows, t->cols, t->batch, t->rows, t->cols, 1, copy_walk_row,
-                 (void *)t);
+        cpu_walk(t->batch, t->rows, t->cols, t->batch, t->rows, t->cols, 1, copy_row, (void *)t);
         break;
     case DUET_ALGO_GRID_STRIDE:
         st = cpu_grid_threads(plan, "duet_transpose", &tx, &ty, &tz);
         if (st != DUET_SUCCESS) return st;
-        cpu_walk(t->batch, t->rows, t->cols, tz, ty, tx, 1, copy_walk_row, (void *)t);
+        cpu_walk(t->batch, t->rows, t->cols, tz, ty, tx, 1, copy_row, (void *)t);
         break;
     case DUET_ALGO_TILED:
         if (plan->tile < 1 || plan->tile > 32)
@@ -177,7 +168,6 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
     case DUET_ALGO_AUTO:
         if (v.in.cs == 1 && v.out.cs == 1) {
             copy_rows(&v); /* a row per thread: the naive kernel's rows, memcpy fast */
-            auto_as = DUET_ALGO_NAIVE;
         } else {
             copy_blocked(&v, 32); /* 32 x 4 bytes: two lines per block row, L1-resident */
         }
@@ -186,7 +176,7 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_transpose", "transpose has no %s algorithm",
                        cpu_algo_name(plan->algo));
     }
-    cpu_fill_info(info, "transpose", suffix, plan, auto_as, auto_as == DUET_ALGO_TILED ? 32 : 0);
+    cpu_fill_info(info, "transpose", suffix, plan);
     return DUET_SUCCESS;
 }
 
@@ -205,51 +195,51 @@ typedef struct ew_job {
 
 /* Unit-stride rows get a loop of their own so that the compiler vectorises it. add reads
  * a and b before it writes c, so c may be exactly a or b (no restrict here). */
-#define EW_ROWS(SFX, T, F)                                                                    \
-    static void scale_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)     \
-    {                                                                                         \
-        const ew_job *job = arg;                                                              \
-        const dt_elementwise *e = job->e;                                                     \
-        const T alpha = job->alpha.F;                                                         \
-        T *c = (T *)e->c.base + b * e->c.bs + i * e->c.rs;                                    \
-        const int64_t cs = e->c.cs;                                                           \
-        if (cs == 1)                                                                          \
-            for (int64_t j = j0; j < j1; ++j) c[j] = alpha * c[j];                            \
-        else                                                                                  \
-            for (int64_t j = j0; j < j1; ++j) c[j * cs] = alpha * c[j * cs];                  \
-    }                                                                                         \
-                                                                                              \
-    static void add_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)       \
-    {                                                                                         \
-        const ew_job *job = arg;                                                              \
-        const dt_elementwise *e = job->e;                                                     \
-        const T alpha = job->alpha.F, beta = job->beta.F;                                     \
-        const T *x = (const T *)e->a.base + b * e->a.bs + i * e->a.rs;                        \
-        const T *y = (const T *)e->b.base + b * e->b.bs + i * e->b.rs;                        \
-        T *c = (T *)e->c.base + b * e->c.bs + i * e->c.rs;                                    \
-        const int64_t xs = e->a.cs, ys = e->b.cs, cs = e->c.cs;                               \
-        if (xs == 1 && ys == 1 && cs == 1)                                                    \
-            for (int64_t j = j0; j < j1; ++j) c[j] = alpha * x[j] + beta * y[j];              \
-        else                                                                                  \
-            for (int64_t j = j0; j < j1; ++j) c[j * cs] = alpha * x[j * xs] + beta * y[j * ys]; \
+#define EW_ROWS(SFX, T, F)                                                                         \
+    static void scale_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)           \
+    {                                                                                              \
+        const ew_job *job = arg;                                                                   \
+        const dt_elementwise *e = job->e;                                                          \
+        const T alpha = job->alpha.F;                                                              \
+        T *c = (T *)e->c.base + b * e->c.bs + i * e->c.rs;                                         \
+        const int64_t cs = e->c.cs;                                                                \
+        if (cs == 1)                                                                               \
+            for (int64_t j = j0; j < j1; ++j) c[j] = alpha * c[j];                                 \
+        else                                                                                       \
+            for (int64_t j = j0; j < j1; ++j) c[j * cs] = alpha * c[j * cs];                       \
+    }                                                                                              \
+                                                                                                   \
+    static void add_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)             \
+    {                                                                                              \
+        const ew_job *job = arg;                                                                   \
+        const dt_elementwise *e = job->e;                                                          \
+        const T alpha = job->alpha.F, beta = job->beta.F;                                          \
+        const T *x = (const T *)e->a.base + b * e->a.bs + i * e->a.rs;                             \
+        const T *y = (const T *)e->b.base + b * e->b.bs + i * e->b.rs;                             \
+        T *c = (T *)e->c.base + b * e->c.bs + i * e->c.rs;                                         \
+        const int64_t xs = e->a.cs, ys = e->b.cs, cs = e->c.cs;                                    \
+        if (xs == 1 && ys == 1 && cs == 1)                                                         \
+            for (int64_t j = j0; j < j1; ++j) c[j] = alpha * x[j] + beta * y[j];                   \
+        else                                                                                       \
+            for (int64_t j = j0; j < j1; ++j) c[j * cs] = alpha * x[j * xs] + beta * y[j * ys];    \
     }
 
 EW_ROWS(f32, float, f32)
 EW_ROWS(f64, double, f64)
 EW_ROWS(i32, uint32_t, u32)
 
-#define FILL_ROW(BITS, U)                                                                     \
-    static void fill_row_##BITS(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)     \
-    {                                                                                         \
-        const ew_job *job = arg;                                                              \
-        const dt_elementwise *e = job->e;                                                     \
-        const U v = (U)job->fill;                                                             \
-        U *c = (U *)e->c.base + b * e->c.bs + i * e->c.rs;                                    \
-        const int64_t cs = e->c.cs;                                                           \
-        if (cs == 1)                                                                          \
-            for (int64_t j = j0; j < j1; ++j) c[j] = v;                                       \
-        else                                                                                  \
-            for (int64_t j = j0; j < j1; ++j) c[j * cs] = v;                                  \
+#define FILL_ROW(BITS, U)                                                                          \
+    static void fill_row_##BITS(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)           \
+    {                                                                                              \
+        const ew_job *job = arg;                                                                   \
+        const dt_elementwise *e = job->e;                                                          \
+        const U v = (U)job->fill;                                                                  \
+        U *c = (U *)e->c.base + b * e->c.bs + i * e->c.rs;                                         \
+        const int64_t cs = e->c.cs;                                                                \
+        if (cs == 1)                                                                               \
+            for (int64_t j = j0; j < j1; ++j) c[j] = v;                                            \
+        else                                                                                       \
+            for (int64_t j = j0; j < j1; ++j) c[j * cs] = v;                                       \
     }
 
 FILL_ROW(8, uint8_t)
@@ -299,19 +289,13 @@ static int fill_bits(duet_dtype dtype, double value, uint64_t *bits)
         memcpy(&u, &f, sizeof u);
         *bits = u;
         return 1;
-    case DUET_DTYPE_F64:
-        memcpy(bits, &value, sizeof *bits);
-        return 1;
+    case DUET_DTYPE_F64: memcpy(bits, &value, sizeof *bits); return 1;
     case DUET_DTYPE_I32:
         if (!cpu_to_u32(value, &u)) return 0;
         *bits = u;
         return 1;
-    case DUET_DTYPE_F16:
-        *bits = narrow_float(value, 5, 10);
-        return 1;
-    case DUET_DTYPE_BF16:
-        *bits = narrow_float(value, 8, 7);
-        return 1;
+    case DUET_DTYPE_F16: *bits = narrow_float(value, 5, 10); return 1;
+    case DUET_DTYPE_BF16: *bits = narrow_float(value, 8, 7); return 1;
     case DUET_DTYPE_I8:
         if (!(value >= -128.0 && value <= 127.0) || (double)(int)value != value) return 0;
         *bits = (uint8_t)(int8_t)(int)value;
@@ -402,12 +386,12 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
             row = add ? add_row_i32 : scale_row_i32;
             break;
         default:
-            return dt_fail(DUET_ERROR_UNSUPPORTED, func,
-                           "%s is f32, f64 or i32 only (got %s)", op, dt);
+            return dt_fail(DUET_ERROR_UNSUPPORTED, func, "%s is f32, f64 or i32 only (got %s)", op,
+                           dt);
         }
     }
     if (e->rows <= 0 || e->cols <= 0 || e->batch <= 0) {
-        cpu_fill_info(info, op, dt, plan, DUET_ALGO_GRID_STRIDE, 0);
+        cpu_fill_info(info, op, dt, plan);
         if (info) info->launches = 0;
         return DUET_SUCCESS;
     }
@@ -428,7 +412,8 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
         /* Packed matrices are one long row each: one vector loop instead of many short. */
         flat = *e;
         if (packed_rows(&e->c, e->cols) &&
-            (e->kind != DT_EW_ADD || (packed_rows(&e->a, e->cols) && packed_rows(&e->b, e->cols)))) {
+            (e->kind != DT_EW_ADD ||
+             (packed_rows(&e->a, e->cols) && packed_rows(&e->b, e->cols)))) {
             flat.cols = e->rows * e->cols;
             flat.rows = 1;
         }
@@ -440,6 +425,6 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
                        cpu_algo_name(plan->algo));
     }
     /* AUTO shares fixed pieces of the rows among threads: a grid-stride loop in effect. */
-    cpu_fill_info(info, op, dt, plan, DUET_ALGO_GRID_STRIDE, 0);
+    cpu_fill_info(info, op, dt, plan);
     return DUET_SUCCESS;
 }

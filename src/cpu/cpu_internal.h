@@ -45,11 +45,8 @@ const char *cpu_algo_name(duet_algorithm algo);
 const char *cpu_dtype_name(duet_dtype dtype);
 
 /* Fills info (if not NULL) with the kernel name "cpu_<op>_<algo>_<suffix>", the plan and one
- * launch. AUTO is reported resolved, as duet_launch_info promises: as the algorithm auto_as
- * that the host code is an instance of, with tile auto_tile; there is no GPU launch to
- * mirror, so its configuration is 0. */
-void cpu_fill_info(duet_launch_info *info, const char *op, const char *suffix,
-                   const dt_plan *plan, duet_algorithm auto_as, int auto_tile);
+ * launch. AUTO reports itself with a zero configuration: there is no GPU launch to mirror. */
+void cpu_fill_info(duet_launch_info *info, const char *op, const char *suffix, const dt_plan *plan);
 
 /* The threads of a grid-stride launch along x, y and z (grid * block); fails, naming func,
  * when a dimension is 0. */

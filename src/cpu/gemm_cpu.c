@@ -1,5 +1,4 @@
-/* gemm_cpu.c - GEMM on the host: the seeds' naive, tiled and grid-stride loops, and for AUTO a
- * packed, cache-blocked kernel with register-blocked micro-kernels (AVX2 + FMA when present). */
+/* gemm_cpu.c - GEMM on the host: the seeds' loops, and a packed, cache-blocked kernel for AUTO. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cpu_internal.h"
@@ -41,67 +40,67 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* Outputs j0 <= j < j1 of row i, each the way one thread of the naive kernel computes it: a dot
  * product over k in ascending order, then alpha and beta (beta == 0 never reads C). TILED
- * adds the same products in the same order, so the three reference algorithms agree bit for
- * bit. scale_row is C = beta * C, for a problem that has no product to add. */
-#define GEMM_REFERENCE(SFX, T, F)                                                             \
-    static void gemm_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)      \
-    {                                                                                         \
-        const gemm_job *job = arg;                                                            \
-        const dt_gemm *g = job->g;                                                            \
-        const T alpha = job->alpha.F, beta = job->beta.F;                                     \
-        const T *a = (const T *)g->a.base + b * g->a.bs + i * g->a.rs;                        \
-        const T *bm = (const T *)g->b.base + b * g->b.bs;                                     \
-        T *c = (T *)g->c.base + b * g->c.bs + i * g->c.rs;                                    \
-        for (int64_t j = j0; j < j1; ++j) {                                                   \
-            T sum = 0;                                                                        \
-            for (int64_t p = 0; p < g->k; ++p)                                                \
-                sum += a[p * g->a.cs] * bm[p * g->b.rs + j * g->b.cs];                        \
-            T *cj = c + j * g->c.cs;                                                          \
-            *cj = beta == 0 ? alpha * sum : alpha * sum + beta * *cj;                         \
-        }                                                                                     \
-    }                                                                                         \
-                                                                                              \
-    static void gemm_scale_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1) \
-    {                                                                                         \
-        const gemm_job *job = arg;                                                            \
-        const dt_gemm *g = job->g;                                                            \
-        const T beta = job->beta.F;                                                           \
-        T *c = (T *)g->c.base + b * g->c.bs + i * g->c.rs;                                    \
-        for (int64_t j = j0; j < j1; ++j)                                                     \
-            c[j * g->c.cs] = beta == 0 ? (T)0 : beta * c[j * g->c.cs];                        \
-    }                                                                                         \
-                                                                                              \
-    /* One tile x tile block of C, k walked in steps of tile as the shared-memory kernel     \
-     * does; acc plays the part of the per-thread sums. */                                    \
-    static void gemm_tile_##SFX(const gemm_job *job, int64_t b, int64_t i0, int64_t j0)      \
-    {                                                                                         \
-        const dt_gemm *g = job->g;                                                            \
-        const int64_t t = job->tile;                                                          \
-        const int64_t mi = min64(t, g->m - i0), nj = min64(t, g->n - j0);                     \
-        const T alpha = job->alpha.F, beta = job->beta.F;                                     \
-        const T *a = (const T *)g->a.base + b * g->a.bs;                                      \
-        const T *bm = (const T *)g->b.base + b * g->b.bs;                                     \
-        T *c = (T *)g->c.base + b * g->c.bs;                                                  \
-        T acc[GEMM_TILE_MAX * GEMM_TILE_MAX];                                                 \
-        for (int64_t x = 0; x < mi * nj; ++x) acc[x] = 0;                                     \
-        for (int64_t p0 = 0; p0 < g->k; p0 += t) {                                            \
-            const int64_t p1 = min64(p0 + t, g->k);                                           \
-            for (int64_t r = 0; r < mi; ++r) {                                                \
-                T *row = acc + r * nj;                                                        \
-                for (int64_t p = p0; p < p1; ++p) {                                           \
-                    const T av = a[(i0 + r) * g->a.rs + p * g->a.cs];                         \
-                    const T *brow = bm + p * g->b.rs + j0 * g->b.cs;                          \
-                    for (int64_t q = 0; q < nj; ++q) row[q] += av * brow[q * g->b.cs];        \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-        for (int64_t r = 0; r < mi; ++r) {                                                    \
-            T *cr = c + (i0 + r) * g->c.rs + j0 * g->c.cs;                                    \
-            for (int64_t q = 0; q < nj; ++q) {                                                \
-                const T s = acc[r * nj + q];                                                  \
-                cr[q * g->c.cs] = beta == 0 ? alpha * s : alpha * s + beta * cr[q * g->c.cs]; \
-            }                                                                                 \
-        }                                                                                     \
+ * adds the same products in the same order, so the three reference algorithms compute the
+ * same sums. scale_row is C = beta * C, for a problem that has no product to add. */
+#define GEMM_REFERENCE(SFX, T, F)                                                                  \
+    static void gemm_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)            \
+    {                                                                                              \
+        const gemm_job *job = arg;                                                                 \
+        const dt_gemm *g = job->g;                                                                 \
+        const T alpha = job->alpha.F, beta = job->beta.F;                                          \
+        const T *a = (const T *)g->a.base + b * g->a.bs + i * g->a.rs;                             \
+        const T *bm = (const T *)g->b.base + b * g->b.bs;                                          \
+        T *c = (T *)g->c.base + b * g->c.bs + i * g->c.rs;                                         \
+        for (int64_t j = j0; j < j1; ++j) {                                                        \
+            T sum = 0;                                                                             \
+            for (int64_t p = 0; p < g->k; ++p)                                                     \
+                sum += a[p * g->a.cs] * bm[p * g->b.rs + j * g->b.cs];                             \
+            T *cj = c + j * g->c.cs;                                                               \
+            *cj = beta == 0 ? alpha * sum : alpha * sum + beta * *cj;                              \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static void gemm_scale_row_##SFX(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)      \
+    {                                                                                              \
+        const gemm_job *job = arg;                                                                 \
+        const dt_gemm *g = job->g;                                                                 \
+        const T beta = job->beta.F;                                                                \
+        T *c = (T *)g->c.base + b * g->c.bs + i * g->c.rs;                                         \
+        for (int64_t j = j0; j < j1; ++j)                                                          \
+            c[j * g->c.cs] = beta == 0 ? (T)0 : beta * c[j * g->c.cs];                             \
+    }                                                                                              \
+                                                                                                   \
+    /* One tile x tile block of C, k walked in steps of tile as the shared-memory kernel           \
+     * does; acc plays the part of the per-thread sums. */                                         \
+    static void gemm_tile_##SFX(const gemm_job *job, int64_t b, int64_t i0, int64_t j0)            \
+    {                                                                                              \
+        const dt_gemm *g = job->g;                                                                 \
+        const int64_t t = job->tile;                                                               \
+        const int64_t mi = min64(t, g->m - i0), nj = min64(t, g->n - j0);                          \
+        const T alpha = job->alpha.F, beta = job->beta.F;                                          \
+        const T *a = (const T *)g->a.base + b * g->a.bs;                                           \
+        const T *bm = (const T *)g->b.base + b * g->b.bs;                                          \
+        T *c = (T *)g->c.base + b * g->c.bs;                                                       \
+        T acc[GEMM_TILE_MAX * GEMM_TILE_MAX];                                                      \
+        for (int64_t x = 0; x < mi * nj; ++x) acc[x] = 0;                                          \
+        for (int64_t p0 = 0; p0 < g->k; p0 += t) {                                                 \
+            const int64_t p1 = min64(p0 + t, g->k);                                                \
+            for (int64_t r = 0; r < mi; ++r) {                                                     \
+                T *row = acc + r * nj;                                                             \
+                for (int64_t p = p0; p < p1; ++p) {                                                \
+                    const T av = a[(i0 + r) * g->a.rs + p * g->a.cs];                              \
+                    const T *brow = bm + p * g->b.rs + j0 * g->b.cs;                               \
+                    for (int64_t q = 0; q < nj; ++q) row[q] += av * brow[q * g->b.cs];             \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t r = 0; r < mi; ++r) {                                                         \
+            T *cr = c + (i0 + r) * g->c.rs + j0 * g->c.cs;                                         \
+            for (int64_t q = 0; q < nj; ++q) {                                                     \
+                const T s = acc[r * nj + q];                                                       \
+                cr[q * g->c.cs] = beta == 0 ? alpha * s : alpha * s + beta * cr[q * g->c.cs];      \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 GEMM_REFERENCE(f32, float, f32)
@@ -115,31 +114,31 @@ GEMM_REFERENCE(i32, uint32_t, u32)
  * layouts of the operands; the kc x nr sliver of B stays in L1 while an mc x kc block of A
  * sits in L2 and a kc x nc block of B in L2/L3. Each micro-kernel call adds kc products to an
  * mr x nr tile of register accumulators. */
-#define GEMM_KC 256
-#define GEMM_MC 168               /* a multiple of every mr (4 and 6)           */
-#define GEMM_B_BYTES (4u << 20)   /* the packed block of B: nc = 4 MiB / (kc e) */
+#define GEMM_KC      256
+#define GEMM_MC      168        /* a multiple of every mr (4 and 6)           */
+#define GEMM_B_BYTES (4u << 20) /* the packed block of B: nc = 4 MiB / (kc e) */
 
 /* count lanes (rows of A, columns of B) of kc elements each, lane l element p at
  * src[l * s_lane + p * s_k], into panels of width lanes: panel q holds lane q * width + w,
  * element p, at q * width * kc + p * width + w. The lanes past count are zero, so edge tiles
  * run the full micro-kernel and only their live part is stored. */
-#define GEMM_PACK(BITS, U)                                                                    \
-    static void gemm_pack_##BITS(const void *srcp, int64_t s_lane, int64_t s_k,              \
-                                 int64_t count, int64_t kc, int width, void *dstp)            \
-    {                                                                                         \
-        const U *src = srcp;                                                                  \
-        U *dst = dstp;                                                                        \
-        for (int64_t q = 0; q < count; q += width) {                                          \
-            const int64_t live = min64(width, count - q);                                     \
-            const U *lane0 = src + q * s_lane;                                                \
-            for (int64_t p = 0; p < kc; ++p) {                                                \
-                const U *s = lane0 + p * s_k;                                                 \
-                int64_t w = 0;                                                                \
-                for (; w < live; ++w) dst[w] = s[w * s_lane];                                 \
-                for (; w < width; ++w) dst[w] = 0;                                            \
-                dst += width;                                                                 \
-            }                                                                                 \
-        }                                                                                     \
+#define GEMM_PACK(BITS, U)                                                                         \
+    static void gemm_pack_##BITS(const void *srcp, int64_t s_lane, int64_t s_k, int64_t count,     \
+                                 int64_t kc, int width, void *dstp)                                \
+    {                                                                                              \
+        const U *src = srcp;                                                                       \
+        U *dst = dstp;                                                                             \
+        for (int64_t q = 0; q < count; q += width) {                                               \
+            const int64_t live = min64(width, count - q);                                          \
+            const U *lane0 = src + q * s_lane;                                                     \
+            for (int64_t p = 0; p < kc; ++p) {                                                     \
+                const U *s = lane0 + p * s_k;                                                      \
+                int64_t w = 0;                                                                     \
+                for (; w < live; ++w) dst[w] = s[w * s_lane];                                      \
+                for (; w < width; ++w) dst[w] = 0;                                                 \
+                dst += width;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 GEMM_PACK(32, uint32_t)
@@ -147,24 +146,24 @@ GEMM_PACK(64, uint64_t)
 
 /* The live mv x nv part of an accumulator tile (row length nr) into C. The first block of k
  * applies beta (beta == 0: C is not read); later blocks add to what the first stored. */
-#define GEMM_UPDATE(SFX, T, F)                                                                \
-    static void gemm_update_##SFX(const void *abp, int nr, void *cp, int64_t rs, int64_t cs, \
-                                  int64_t mv, int64_t nv, gemm_scalar al, gemm_scalar be,     \
-                                  int first)                                                  \
-    {                                                                                         \
-        const T *ab = abp;                                                                    \
-        T *c = cp;                                                                            \
-        const T alpha = al.F, beta = be.F;                                                    \
-        for (int64_t r = 0; r < mv; ++r) {                                                    \
-            const T *x = ab + r * nr;                                                         \
-            T *y = c + r * rs;                                                                \
-            if (!first)                                                                       \
-                for (int64_t q = 0; q < nv; ++q) y[q * cs] += alpha * x[q];                   \
-            else if (beta == 0)                                                               \
-                for (int64_t q = 0; q < nv; ++q) y[q * cs] = alpha * x[q];                    \
-            else                                                                              \
-                for (int64_t q = 0; q < nv; ++q) y[q * cs] = alpha * x[q] + beta * y[q * cs]; \
-        }                                                                                     \
+#define GEMM_UPDATE(SFX, T, F)                                                                     \
+    static void gemm_update_##SFX(const void *abp, int nr, void *cp, int64_t rs, int64_t cs,       \
+                                  int64_t mv, int64_t nv, gemm_scalar al, gemm_scalar be,          \
+                                  int first)                                                       \
+    {                                                                                              \
+        const T *ab = abp;                                                                         \
+        T *c = cp;                                                                                 \
+        const T alpha = al.F, beta = be.F;                                                         \
+        for (int64_t r = 0; r < mv; ++r) {                                                         \
+            const T *x = ab + r * nr;                                                              \
+            T *y = c + r * rs;                                                                     \
+            if (!first)                                                                            \
+                for (int64_t q = 0; q < nv; ++q) y[q * cs] += alpha * x[q];                        \
+            else if (beta == 0)                                                                    \
+                for (int64_t q = 0; q < nv; ++q) y[q * cs] = alpha * x[q];                         \
+            else                                                                                   \
+                for (int64_t q = 0; q < nv; ++q) y[q * cs] = alpha * x[q] + beta * y[q * cs];      \
+        }                                                                                          \
     }
 
 GEMM_UPDATE(f32, float, f32)
@@ -174,23 +173,24 @@ GEMM_UPDATE(i32, uint32_t, u32)
 /* ab (mr x nr, row-major) = the sum over p < kc of a[p][0..mr) x b[p][0..nr), in plain C.
  * The fixed trip counts let the compiler keep acc in vector registers at -O2 (mr x nr is
  * sized for 16 SSE registers). */
-#define GEMM_UKR_C(SFX, T, MR, NR)                                                            \
-    static void gemm_ukr_##SFX##_c(int64_t kc, const void *ap, const void *bp, void *abp)    \
-    {                                                                                         \
-        const T *restrict a = ap;                                                             \
-        const T *restrict b = bp;                                                             \
-        T *restrict ab = abp;                                                                 \
-        T acc[MR][NR];                                                                        \
-        CPU_UNROLL for (int r = 0; r < MR; ++r) CPU_UNROLL for (int c = 0; c < NR; ++c)       \
-            acc[r][c] = 0;                                                                    \
-        for (int64_t p = 0; p < kc; ++p) {                                                    \
-            CPU_UNROLL for (int r = 0; r < MR; ++r) {                                         \
-                const T av = a[p * MR + r];                                                   \
-                CPU_UNROLL for (int c = 0; c < NR; ++c) acc[r][c] += av * b[p * NR + c];      \
-            }                                                                                 \
-        }                                                                                     \
-        CPU_UNROLL for (int r = 0; r < MR; ++r) CPU_UNROLL for (int c = 0; c < NR; ++c)       \
-            ab[r * NR + c] = acc[r][c];                                                       \
+#define GEMM_UKR_C(SFX, T, MR, NR)                                                                 \
+    static void gemm_ukr_##SFX##_c(int64_t kc, const void *ap, const void *bp, void *abp)          \
+    {                                                                                              \
+        const T *restrict a = ap;                                                                  \
+        const T *restrict b = bp;                                                                  \
+        T *restrict ab = abp;                                                                      \
+        T acc[MR][NR];                                                                             \
+        CPU_UNROLL for (int r = 0; r < MR; ++r) CPU_UNROLL for (int c = 0; c < NR; ++c)            \
+            acc[r][c] = 0;                                                                         \
+        for (int64_t p = 0; p < kc; ++p) {                                                         \
+            CPU_UNROLL for (int r = 0; r < MR; ++r)                                                \
+            {                                                                                      \
+                const T av = a[p * MR + r];                                                        \
+                CPU_UNROLL for (int c = 0; c < NR; ++c) acc[r][c] += av * b[p * NR + c];           \
+            }                                                                                      \
+        }                                                                                          \
+        CPU_UNROLL for (int r = 0; r < MR; ++r) CPU_UNROLL for (int c = 0; c < NR; ++c)            \
+            ab[r * NR + c] = acc[r][c];                                                            \
     }
 
 GEMM_UKR_C(f32, float, 4, 8)
@@ -201,7 +201,7 @@ GEMM_UKR_C(i32, uint32_t, 4, 8)
 /* 6 x 16 floats: 12 ymm accumulators, 2 for the row of B, 1 for the broadcast of A - the
  * 16 registers of AVX2 exactly. */
 __attribute__((target("avx2,fma"))) static void gemm_ukr_f32_avx2(int64_t kc, const void *ap,
-                                                                   const void *bp, void *abp)
+                                                                  const void *bp, void *abp)
 {
     const float *a = ap, *b = bp;
     float *ab = abp;
@@ -209,13 +209,15 @@ __attribute__((target("avx2,fma"))) static void gemm_ukr_f32_avx2(int64_t kc, co
     CPU_UNROLL for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (int64_t p = 0; p < kc; ++p, a += 6, b += 16) {
         const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        CPU_UNROLL for (int r = 0; r < 6; ++r) {
+        CPU_UNROLL for (int r = 0; r < 6; ++r)
+        {
             const __m256 av = _mm256_broadcast_ss(a + r);
             acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
         }
     }
-    CPU_UNROLL for (int r = 0; r < 6; ++r) {
+    CPU_UNROLL for (int r = 0; r < 6; ++r)
+    {
         _mm256_storeu_ps(ab + r * 16, acc[r][0]);
         _mm256_storeu_ps(ab + r * 16 + 8, acc[r][1]);
     }
@@ -223,7 +225,7 @@ __attribute__((target("avx2,fma"))) static void gemm_ukr_f32_avx2(int64_t kc, co
 
 /* 6 x 8 doubles, the same register budget. */
 __attribute__((target("avx2,fma"))) static void gemm_ukr_f64_avx2(int64_t kc, const void *ap,
-                                                                   const void *bp, void *abp)
+                                                                  const void *bp, void *abp)
 {
     const double *a = ap, *b = bp;
     double *ab = abp;
@@ -231,13 +233,15 @@ __attribute__((target("avx2,fma"))) static void gemm_ukr_f64_avx2(int64_t kc, co
     CPU_UNROLL for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_pd();
     for (int64_t p = 0; p < kc; ++p, a += 6, b += 8) {
         const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
-        CPU_UNROLL for (int r = 0; r < 6; ++r) {
+        CPU_UNROLL for (int r = 0; r < 6; ++r)
+        {
             const __m256d av = _mm256_broadcast_sd(a + r);
             acc[r][0] = _mm256_fmadd_pd(av, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_pd(av, b1, acc[r][1]);
         }
     }
-    CPU_UNROLL for (int r = 0; r < 6; ++r) {
+    CPU_UNROLL for (int r = 0; r < 6; ++r)
+    {
         _mm256_storeu_pd(ab + r * 8, acc[r][0]);
         _mm256_storeu_pd(ab + r * 8 + 4, acc[r][1]);
     }
@@ -254,13 +258,15 @@ __attribute__((target("avx2"))) static void gemm_ukr_i32_avx2(int64_t kc, const 
     for (int64_t p = 0; p < kc; ++p, a += 6, b += 16) {
         const __m256i b0 = _mm256_loadu_si256((const __m256i *)b);
         const __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 8));
-        CPU_UNROLL for (int r = 0; r < 6; ++r) {
+        CPU_UNROLL for (int r = 0; r < 6; ++r)
+        {
             const __m256i av = _mm256_set1_epi32((int)a[r]);
             acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_mullo_epi32(av, b0));
             acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_mullo_epi32(av, b1));
         }
     }
-    CPU_UNROLL for (int r = 0; r < 6; ++r) {
+    CPU_UNROLL for (int r = 0; r < 6; ++r)
+    {
         _mm256_storeu_si256((__m256i *)(ab + r * 16), acc[r][0]);
         _mm256_storeu_si256((__m256i *)(ab + r * 16 + 8), acc[r][1]);
     }
@@ -277,9 +283,8 @@ static int cpu_has_avx2_fma(void)
 typedef void (*gemm_tile_fn)(const gemm_job *job, int64_t b, int64_t i0, int64_t j0);
 typedef void (*gemm_pack_fn)(const void *src, int64_t s_lane, int64_t s_k, int64_t count,
                              int64_t kc, int width, void *dst);
-typedef void (*gemm_update_fn)(const void *ab, int nr, void *c, int64_t rs, int64_t cs,
-                               int64_t mv, int64_t nv, gemm_scalar alpha, gemm_scalar beta,
-                               int first);
+typedef void (*gemm_update_fn)(const void *ab, int nr, void *c, int64_t rs, int64_t cs, int64_t mv,
+                               int64_t nv, gemm_scalar alpha, gemm_scalar beta, int first);
 typedef void (*gemm_ukr_fn)(int64_t kc, const void *a, const void *b, void *ab);
 
 typedef struct gemm_kernel {
@@ -297,11 +302,26 @@ typedef struct gemm_type {
 } gemm_type;
 
 static const gemm_type gemm_types[] = {
-    {4, gemm_row_f32, gemm_scale_row_f32, gemm_tile_f32, gemm_pack_32, gemm_update_f32,
+    {4,
+     gemm_row_f32,
+     gemm_scale_row_f32,
+     gemm_tile_f32,
+     gemm_pack_32,
+     gemm_update_f32,
      {4, 8, gemm_ukr_f32_c}},
-    {8, gemm_row_f64, gemm_scale_row_f64, gemm_tile_f64, gemm_pack_64, gemm_update_f64,
+    {8,
+     gemm_row_f64,
+     gemm_scale_row_f64,
+     gemm_tile_f64,
+     gemm_pack_64,
+     gemm_update_f64,
      {4, 4, gemm_ukr_f64_c}},
-    {4, gemm_row_i32, gemm_scale_row_i32, gemm_tile_i32, gemm_pack_32, gemm_update_i32,
+    {4,
+     gemm_row_i32,
+     gemm_scale_row_i32,
+     gemm_tile_i32,
+     gemm_pack_32,
+     gemm_update_i32,
      {4, 8, gemm_ukr_i32_c}},
 };
 
@@ -351,8 +371,8 @@ typedef union gemm_tile_buf {
 /* Rows [i0, i1) x columns [j0, j1) of matrix bi of C, on the calling thread, with the
  * workspace ws (a_bytes + b_bytes). Each output gets its k products in the same order
  * wherever the slab boundaries fall. */
-static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int64_t i1,
-                             int64_t j0, int64_t j1, unsigned char *ws)
+static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int64_t i1, int64_t j0,
+                             int64_t j1, unsigned char *ws)
 {
     const dt_gemm *g = pk->job->g;
     const size_t e = pk->type->elem;
@@ -374,8 +394,8 @@ static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int6
                                b_pack + (size_t)(q * nr * kc) * e);
             for (int64_t ic = i0; ic < i1; ic += pk->mc) {
                 const int64_t mc = min64(pk->mc, i1 - ic);
-                pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * e, g->a.rs, g->a.cs,
-                               mc, kc, mr, a_pack);
+                pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * e, g->a.rs, g->a.cs, mc,
+                               kc, mr, a_pack);
                 for (int64_t q = 0; q < panels; ++q) {
                     const int64_t jr = jc + q * nr, nv = min64(nr, nc - q * nr);
                     const unsigned char *bq = b_pack + (size_t)(q * nr * kc) * e;
@@ -383,8 +403,8 @@ static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int6
                         pk->kern.ukr(kc, a_pack + (size_t)(ir * kc) * e, bq, ab.bytes);
                         pk->type->update(ab.bytes, nr,
                                          C + (size_t)((ic + ir) * g->c.rs + jr * g->c.cs) * e,
-                                         g->c.rs, g->c.cs, min64(mr, mc - ir), nv,
-                                         pk->job->alpha, pk->job->beta, pc == 0);
+                                         g->c.rs, g->c.cs, min64(mr, mc - ir), nv, pk->job->alpha,
+                                         pk->job->beta, pc == 0);
                     }
                 }
             }
@@ -409,6 +429,7 @@ static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
     const int64_t per_matrix = g->m * g->n * g->k; /* < 2^63: the operands exist */
     const int64_t total = per_matrix > INT64_MAX / g->batch ? INT64_MAX : per_matrix * g->batch;
     const int nt = cpu_threads_for(total);
+    (void)nt;
 
     /* Matrices of C that cannot overlap may run at once; else one matrix at a time. */
     const int64_t c_span = (g->m - 1) * g->c.rs + (g->n - 1) * g->c.cs + 1;
@@ -433,9 +454,8 @@ static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
                        "cannot allocate %zu bytes of packing buffers", one * (size_t)nt);
 
     const int64_t panels = split_n ? n_panels : m_panels;
+    const int64_t tasks = group * slabs;
     for (int64_t b0 = 0; b0 < g->batch; b0 += group) {
-        const int64_t tasks = group * slabs;
-        (void)nt;
         CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
         for (int64_t x = 0; x < tasks; ++x) {
             int tid = 0;
@@ -468,8 +488,7 @@ static void gemm_tiled_run(const gemm_job *job, const gemm_type *type)
     const int nt = cpu_threads_for(g->batch * g->m * g->n * g->k);
     (void)nt;
     CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-    for (int64_t x = 0; x < tiles; ++x)
-        type->tile(job, x / (tm * tn), x / tn % tm * t, x % tn * t);
+    for (int64_t x = 0; x < tiles; ++x) type->tile(job, x / (tm * tn), x / tn % tm * t, x % tn * t);
 }
 
 duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_plan *plan,
@@ -497,19 +516,20 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
         if (!cpu_to_u32(g->alpha, &job.alpha.u32) || !cpu_to_u32(g->beta, &job.beta.u32))
             return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_gemm",
                            "i32 gemm needs integral alpha and beta in the int32 range "
-                           "(got %g and %g)", g->alpha, g->beta);
+                           "(got %g and %g)",
+                           g->alpha, g->beta);
         break;
     }
     const char *dt = cpu_dtype_name(g->dtype);
     if (g->m <= 0 || g->n <= 0 || g->batch <= 0) {
-        cpu_fill_info(info, "gemm", dt, plan, DUET_ALGO_TILED, 0);
+        cpu_fill_info(info, "gemm", dt, plan);
         if (info) info->launches = 0;
         return DUET_SUCCESS;
     }
     /* The common layer turns these into a scale of C; kept safe here all the same. */
     if (g->k <= 0 || g->alpha == 0) {
         cpu_walk(g->batch, g->m, g->n, g->batch, g->m, g->n, 1, type->scale_row, &job);
-        cpu_fill_info(info, "gemm", dt, plan, DUET_ALGO_NAIVE, 0);
+        cpu_fill_info(info, "gemm", dt, plan);
         return DUET_SUCCESS;
     }
 
@@ -525,19 +545,17 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
         break;
     case DUET_ALGO_TILED:
         if (job.tile < 1 || job.tile > GEMM_TILE_MAX)
-            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_gemm",
-                           "tile %d is outside 1..%d", plan->tile, GEMM_TILE_MAX);
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_gemm", "tile %d is outside 1..%d",
+                           plan->tile, GEMM_TILE_MAX);
         gemm_tiled_run(&job, type);
         break;
-    case DUET_ALGO_AUTO:
-        st = gemm_packed_run(&job, type);
-        break;
+    case DUET_ALGO_AUTO: st = gemm_packed_run(&job, type); break;
     default:
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "gemm has no %s algorithm",
                        cpu_algo_name(plan->algo));
     }
     if (st != DUET_SUCCESS) return st;
     /* The packed kernel is a tiled gemm, with blocks for the caches instead of shared memory. */
-    cpu_fill_info(info, "gemm", dt, plan, DUET_ALGO_TILED, 0);
+    cpu_fill_info(info, "gemm", dt, plan);
     return DUET_SUCCESS;
 }
