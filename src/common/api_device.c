@@ -289,7 +289,7 @@ static duet_status host_copy(duet_stream *stream, duet_buffer *bh, size_t offset
     duet_status st = check_range(b, offset, bytes, func, to_device ? "dst_offset" : "src_offset",
                                  to_device ? "dst" : "src");
     if (st != DUET_SUCCESS) return st;
-    dt_stream *s;
+    dt_stream *s = NULL;
     st = dt_resolve_stream(stream, b->ctx, func, &s);
     if (st != DUET_SUCCESS || bytes == 0) return st;
     char *dev = (char *)b->ptr + offset;
@@ -347,7 +347,7 @@ duet_status duet_buffer_copy(duet_stream *stream, duet_buffer *dsth, size_t dst_
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                        "dst range [%zu, %zu) overlaps src range [%zu, %zu) in one buffer",
                        dst_offset, dst_offset + bytes, src_offset, src_offset + bytes);
-    dt_stream *ss;
+    dt_stream *ss = NULL;
     st = dt_resolve_stream(stream, d->ctx, fn, &ss);
     if (st != DUET_SUCCESS || bytes == 0) return st;
     return be_memcpy(d->ctx->be, ss->be, (char *)d->ptr + dst_offset,
@@ -362,7 +362,7 @@ duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *handle, size_t 
     DT_RESOLVE(b, dt_buffer, DT_BUFFER, handle, fn, "buf");
     duet_status st = check_range(b, offset, bytes, fn, "offset", "buf");
     if (st != DUET_SUCCESS) return st;
-    dt_stream *s;
+    dt_stream *s = NULL;
     st = dt_resolve_stream(stream, b->ctx, fn, &s);
     if (st != DUET_SUCCESS || bytes == 0) return st;
     return be_memset(b->ctx->be, s->be, (char *)b->ptr + offset, value, bytes);
@@ -447,7 +447,7 @@ duet_status duet_event_record(duet_event *handle, duet_stream *stream)
 {
     dt_clear_error();
     DT_RESOLVE(e, dt_event, DT_EVENT, handle, "duet_event_record", "event");
-    dt_stream *s;
+    dt_stream *s = NULL;
     duet_status st = dt_resolve_stream(stream, e->ctx, "duet_event_record", &s);
     if (st != DUET_SUCCESS) return st;
     st = be_event_record(e->ctx->be, e->be, s->be);
@@ -504,7 +504,7 @@ duet_status duet_profile(duet_context *handle, duet_stream *stream, duet_profile
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "warmup (%d) is negative", warmup);
     if (iters < 1)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "iters (%d) is less than 1", iters);
-    dt_stream *s;
+    dt_stream *s = NULL;
     duet_status st = dt_resolve_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
     duet_stream *sh = stream ? stream : ctx->default_stream;

@@ -142,7 +142,7 @@ duet_status duet_launch(duet_stream *stream, const duet_function *handle,
     if (num_args > 0 && !args)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "args is NULL but num_args is %d",
                        num_args);
-    dt_stream *s;
+    dt_stream *s = NULL;
     st = dt_resolve_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
     be_arg *conv = (be_arg *)calloc(num_args > 0 ? (size_t)num_args : 1, sizeof *conv);

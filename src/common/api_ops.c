@@ -288,7 +288,7 @@ static duet_status run_elementwise(duet_stream *stream, dt_context *ctx, dt_elem
     duet_status st = make_plan(opt, OP_ELEMENTWISE, ctx, e->rows, e->cols, e->batch,
                                duet_dtype_size(e->dtype), func, &plan);
     if (st != DUET_SUCCESS) return st;
-    dt_stream *s;
+    dt_stream *s = NULL;
     st = op_stream(stream, ctx, func, &s);
     if (st != DUET_SUCCESS) return st;
     duet_launch_info *info = opt ? opt->info : NULL;
@@ -442,7 +442,7 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
     dt_plan plan;
     st = make_plan(options, OP_TRANSPOSE, ctx, t.rows, t.cols, t.batch, t.elem, fn, &plan);
     if (st != DUET_SUCCESS) return st;
-    dt_stream *s;
+    dt_stream *s = NULL;
     st = op_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
     duet_launch_info *info = options ? options->info : NULL;
@@ -512,7 +512,7 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     duet_launch_info *info = options ? options->info : NULL;
     if (m == 0 || n == 0) {
         dt_plan plan;
-        dt_stream *s;
+        dt_stream *s = NULL;
         st = make_plan(options, OP_GEMM, ctx, m, n, mc.batch, mc.elem, fn, &plan);
         if (st == DUET_SUCCESS) st = op_stream(stream, ctx, fn, &s);
         if (st == DUET_SUCCESS) dt_fill_info(info, "", &plan, 0);
@@ -526,7 +526,7 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
         if (st != DUET_SUCCESS) return st;
         if (beta == 1.0) {
             dt_fill_info(info, "", &plan, 0);
-            dt_stream *s;
+            dt_stream *s = NULL;
             return op_stream(stream, ctx, fn, &s);
         }
         dt_elementwise e;
@@ -572,7 +572,7 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     dt_plan plan;
     st = make_plan(options, OP_GEMM, ctx, g.m, g.n, g.batch, mc.elem, fn, &plan);
     if (st != DUET_SUCCESS) return st;
-    dt_stream *s;
+    dt_stream *s = NULL;
     st = op_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
     return be_gemm(ctx, s->be, &g, &plan, info);
