@@ -270,7 +270,7 @@ ew_auto_launch(const dt_elementwise *orig, duet_ew_args<T, KIND> args,
         <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(args, vec ? 1 : 0);
     res->tile = 0;
     res->cfg = cfg;
-    res->algo = DUET_ALGO_GRID_STRIDE; /* a grid-stride loop, 16 bytes a step where aligned */
+    res->algo = DUET_ALGO_AUTO; /* a tuned kernel reports AUTO */
     snprintf(res->kernel, sizeof res->kernel, "%s_auto",
              KIND == DT_EW_SCALE ? "scale"
              : KIND == DT_EW_ADD ? "add"

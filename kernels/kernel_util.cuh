@@ -160,7 +160,7 @@ struct duet_auto_result {
     char kernel[48]; /* without the dtype or element-size suffix */
     int tile;
     duet_launch_config cfg;
-    duet_algorithm algo; /* the named algorithm the kernel is an instance of */
+    duet_algorithm algo; /* for launch info: AUTO (a tuned kernel ran) or the seed algorithm */
 };
 
 static inline dim3 duet_dim3_of(const duet_dim3 &d) { return dim3(d.x, d.y, d.z); }

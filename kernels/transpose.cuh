@@ -422,8 +422,8 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
                                            duet_copy_args_of<U>(&t), vec)) {
                 snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", tt.ti, tt.tj);
                 res->tile = tt.ti;
-                res->cfg = cfg; /* static shared memory: tj * (ti + 1) * elem bytes */
-                res->algo = DUET_ALGO_TILED_PADDED;
+                res->cfg = cfg;             /* static shared memory: tj * (ti + 1) * elem bytes */
+                res->algo = DUET_ALGO_AUTO; /* a tuned kernel reports AUTO */
                 return duet_gpu_get_last_error();
             }
             /* A table row naming a shape that is not compiled: the 64x64 default. */
@@ -455,7 +455,7 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
     snprintf(res->kernel, sizeof res->kernel, "%s",
              contiguous ? "transpose_auto_copy" : "transpose_auto_strided");
     res->cfg = cfg;
-    res->algo = DUET_ALGO_GRID_STRIDE;
+    res->algo = DUET_ALGO_AUTO;
     return duet_gpu_get_last_error();
 }
 

@@ -327,13 +327,16 @@ typedef struct duet_module_options {
     const char *cache_dir;            /* on-disk cache directory, NULL: memory cache only   */
 } duet_module_options;
 
-/* Compiles source (kernels declared extern "C") for the context's device, with duet's
- * portability prelude (DUET_WARP_SIZE, duet_barrier(), thread/block index names) injected.
+/* Compiles source for the context's device, with duet's portability prelude (DUET_WARP_SIZE,
+ * duet_barrier(), thread/block index names) injected. Sources that never say extern "C" are
+ * wrapped in one extern "C" { } block, as PyCUDA's SourceModule does, so kernels are found by
+ * their plain names.
  * A compile error returns DUET_ERROR_COMPILE, *module = NULL, and the log in
  * duet_last_compile_log(). Identical (source, options, arch) compilations are cached. */
 DUET_API duet_status duet_module_create(duet_context *ctx, const char *source,
                                         const duet_module_options *options,
                                         duet_module **module);
+/* Waits for the device's queued work before unloading. */
 DUET_API duet_status duet_module_destroy(duet_module *module);
 /* The compiler log of the module (may be empty, never NULL). */
 DUET_API duet_status duet_module_log(const duet_module *module, const char **log);
