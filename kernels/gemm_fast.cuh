@@ -17,8 +17,9 @@
  *
  * A block computes a BM x BN tile of C; its THREADS threads form a (BM/TM) x (BN/TN) grid and
  * each owns TM x TN outputs in registers. Per k-step a thread reads TM values of A and TN of B
- * from shared memory and does TM * TN fused multiply-adds, so an 8 x 8 tile spends 64 FMAs per
- * four 16-byte shared loads: the multiply pipes, not shared memory, set the pace.
+ * from shared memory and does TM * TN fused multiply-adds: a 16 x 8 tile (the H100's f32 shape)
+ * spends 128 FMAs per six 16-byte shared loads, so the multiply pipes, not shared memory, set
+ * the pace.
  *
  * A thread's TM rows are not contiguous: they are TM / VR groups of VR (one 16-byte vector)
  * spaced BM / (TM / VR) apart, and likewise for columns. Neighbouring threads then read
@@ -27,26 +28,33 @@
  * lanes on each bank. The same spacing makes each row of a warp's C stores one contiguous run.
  *
  * Pipelines (STAGES from the tuning table):
- *   STAGES == 2: register-staged double buffer, for devices without cp.async (AMD, sm_70):
- *     the next slice is loaded into registers before the inner product of the current one
- *     and written to the other shared buffer after it, so the global latency hides behind
- *     BK k-steps of FMAs.
+ *   STAGES == 2: register-staged double buffer. It runs on every device and is the only
+ *     pipeline where there is no cp.async (AMD, sm_70): the next slice is loaded into registers
+ *     before the inner product of the current one and written to the other shared buffer after
+ *     it, so the global latency hides behind BK k-steps of FMAs. It also transposes 16-byte loads of a
+ *     k-contiguous operand on the way to shared memory, which is why the H100's large f32 tile
+ *     uses it (4% faster than the ring there: docs/performance.md).
  *   STAGES >= 3: a ring of shared stages filled by cp.async (sm_80+): STAGES - 1 slices are in
  *     flight while one is multiplied, with no registers held for them.
  * Either way one barrier per slice.
  */
-/* Blocks per SM the register budget is capped for: two for 64 accumulator registers per thread
- * (at most 128 registers, 16 warps per SM: enough for the FMA latency), three below that, one
- * for 128 accumulators and more (such a thread needs the whole 255). */
-template <typename T, int TM, int TN>
+
+/* Blocks per SM the register budget is capped for (256-thread blocks): one for 128 accumulator
+ * registers per thread and more (such a thread needs up to 255; 128-thread blocks still fit
+ * two), two for 64 (at most 128 registers, 16 warps per SM: enough for the FMA latency) and for
+ * any register-staged pipeline (its staging registers spill under a tighter cap), three
+ * otherwise. */
+template <typename T, int TM, int TN, int STAGES>
 constexpr int gf_fma_min_blocks()
 {
-    return TM * TN * (int)sizeof(T) / 4 >= 128 ? 1 : TM * TN * (int)sizeof(T) / 4 >= 64 ? 2 : 3;
+    return TM * TN * (int)sizeof(T) / 4 >= 128                  ? 1
+           : (TM * TN * (int)sizeof(T) / 4 >= 64 || STAGES == 2) ? 2
+                                                                 : 3;
 }
 
 template <typename T, int BM, int BN, int BK, int TM, int TN, int THREADS, int STAGES, bool AXC,
           int AV, bool BXC, int BV>
-DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN>()))
+DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>()))
     gemm_fast_fma_kernel(const gf_args<T> p)
 {
     constexpr bool ASYNC = STAGES > 2;

@@ -199,8 +199,8 @@ def tuning_shapes(arch):
         m = re.match(r"T_\(([^)]*)\)", tok)
         vals = m.group(1) if m else macros.get(tok)
         return tuple(int(v) for v in vals.split(",")) if vals else None
-    rows = re.findall(r'\{"([\w]+)",\s*DUET_DTYPE_(\w+),\s*DT_GEMM_ENGINE_(\w+),\s*'
-                      r'(T_\([^)]*\)|\w+),\s*(T_\([^)]*\)|\w+)\}', text)
+    rows = re.findall(r'\{"(\w+)",\s*DUET_DTYPE_(\w+),\s*(?:DT_GEMM_ENGINE_)?(\w+),\s*'
+                      r'(T_\([^)]*\)|\w+),\s*(T_\([^)]*\)|\w+)\s*[,}]', text)
     have = {r[0] for r in rows}
     key = arch if arch in have else "default"
     used = set()
@@ -261,7 +261,7 @@ for t in targets:
     results[t] = rows
     auto = [l for l, r in rows.items()
             if (l.startswith("gemm_fast_fma") or l.startswith("transpose_auto_kernel")
-                or l.startswith("copy2d_auto_kernel")) and (r["scratch"] or r["vsp"] or r["ssp"])]
+                or l.startswith("copy2d_auto_kernel")) and (r["scratch"] or r["vsp"])]
     if t in ("gfx90a", "gfx940", "gfx942"):
         spills_bad += [(t, l) for l in auto]
 
@@ -285,7 +285,8 @@ w("- **LDS**: static shared memory per workgroup (`.group_segment_fixed_size`); 
   "dynamic shared memory of duet's default plan for kernels that size their tile at run time.")
 w("- **scratch**: private (stack) bytes per lane (`.private_segment_fixed_size`). Non-zero means "
   "register spills or a private array the compiler could not keep in registers: both go to "
-  "memory at global latency. **spills** is `.vgpr_spill_count`/`.sgpr_spill_count`.")
+  "memory at global latency. **spills** is `.vgpr_spill_count`/`.sgpr_spill_count`; SGPR "
+  "spills go to lanes of a VGPR, not to memory, and cost a few instructions.")
 w("- **block**: threads per block used for the occupancy: the kernel's `__launch_bounds__` "
   "when it has one, else duet's default plan (docs/internals.md): 256 threads, 1024 for "
   "`transpose_tiled` (32 x 32).")

@@ -34,8 +34,9 @@
  * workgroup 64 KiB of LDS and each SIMD 512 32-bit VGPRs per lane (gfx908: 256 arch + 256
  * acc; gfx90a/gfx940: unified; RDNA2 in wave32: up to 256 per wave of a 1024-entry file).
  * There is no cp.async on AMD, so every AMD row is register-staged (2 stages). The f32 large
- * shape needs about 200 VGPRs per lane (128 accumulators): two 64-lane waves per SIMD on gfx9,
- * 8 waves per CU, and 17 KiB of LDS per block; the small one about 80 VGPRs and 25 KiB. f64
+ * shape needs about 250 VGPRs per lane (128 accumulators): two waves per SIMD fit a 512-entry
+ * file, and its 17 KiB of LDS lets three blocks (six 64-lane waves) share a gfx9 CU; the small
+ * shape needs about 100 VGPRs and 25 KiB (two blocks, eight waves per CU). f64
  * halves the values per register: 8 x 4 per thread keeps 64 accumulator VGPRs (full-rate FP64
  * on gfx90a/gfx940). RDNA2 runs f64 at 1/16 rate, so its f64 shape only needs to be correct.
  */
