@@ -8,62 +8,16 @@
 # two layouts before enable_language(HIP) and stays out of the way of a standard install.
 #
 # User-facing knobs (all optional):
-#   CMAKE_HIP_ARCHITECTURES  the targets (CMake's own variable); GPU_TARGETS / AMDGPU_TARGETS
-#                            are accepted as ROCm spells them. Default: gfx908;gfx90a;gfx940;gfx1030.
+#   CMAKE_HIP_ARCHITECTURES  the targets (CMake's own variable; "native": this machine's GPUs);
+#                            GPU_TARGETS / AMDGPU_TARGETS are accepted as ROCm spells them.
+#                            Default: gfx908;gfx90a;gfx940;gfx1030.
 #   CMAKE_HIP_COMPILER       the clang++ to use (never hipcc); default: the clang hipcc drives.
 #   CMAKE_HIP_COMPILER_ROCM_ROOT / ROCM_PATH   the ROCm prefix; default: hipconfig --rocmpath.
 #   DUET_HIP_DEVICE_LIB_PATH the directory holding ocml.bc and the oclc_*.bc device libraries.
 
 include_guard(GLOBAL)
 
-# ---- 1. target architectures ---------------------------------------------------------------
-# Chosen before enable_language(HIP): without a value CMake asks rocm_agent_enumerator, and on a
-# build machine without a GPU it falls back to the compiler's default (gfx803 or so), which
-# duet does not support. The default covers what ROCm 5.2's clang 15 can target: CDNA1
-# (MI100), CDNA2 (MI200), CDNA3 (MI300 as first shipped) and RDNA2.
-set(DUET_HIP_DEFAULT_ARCHITECTURES gfx908 gfx90a gfx940 gfx1030)
-# The value is ours to (re)choose while it is empty or still what duet set last time, so a
-# later -DGPU_TARGETS=... takes effect while an explicit -DCMAKE_HIP_ARCHITECTURES always wins.
-if(NOT CMAKE_HIP_ARCHITECTURES
-   OR (DEFINED DUET_HIP_ARCHITECTURES_CHOSEN
-       AND "${CMAKE_HIP_ARCHITECTURES}" STREQUAL "${DUET_HIP_ARCHITECTURES_CHOSEN}"))
-  if(GPU_TARGETS)
-    set(_duet_archs ${GPU_TARGETS})
-  elseif(AMDGPU_TARGETS)
-    set(_duet_archs ${AMDGPU_TARGETS})
-  else()
-    set(_duet_archs ${DUET_HIP_DEFAULT_ARCHITECTURES})
-  endif()
-  set(CMAKE_HIP_ARCHITECTURES "${_duet_archs}" CACHE STRING
-      "AMD GPU targets (gfx908;gfx90a;gfx940;gfx1030 by default)" FORCE)
-  set(DUET_HIP_ARCHITECTURES_CHOSEN "${_duet_archs}" CACHE INTERNAL "")
-endif()
-
-# "native": the GPUs of this machine, as for CUDA. CMake documents the value for CUDA only, so
-# ask the ROCm runtime here (gfx000 is the CPU agent).
-if(CMAKE_HIP_ARCHITECTURES STREQUAL "native")
-  find_program(DUET_ROCM_AGENT_ENUMERATOR rocm_agent_enumerator
-               HINTS "$ENV{ROCM_PATH}/bin" /opt/rocm/bin)
-  mark_as_advanced(DUET_ROCM_AGENT_ENUMERATOR)
-  set(_duet_native "")
-  if(DUET_ROCM_AGENT_ENUMERATOR)
-    execute_process(COMMAND "${DUET_ROCM_AGENT_ENUMERATOR}" -t GPU OUTPUT_VARIABLE _duet_agents
-                    ERROR_QUIET TIMEOUT 60)
-    string(REGEX MATCHALL "gfx[0-9a-f]+" _duet_agents "${_duet_agents}")
-    list(REMOVE_ITEM _duet_agents gfx000)
-    list(REMOVE_DUPLICATES _duet_agents)
-    set(_duet_native ${_duet_agents})
-  endif()
-  if(NOT _duet_native)
-    message(FATAL_ERROR "duet (BACKEND=hip): CMAKE_HIP_ARCHITECTURES=native, but no AMD GPU is "
-                        "visible on this machine (rocm_agent_enumerator found none); name the "
-                        "targets, e.g. -DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx942\".")
-  endif()
-  message(STATUS "duet HIP: native targets ${_duet_native}")
-  set(CMAKE_HIP_ARCHITECTURES "${_duet_native}")
-endif()
-
-# ---- 2. the ROCm prefix ---------------------------------------------------------------------
+# ---- 1. the ROCm prefix ---------------------------------------------------------------------
 find_program(DUET_HIPCONFIG hipconfig HINTS "$ENV{ROCM_PATH}/bin" /opt/rocm/bin)
 mark_as_advanced(DUET_HIPCONFIG)
 
@@ -149,13 +103,14 @@ if(NOT _duet_hiplang STREQUAL "${_duet_rocm}/lib/cmake/hip-lang")
       "# Written by duet's DuetHip.cmake: the packaged hip-lang's version check.\n"
       "include(\"${_duet_hiplang}/hip-lang-config-version.cmake\")\n")
   endif()
-  set(CMAKE_HIP_COMPILER_ROCM_ROOT "${_duet_shim}" CACHE PATH "ROCm root for CMake's HIP support" FORCE)
+  set(CMAKE_HIP_COMPILER_ROCM_ROOT "${_duet_shim}" CACHE PATH
+      "ROCm root for CMake's HIP support" FORCE)
   set(DUET_HIP_SHIM_ROOT "${_duet_shim}" CACHE INTERNAL "")
 elseif(NOT CMAKE_HIP_COMPILER_ROCM_ROOT)
   set(CMAKE_HIP_COMPILER_ROCM_ROOT "${_duet_rocm}" CACHE PATH "ROCm root for CMake's HIP support")
 endif()
 
-# ---- 3. the compiler: the clang++ hipcc itself drives ---------------------------------------
+# ---- 2. the compiler: the clang++ hipcc itself drives ---------------------------------------
 # CMake's default is plain "clang++" in hipconfig's clang directory; on Debian that is the
 # distribution's default clang (14 on bookworm), not the clang-15 ROCm 5.2 was built against.
 if(NOT CMAKE_HIP_COMPILER AND "$ENV{HIPCXX}" STREQUAL "")
@@ -179,31 +134,38 @@ if(NOT CMAKE_HIP_COMPILER AND "$ENV{HIPCXX}" STREQUAL "")
   endif()
 endif()
 
-# ---- 4. flags a distribution clang needs to find HIP and the device libraries ---------------
+# ---- 3. the device libraries, and the flags a distribution clang needs ---------------------
+# ocml.bc and the oclc_*.bc files: <root>/amdgcn/bitcode up to ROCm 6.1, inside the compiler's
+# resource directory from 6.2 on, the multiarch directory on Debian.
+if(NOT DUET_HIP_DEVICE_LIB_PATH)
+  set(_duet_bc_dirs
+    "${_duet_rocm}/amdgcn/bitcode"
+    "${_duet_rocm}/lib/${CMAKE_LIBRARY_ARCHITECTURE}/amdgcn/bitcode"
+    "${_duet_rocm}/lib/amdgcn/bitcode"
+    "${_duet_rocm}/lib64/amdgcn/bitcode")
+  if(CMAKE_HIP_COMPILER)
+    execute_process(COMMAND "${CMAKE_HIP_COMPILER}" -print-resource-dir
+                    OUTPUT_VARIABLE _duet_res ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_duet_res)
+      list(APPEND _duet_bc_dirs "${_duet_res}/lib/amdgcn/bitcode" "${_duet_res}/amdgcn/bitcode")
+    endif()
+  endif()
+  set(_duet_bc "")
+  foreach(d IN LISTS _duet_bc_dirs)
+    if(EXISTS "${d}/ocml.bc")
+      set(_duet_bc "${d}")
+      break()
+    endif()
+  endforeach()
+  set(_duet_bc_user OFF)
+else()
+  set(_duet_bc "${DUET_HIP_DEVICE_LIB_PATH}")
+  set(_duet_bc_user ON)
+endif()
+
 set(DUET_HIP_TOOLCHAIN_FLAGS "")
 if(_duet_distro_layout)
-  if(NOT DUET_HIP_DEVICE_LIB_PATH)
-    set(_duet_bc_dirs
-      "${_duet_rocm}/amdgcn/bitcode"
-      "${_duet_rocm}/lib/${CMAKE_LIBRARY_ARCHITECTURE}/amdgcn/bitcode"
-      "${_duet_rocm}/lib/amdgcn/bitcode"
-      "${_duet_rocm}/lib64/amdgcn/bitcode")
-    if(CMAKE_HIP_COMPILER)
-      execute_process(COMMAND "${CMAKE_HIP_COMPILER}" -print-resource-dir
-                      OUTPUT_VARIABLE _duet_res ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
-      if(_duet_res)
-        list(APPEND _duet_bc_dirs "${_duet_res}/lib/amdgcn/bitcode" "${_duet_res}/amdgcn/bitcode")
-      endif()
-    endif()
-    foreach(d IN LISTS _duet_bc_dirs)
-      if(EXISTS "${d}/ocml.bc")
-        set(DUET_HIP_DEVICE_LIB_PATH "${d}" CACHE PATH
-            "Directory of the ROCm device libraries (ocml.bc, oclc_*.bc)")
-        break()
-      endif()
-    endforeach()
-  endif()
-  if(NOT DUET_HIP_DEVICE_LIB_PATH)
+  if(NOT _duet_bc)
     message(FATAL_ERROR
       "duet (BACKEND=hip): the ROCm device libraries (ocml.bc) were not found under "
       "'${_duet_rocm}'. Install rocm-device-libs or set -DDUET_HIP_DEVICE_LIB_PATH=<dir>.")
@@ -218,39 +180,94 @@ if(_duet_distro_layout)
     set(_duet_hipver "${PACKAGE_VERSION}")
     unset(PACKAGE_VERSION)
   endif()
-  set(DUET_HIP_TOOLCHAIN_FLAGS
-      "--rocm-path=${_duet_rocm} --rocm-device-lib-path=${DUET_HIP_DEVICE_LIB_PATH}")
+  set(DUET_HIP_TOOLCHAIN_FLAGS "--rocm-path=${_duet_rocm} --rocm-device-lib-path=${_duet_bc}")
   if(_duet_hipver MATCHES "^[0-9]")
     string(APPEND DUET_HIP_TOOLCHAIN_FLAGS " --hip-version=${_duet_hipver}")
   endif()
+elseif(_duet_bc_user)
+  set(DUET_HIP_TOOLCHAIN_FLAGS "--rocm-device-lib-path=${_duet_bc}")
+endif()
+if(DUET_HIP_TOOLCHAIN_FLAGS)
   # A directory-scope variable, so CMake's compiler identification, its test project and every
   # HIP compile and link below see the flags, in front of whatever the user cached.
   set(CMAKE_HIP_FLAGS "${DUET_HIP_TOOLCHAIN_FLAGS} ${CMAKE_HIP_FLAGS}")
 endif()
 
+# ---- 4. target architectures ---------------------------------------------------------------
+# Chosen before enable_language(HIP): without a value CMake asks rocm_agent_enumerator, and on a
+# build machine without a GPU it falls back to the compiler's default (gfx803 or so), which
+# duet does not support. The default is CDNA1 (MI100), CDNA2 (MI200), CDNA3 and RDNA2. CDNA3
+# is gfx942 (MI300X/MI300A as sold) where the toolchain has it (ROCm 5.7+); ROCm 5.2, as in
+# Debian 12, knows only gfx940, the first MI300 silicon, and newer ROCm has dropped gfx940.
+if(_duet_bc AND NOT EXISTS "${_duet_bc}/oclc_isa_version_942.bc")
+  set(DUET_HIP_DEFAULT_ARCHITECTURES gfx908 gfx90a gfx940 gfx1030)
+else()
+  set(DUET_HIP_DEFAULT_ARCHITECTURES gfx908 gfx90a gfx942 gfx1030)
+endif()
+# The value is ours to (re)choose while it is empty or still what duet set last time, so a
+# later -DGPU_TARGETS=... takes effect while an explicit -DCMAKE_HIP_ARCHITECTURES always wins.
+if(NOT CMAKE_HIP_ARCHITECTURES
+   OR (DEFINED DUET_HIP_ARCHITECTURES_CHOSEN
+       AND "${CMAKE_HIP_ARCHITECTURES}" STREQUAL "${DUET_HIP_ARCHITECTURES_CHOSEN}"))
+  if(GPU_TARGETS)
+    set(_duet_archs ${GPU_TARGETS})
+  elseif(AMDGPU_TARGETS)
+    set(_duet_archs ${AMDGPU_TARGETS})
+  else()
+    set(_duet_archs ${DUET_HIP_DEFAULT_ARCHITECTURES})
+  endif()
+  set(CMAKE_HIP_ARCHITECTURES "${_duet_archs}" CACHE STRING
+      "AMD GPU targets (gfx908;gfx90a;gfx942 or gfx940;gfx1030 by default)" FORCE)
+  set(DUET_HIP_ARCHITECTURES_CHOSEN "${_duet_archs}" CACHE INTERNAL "")
+endif()
+
+# "native": the GPUs of this machine, as for CUDA. CMake documents the value for CUDA only, so
+# ask the ROCm runtime here (gfx000 is the CPU agent).
+if(CMAKE_HIP_ARCHITECTURES STREQUAL "native")
+  find_program(DUET_ROCM_AGENT_ENUMERATOR rocm_agent_enumerator
+               HINTS "$ENV{ROCM_PATH}/bin" /opt/rocm/bin)
+  mark_as_advanced(DUET_ROCM_AGENT_ENUMERATOR)
+  set(_duet_native "")
+  if(DUET_ROCM_AGENT_ENUMERATOR)
+    execute_process(COMMAND "${DUET_ROCM_AGENT_ENUMERATOR}" -t GPU OUTPUT_VARIABLE _duet_agents
+                    ERROR_QUIET TIMEOUT 60)
+    string(REGEX MATCHALL "gfx[0-9a-f]+" _duet_agents "${_duet_agents}")
+    list(REMOVE_ITEM _duet_agents gfx000)
+    list(REMOVE_DUPLICATES _duet_agents)
+    set(_duet_native ${_duet_agents})
+  endif()
+  if(NOT _duet_native)
+    message(FATAL_ERROR "duet (BACKEND=hip): CMAKE_HIP_ARCHITECTURES=native, but no AMD GPU is "
+                        "visible on this machine (rocm_agent_enumerator found none); name the "
+                        "targets, e.g. -DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx942\".")
+  endif()
+  message(STATUS "duet HIP: native targets ${_duet_native}")
+  set(CMAKE_HIP_ARCHITECTURES "${_duet_native}")
+endif()
+
 # A target missing from the device libraries fails late and obscurely (clang: "cannot find
 # ROCm device library for gfx1100"); say which targets this ROCm lacks while configuring.
-if(DUET_HIP_DEVICE_LIB_PATH)
+if(_duet_bc)
   set(_duet_missing "")
   foreach(a IN LISTS CMAKE_HIP_ARCHITECTURES)
     string(REGEX REPLACE ":.*$" "" a "${a}")
     string(REGEX REPLACE "^gfx" "" n "${a}")
-    if(NOT EXISTS "${DUET_HIP_DEVICE_LIB_PATH}/oclc_isa_version_${n}.bc")
+    if(NOT EXISTS "${_duet_bc}/oclc_isa_version_${n}.bc")
       list(APPEND _duet_missing ${a})
     endif()
   endforeach()
   if(_duet_missing)
     message(FATAL_ERROR
       "duet (BACKEND=hip): this ROCm has no device library for ${_duet_missing} "
-      "(no oclc_isa_version_*.bc in ${DUET_HIP_DEVICE_LIB_PATH}). Newer targets such as "
-      "gfx942 and gfx1100 need ROCm 5.7 or later; choose others with "
+      "(no oclc_isa_version_*.bc in ${_duet_bc}). gfx942 and gfx1100 need ROCm 5.7 or "
+      "later, and recent ROCm has dropped gfx940; choose others with "
       "-DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx1030\".")
   endif()
 endif()
 
 enable_language(HIP)
 
-# ---- 5. the backend -------------------------------------------------------------------------
+# ---- 6. the backend -------------------------------------------------------------------------
 target_sources(duet PRIVATE src/hip/backend_hip.hip)
 # The AUTO GEMM's tile table (plain C, shared with the CUDA backend).
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/src/common/tuning.c)

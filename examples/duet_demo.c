@@ -215,7 +215,7 @@ static int demo_gemm(duet_context *ctx, duet_stream *stream, const demo_args *ar
             }
         }
         printf("  check: %s%lld of %lld elements vs a double-precision host dot product, "
-               "worst error %.3f of the bound: %s\n",
+               "worst error %.2g of the bound: %s\n",
                full ? "all " : "", (long long)checks, (long long)total, worst,
                bad ? "FAILED" : "ok");
         ok = bad == 0;

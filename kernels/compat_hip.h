@@ -1,17 +1,17 @@
-/* compat_hip.h - the HIP side of kernels/compat.h: neutral device names mapped to HIP on AMD GPUs. */
+/* compat_hip.h - the HIP side of kernels/compat.h: neutral device names mapped to HIP (AMD). */
 #ifndef DUET_KERNELS_COMPAT_HIP_H
 #define DUET_KERNELS_COMPAT_HIP_H
 
 #include <hip/hip_runtime.h>
 
 #define DUET_GPU_CUDA 0
-#define DUET_GPU_HIP 1
+#define DUET_GPU_HIP  1
 
-#define DUET_DEVICE __device__
-#define DUET_GLOBAL __global__
+#define DUET_DEVICE      __device__
+#define DUET_GLOBAL      __global__
 #define DUET_HOST_DEVICE __host__ __device__
-#define DUET_INLINE __forceinline__ __device__
-#define DUET_RESTRICT __restrict__
+#define DUET_INLINE      __forceinline__ __device__
+#define DUET_RESTRICT    __restrict__
 
 /*
  * Wavefront size. GCN and CDNA (gfx9: gfx908, gfx90a, gfx940/942) run 64-lane wavefronts;
@@ -46,8 +46,7 @@
 /* HIP's __shfl_xor exchanges over the whole wavefront (width = warpSize) and takes no lane
  * mask: a 32-bit mask such as CUDA's 0xffffffff would name only half of a wave64. duet's
  * kernels call it from converged code only, as on CUDA. */
-template <typename T>
-DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
+template <typename T> DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
 {
     return __shfl_xor(v, lane_mask);
 }

@@ -153,8 +153,13 @@ if [ "$SANITIZER_TOOLS" != "none" ] && command -v compute-sanitizer >/dev/null; 
         [ "$tool" = memcheck ] && extra=(--leak-check full)
         for cmd in "${cmds[@]}"; do
             eval "set -- $cmd"
+            api=()
+            # test_module provokes runtime API errors on purpose (a missing kernel name) and the
+            # parameter-count query probes one index past the last parameter: neither is a
+            # memory error, and duet turns both into statuses that the test checks.
+            case "$1" in */test_module) api=(--report-api-errors no) ;; esac
             DUET_TEST_QUICK=1 timeout "$SANITIZER_TIMEOUT" compute-sanitizer --tool "$tool" \
-                "${extra[@]}" --error-exitcode=99 "$@" >"$one_log" 2>&1
+                "${extra[@]}" "${api[@]}" --error-exitcode=99 "$@" >"$one_log" 2>&1
             rc=$?
             { echo "=== $tool: $* (exit $rc)"; cat "$one_log"; } >>"$OUTDIR/sanitizers.log"
             ran=$((ran + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hip-resources.sh - regenerates docs/hip-resources.md: registers, LDS, scratch and occupancy of every HIP kernel, per AMD target.
+# hip-resources.sh - regenerates docs/hip-resources.md: registers, LDS, scratch, occupancy per HIP target.
 #
 # Usage: scripts/hip-resources.sh [TARGETS]        e.g. scripts/hip-resources.sh "gfx90a;gfx940"
 #   TARGETS   ;-separated gfx targets (default gfx908;gfx90a;gfx940;gfx1030)

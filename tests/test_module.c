@@ -353,10 +353,14 @@ static void test_bad_calls(void)
                  "matmul_nope");
         DT_CHECK(g == NULL, "a missing function gave a handle");
     }
-    duet_buffer *d = dev_buffer(NULL, 16 * 16 * sizeof(float));
+    /* A, B and C as three zeroed 16 x 16 regions of one buffer: the launch that succeeds
+     * below reads only written memory and writes nothing it reads. */
+    const size_t mat_bytes = 16 * 16 * sizeof(float);
+    duet_buffer *d = dev_buffer(NULL, 3 * mat_bytes);
     if (f && d) {
-        duet_arg args[4] = {duet_arg_buffer(d, 0), duet_arg_buffer(d, 0), duet_arg_buffer(d, 0),
-                            duet_arg_i32(16)};
+        DT_OK(duet_buffer_memset(NULL, d, 0, 0, 3 * mat_bytes));
+        duet_arg args[4] = {duet_arg_buffer(d, 0), duet_arg_buffer(d, mat_bytes),
+                            duet_arg_buffer(d, 2 * mat_bytes), duet_arg_i32(16)};
         /* 2048 threads per block is over every device's limit: refused before any launch. */
         duet_launch_config big = config2d(1, 1, 2048, 1);
         DT_FAILS(duet_launch(NULL, f, &big, args, 4), DUET_ERROR_INVALID_ARGUMENT, "block");

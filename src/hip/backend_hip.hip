@@ -2,5 +2,5 @@
 #include "hip/runtime_hip.h"
 
 #include "gpu/backend_gpu.inc"
-#include "gpu/ops_gpu.inc"
 #include "gpu/module_gpu.inc"
+#include "gpu/ops_gpu.inc"

@@ -48,9 +48,9 @@ struct duet_gpu_device_prop_t : hipDeviceProp_t {
 
 #define DUET_GPU_RUNTIME_NAME "HIP"
 #define DUET_GPU_BACKEND_NAME "hip"
-#define DUET_GPU_MEMCPY_H2D hipMemcpyHostToDevice
-#define DUET_GPU_MEMCPY_D2H hipMemcpyDeviceToHost
-#define DUET_GPU_MEMCPY_D2D hipMemcpyDeviceToDevice
+#define DUET_GPU_MEMCPY_H2D   hipMemcpyHostToDevice
+#define DUET_GPU_MEMCPY_D2H   hipMemcpyDeviceToHost
+#define DUET_GPU_MEMCPY_D2D   hipMemcpyDeviceToDevice
 
 /* How duet reports a runtime error (the same classes as runtime_cuda.h). */
 typedef enum duet_gpu_error_class_t {
@@ -73,10 +73,8 @@ static inline duet_gpu_error_class_t duet_gpu_error_class(hipError_t e)
     case hipErrorInsufficientDriver:
     case hipErrorInvalidDevice:
     case hipErrorNotInitialized:
-    case hipErrorDeinitialized:
-        return DUET_GPU_CLASS_NO_DEVICE;
-    case hipErrorOutOfMemory:
-        return DUET_GPU_CLASS_OUT_OF_MEMORY;
+    case hipErrorDeinitialized: return DUET_GPU_CLASS_NO_DEVICE;
+    case hipErrorOutOfMemory: return DUET_GPU_CLASS_OUT_OF_MEMORY;
     /* The errors a faulting kernel leaves behind. ROCm usually ends the process on a GPU
      * memory fault before any call can return; when it does not, the queue is dead.
      * hipErrorUnknown is not here: ROCm uses it for ordinary failures too. */
@@ -85,8 +83,7 @@ static inline duet_gpu_error_class_t duet_gpu_error_class(hipError_t e)
     case hipErrorAssert:
     case hipErrorLaunchTimeOut:
     case hipErrorECCNotCorrectable:
-    case hipErrorContextIsDestroyed:
-        return DUET_GPU_CLASS_STICKY;
+    case hipErrorContextIsDestroyed: return DUET_GPU_CLASS_STICKY;
     case hipErrorInvalidConfiguration:
     case hipErrorMissingConfiguration:
     case hipErrorLaunchOutOfResources:
@@ -95,16 +92,12 @@ static inline duet_gpu_error_class_t duet_gpu_error_class(hipError_t e)
     case hipErrorInvalidImage:
     case hipErrorInvalidKernelFile:
     case hipErrorSharedObjectInitFailed:
-    case hipErrorCooperativeLaunchTooLarge:
-        return DUET_GPU_CLASS_LAUNCH;
-    case hipErrorNotReady:
-        return DUET_GPU_CLASS_NOT_READY;
+    case hipErrorCooperativeLaunchTooLarge: return DUET_GPU_CLASS_LAUNCH;
+    case hipErrorNotReady: return DUET_GPU_CLASS_NOT_READY;
     case hipErrorInvalidValue:
     case hipErrorHostMemoryAlreadyRegistered:
-    case hipErrorHostMemoryNotRegistered:
-        return DUET_GPU_CLASS_INVALID;
-    default:
-        return DUET_GPU_CLASS_OTHER;
+    case hipErrorHostMemoryNotRegistered: return DUET_GPU_CLASS_INVALID;
+    default: return DUET_GPU_CLASS_OTHER;
     }
 }
 
