@@ -269,10 +269,6 @@ enable_language(HIP)
 
 # ---- 6. the backend -------------------------------------------------------------------------
 target_sources(duet PRIVATE src/hip/backend_hip.hip)
-# The AUTO GEMM's tile table (plain C, shared with the CUDA backend).
-if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/src/common/tuning.c)
-  target_sources(duet PRIVATE src/common/tuning.c)
-endif()
 target_compile_definitions(duet PRIVATE DUET_BACKEND_HIP=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels ${CMAKE_CURRENT_SOURCE_DIR}/src)
@@ -287,13 +283,22 @@ if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   target_compile_options(duet PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-O3>)
 endif()
 
-# The HIP language already links the runtime (hip-lang::device); hip::host names it for
-# consumers of the static library. Debian's hip-config needs nothing extra.
-find_package(hip CONFIG QUIET HINTS "${_duet_rocm}" "${_duet_hiplang}/..")
-if(TARGET hip::host)
-  target_link_libraries(duet PRIVATE hip::host)
-elseif(TARGET hip-lang::amdhip64)
-  target_link_libraries(duet PRIVATE hip-lang::amdhip64)
+# A static libduet has CMake link its C consumers (the tests, the examples) with the HIP driver,
+# which then warns that the --offload-arch flags have no device code to go to.
+get_target_property(_duet_type duet TYPE)
+if(_duet_type STREQUAL "STATIC_LIBRARY")
+  target_link_options(duet INTERFACE $<$<LINK_LANGUAGE:HIP>:-Wno-unused-command-line-argument>)
+endif()
+
+# The HIP language already links the runtime into libduet (hip-lang::device). Naming the library
+# file as well puts it in the link interface a static libduet exports, so C programs linking
+# that archive get it without any HIP package (ROCm's hip-config.cmake needs a C++ compiler,
+# which a C consumer, and duet itself, need not enable).
+find_library(DUET_AMDHIP64_LIBRARY amdhip64
+  HINTS "${_duet_rocm}/lib" "${_duet_rocm}/lib64" "${_duet_rocm}/lib/${CMAKE_LIBRARY_ARCHITECTURE}")
+mark_as_advanced(DUET_AMDHIP64_LIBRARY)
+if(DUET_AMDHIP64_LIBRARY)
+  target_link_libraries(duet PRIVATE ${DUET_AMDHIP64_LIBRARY})
 endif()
 
 # hiprtc (duet_module_create): inside libamdhip64 up to ROCm 5.2, its own libhiprtc from 5.3.

@@ -43,6 +43,21 @@
 
 #define duet_barrier() __syncthreads()
 
+/* __launch_bounds__(threads, n): nvcc reads n as blocks per SM, hip-clang as waves per SIMD
+ * (amdgpu_waves_per_eu), so passing a CUDA block count straight through asks AMD for something
+ * else (4 "blocks" become a 64-VGPR cap on gfx908). DUET_LAUNCH_BOUNDS takes blocks per compute
+ * unit on both and converts here: a gfx9 CU has 4 SIMDs, an RDNA CU 2 (HIP runs RDNA in CU
+ * mode), and a block of `threads` is ceil(threads / DUET_WARP_SIZE) waves. */
+#if defined(__GFX10__) || defined(__GFX11__) || defined(__GFX12__)
+#define DUET_SIMDS_PER_CU 2
+#else
+#define DUET_SIMDS_PER_CU 4
+#endif /* RDNA */
+#define DUET_LAUNCH_BOUNDS(threads, blocks)                                                        \
+    __launch_bounds__((threads), ((blocks) * (((threads) + DUET_WARP_SIZE - 1) / DUET_WARP_SIZE) + \
+                                  DUET_SIMDS_PER_CU - 1) /                                         \
+                                     DUET_SIMDS_PER_CU)
+
 /* HIP's __shfl_xor exchanges over the whole wavefront (width = warpSize) and takes no lane
  * mask: a 32-bit mask such as CUDA's 0xffffffff would name only half of a wave64. duet's
  * kernels call it from converged code only, as on CUDA. */

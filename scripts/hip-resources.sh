@@ -143,6 +143,19 @@ def parse_metadata(path):
             cur[m.group(1)] = m.group(2).strip()
     return kernels
 
+def compiler_occupancy(path):
+    """LLVM's own estimate per kernel symbol: the '; Occupancy: N' comment after each body."""
+    occ, cur = {}, None
+    for line in open(path):
+        m = re.match(r"^(_Z\w+|\w+):\s*;\s*@", line)
+        if m:
+            cur = m.group(1)
+            continue
+        m = re.match(r"^; Occupancy: (\d+)", line)
+        if m and cur:
+            occ[cur] = int(m.group(1))
+    return occ
+
 def demangle_all(names):
     p = subprocess.run([demangle], input="\n".join(names), capture_output=True, text=True, check=True)
     return p.stdout.splitlines()
@@ -216,6 +229,7 @@ results, spills_bad = {}, []
 for t in targets:
     path = os.path.join(asm_dir, f"{t}.s")
     ks = parse_metadata(path)
+    cocc = compiler_occupancy(path)
     names = demangle_all([k["name"] for k in ks])
     hw = HW.get(t)
     rows = {}
@@ -235,11 +249,12 @@ for t in targets:
                     wg, dyn = (threads, dynf(elem_size(args))) if pat else (256, 0)
                     break
         r = dict(vgpr=vgpr, agpr=agpr, sgpr=sgpr, lds=lds, dyn=dyn, scratch=scratch, vsp=vsp,
-                 ssp=ssp, wg=wg, wave=wave, shape=shape, n=1)
+                 ssp=ssp, wg=wg, wave=wave, shape=shape, n=1, cocc=cocc.get(k["name"], 0))
         if lab in rows:  # fold: keep the worst of each resource
             o = rows[lab]
             for f in ("vgpr", "agpr", "sgpr", "lds", "dyn", "scratch", "vsp", "ssp"):
                 o[f] = max(o[f], r[f])
+            o["cocc"] = min(o["cocc"], r["cocc"]) if o["cocc"] and r["cocc"] else o["cocc"] or r["cocc"]
             o["n"] += 1
         else:
             rows[lab] = r
@@ -261,7 +276,7 @@ for t in targets:
     results[t] = rows
     auto = [l for l, r in rows.items()
             if (l.startswith("gemm_fast_fma") or l.startswith("transpose_auto_kernel")
-                or l.startswith("copy2d_auto_kernel")) and (r["scratch"] or r["vsp"])]
+                or l.startswith("copy2d_auto_kernel")) and r["scratch"]]
     if t in ("gfx90a", "gfx940", "gfx942"):
         spills_bad += [(t, l) for l in auto]
 
@@ -285,12 +300,15 @@ w("- **LDS**: static shared memory per workgroup (`.group_segment_fixed_size`); 
   "dynamic shared memory of duet's default plan for kernels that size their tile at run time.")
 w("- **scratch**: private (stack) bytes per lane (`.private_segment_fixed_size`). Non-zero means "
   "register spills or a private array the compiler could not keep in registers: both go to "
-  "memory at global latency. **spills** is `.vgpr_spill_count`/`.sgpr_spill_count`; SGPR "
-  "spills go to lanes of a VGPR, not to memory, and cost a few instructions.")
+  "memory at global latency. **spills** is `.vgpr_spill_count`/`.sgpr_spill_count`: with "
+  "no scratch they stayed on chip (VGPRs into AGPRs on CDNA, SGPRs into VGPR lanes), which "
+  "costs instructions and registers but no memory traffic.")
 w("- **block**: threads per block used for the occupancy: the kernel's `__launch_bounds__` "
   "when it has one, else duet's default plan (docs/internals.md): 256 threads, 1024 for "
   "`transpose_tiled` (32 x 32).")
-w("- **waves/SIMD**: the occupancy these resources allow and what limits it.")
+w("- **waves/SIMD**: the occupancy these resources allow and what limits it. **LLVM** is the "
+  "compiler's own figure (the `; Occupancy:` comment it writes after each kernel), for "
+  "comparison: it follows the registers and the launch bounds but leaves LDS out.")
 w("")
 w("## Occupancy rule")
 w("")
@@ -316,9 +334,9 @@ w("- LDS limit = floor(LDS per CU / roundup(LDS per block, 512 B)) blocks per CU
   "block's waves, divided by the CU's SIMDs. RDNA2 is counted in CU mode (HIP's default), "
   "64 KiB per 2 SIMD32.")
 w("")
-w("Occupancy is a ceiling, not a goal: the AUTO GEMM runs 2 waves per SIMD by design (many "
-  "registers per thread buy data reuse), while memory-bound kernels (transpose, elementwise) "
-  "want as many waves as possible to hide latency.")
+w("Occupancy is a ceiling, not a goal: the AUTO GEMM trades waves for registers per thread by "
+  "design (each thread's block of C is reused from registers), while memory-bound kernels "
+  "(transpose, elementwise) want as many waves as possible to hide memory latency.")
 w("")
 w("## Scratch check of the AUTO kernels")
 w("")
@@ -338,11 +356,11 @@ for t in targets:
     w(f"## {t}")
     w("")
     w(f"Wavefront size {HW[t]['wave'] if t in HW else '?'}. Rows marked * are the AUTO GEMM shapes "
-      f"the tuning table (src/common/tuning.c) picks on {t}; `gemm_fast_fma` rows fold the 9 "
-      "operand layouts of a shape (worst case of each column).")
+      f"the tuning table (src/common/tuning.c) picks on {t}; `gemm_fast_fma` rows fold the "
+      "operand-layout variants of a shape (the worst of each column).")
     w("")
-    w("| kernel | VGPR | AGPR | SGPR | LDS (B) | scratch (B) | spills v/s | block | waves/SIMD |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    w("| kernel | VGPR | AGPR | SGPR | LDS (B) | scratch (B) | spills v/s | block | waves/SIMD | LLVM |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     def order(item):
         lab, r = item
         return (0 if lab.startswith("gemm_fast") else 1 if lab.startswith("gemm") else
@@ -352,7 +370,7 @@ for t in targets:
         lds = f"{r['lds']}" + (f"+{r['dyn']}" if r["dyn"] else "")
         occ = f"{r['occ']} ({r['lim']})" if r["occ"] is not None else r["lim"]
         w(f"| `{lab}`{mark} | {r['vgpr']} | {r['agpr']} | {r['sgpr']} | {lds} | {r['scratch']} | "
-          f"{r['vsp']}/{r['ssp']} | {r['wg']} | {occ} |")
+          f"{r['vsp']}/{r['ssp']} | {r['wg']} | {occ} | {r['cocc'] or '?'} |")
     w("")
 open(out, "w").write("\n".join(L))
 print(f"-- wrote {out}")
