@@ -19,6 +19,9 @@
  *                                  warp_size from duet_device_props instead: one HIP binary
  *                                  may serve wave64 and wave32 GPUs.
  *   duet_barrier()                 block-wide barrier (__syncthreads)
+ *   DUET_LAUNCH_BOUNDS(threads, blocks)
+ *                                  __launch_bounds__ with a minimum of resident blocks per
+ *                                  SM / compute unit (HIP converts blocks to waves per SIMD)
  *   duet_shfl_xor(v, lane_mask)    butterfly exchange over the whole warp/wavefront
  *   duet_vec16_t                   a 16-byte, 16-byte-aligned type for vectorized global access
  *   duet_gpu_stream_t              the runtime's stream type, for launchers

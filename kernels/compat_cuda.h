@@ -19,6 +19,11 @@
 
 #define duet_barrier() __syncthreads()
 
+/* Launch bounds with a minimum of resident blocks per SM: exactly nvcc's own meaning. The
+ * neutral name exists because hip-clang reads the second argument differently (waves per
+ * SIMD), so compat_hip.h converts it there. */
+#define DUET_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+
 /* All lanes take part: duet's kernels call it only from converged code. */
 template <typename T> DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
 {

@@ -138,7 +138,7 @@ static inline int ew_auto_threads(const duet_device_props *props)
  * rows that are not a whole number of vectors. Without vec the same loops run per element
  * through the strides, so the kernel is correct for any views. */
 template <typename T, int KIND>
-DUET_GLOBAL void __launch_bounds__(EW_AUTO_MAX_THREADS, EW_AUTO_MIN_BLOCKS)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(EW_AUTO_MAX_THREADS, EW_AUTO_MIN_BLOCKS)
     ew_auto_kernel(const duet_ew_args<T, KIND> e, int vec)
 {
     enum { N = 16 / sizeof(T), UNROLL = ew_auto_unroll(KIND) };

@@ -215,11 +215,20 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
  * falls back to its dtype's default row. Each shape is compiled for the operand layouts below
  * (16 register-staged kernels, 9 for a cp.async ring), so the lists stay short.
  */
+/* The AMD rows' f32/i32 shape: 128 x 128 x 8 with 16 x 8 per thread spills i32 on gfx90a and
+ * gfx940, 64 x 64 x 16 with 4 x 4 compiles without scratch (docs/hip-resources.md). Compiled
+ * for HIP only: no CUDA row names it, so CUDA builds keep exactly their kernels. */
+#if DUET_GPU_HIP
+#define GF_FMA_SHAPES_F32_AMD(X) X(64, 64, 16, 4, 4, 256, 2)
+#else
+#define GF_FMA_SHAPES_F32_AMD(X)
+#endif /* DUET_GPU_HIP */
 #ifndef GF_FMA_SHAPES_F32
 #define GF_FMA_SHAPES_F32(X)                                                                       \
     X(128, 128, 8, 16, 8, 128, 2)                                                                  \
     X(128, 64, 16, 8, 4, 256, 3)                                                                   \
-    X(128, 64, 16, 8, 4, 256, 2)
+    X(128, 64, 16, 8, 4, 256, 2)                                                                   \
+    GF_FMA_SHAPES_F32_AMD(X)
 #endif
 #ifndef GF_FMA_SHAPES_I32
 #define GF_FMA_SHAPES_I32(X) GF_FMA_SHAPES_F32(X)

@@ -147,6 +147,49 @@ template <typename T> union duet_pack16 {
     T e[16 / sizeof(T)];
 };
 
+/* The same 16 bytes held as four 32-bit words, elements taken out and put in with shifts.
+ * hip-clang gives a duet_pack16 array indexed as p[it].e[e] a stack slot (scratch memory on
+ * every AMD target) even when the loops are unrolled, because the element view is a union
+ * member; word shifts stay in VGPRs. e must be a compile-time constant after unrolling. The
+ * AUTO transpose uses these on HIP only; CUDA keeps duet_pack16, verified there. */
+template <typename U> DUET_INLINE U duet_vec16_get(const duet_vec16_t &v, int e)
+{
+    static_assert(16 % sizeof(U) == 0, "element size must divide 16");
+    const int byte = e * (int)sizeof(U), w = byte / 4;
+    const uint32_t lo = w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
+    if (sizeof(U) == 8) {
+        const uint32_t hi = w == 0 ? v.y : v.w; /* w is 0 or 2 for 8-byte elements */
+        return (U)(((uint64_t)hi << 32) | lo);
+    }
+    return (U)(lo >> (8 * (byte % 4)));
+}
+
+template <typename U> DUET_INLINE duet_vec16_t duet_vec16_make(const U (&x)[16 / sizeof(U)])
+{
+    static_assert(16 % sizeof(U) == 0, "element size must divide 16");
+    enum { S = (int)sizeof(U) };
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int byte = 4 * i;
+        if (S >= 4) {
+            w[i] = (uint32_t)((uint64_t)x[byte / S] >> (8 * (byte % S)));
+        } else {
+            uint32_t r = 0;
+#pragma unroll
+            for (int k = 0; k < 4 / (S < 4 ? S : 4); ++k)
+                r |= (uint32_t)x[byte / S + k] << (8 * S * k);
+            w[i] = r;
+        }
+    }
+    duet_vec16_t v;
+    v.x = w[0];
+    v.y = w[1];
+    v.z = w[2];
+    v.w = w[3];
+    return v;
+}
+
 /* True when every byte address p + k*stride*elem (for the strides given) is 16-byte aligned:
  * the condition for vector access along rows starting at such addresses. Host side. */
 static inline bool duet_aligned16(const void *p, size_t elem, int64_t s1, int64_t s2)

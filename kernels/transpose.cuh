@@ -179,7 +179,7 @@ enum { TRANSPOSE_AUTO_THREADS = 256, TRANSPOSE_AUTO_MIN_BLOCKS = 4, TRANSPOSE_AU
  * path, which is correct for any strides. The +1 column keeps the scalar path conflict-free;
  * the vector path's column read is 2-way, far under what shared memory sustains next to HBM. */
 template <typename U, int TI, int TJ>
-DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
     transpose_auto_kernel(const duet_copy_args<U> t, int vec)
 {
     enum {
@@ -212,6 +212,19 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BL
                 const int r0 = tid / VPL, vc = tid % VPL;
                 const U *src = t.in.at(bz, i0, j0) + r0 * t.in.cs + vc * N;
                 const int64_t step = LSTEP * t.in.cs;
+#if DUET_GPU_HIP
+                /* Plain vectors and shifts: hip-clang puts the duet_pack16 array below in
+                 * scratch for 1- and 2-byte elements (duet_vec16_get says why). */
+                duet_vec16_t p[LITER];
+#pragma unroll
+                for (int it = 0; it < LITER; ++it)
+                    p[it] = *reinterpret_cast<const duet_vec16_t *>(src + it * step);
+#pragma unroll
+                for (int it = 0; it < LITER; ++it)
+#pragma unroll
+                    for (int e = 0; e < N; ++e)
+                        tile[r0 + it * LSTEP][vc * N + e] = duet_vec16_get<U>(p[it], e);
+#else
                 duet_pack16<U> p[LITER];
 #pragma unroll
                 for (int it = 0; it < LITER; ++it)
@@ -220,6 +233,7 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BL
                 for (int it = 0; it < LITER; ++it)
 #pragma unroll
                     for (int e = 0; e < N; ++e) tile[r0 + it * LSTEP][vc * N + e] = p[it].e[e];
+#endif /* DUET_GPU_HIP */
             } else {
                 /* Edge tiles and unaligned views: one element at a time, any strides; a thread
                  * keeps its i (c) and walks j, so only a pointer add per element. */
@@ -240,10 +254,19 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BL
                 const int64_t step = WSTEP * t.out.rs;
 #pragma unroll
                 for (int it = 0; it < WITER; ++it) {
+#if DUET_GPU_HIP
+                    /* Elements packed by shifts, not through the duet_pack16 union (scratch on
+                     * AMD: see duet_vec16_get). */
+                    U x[N];
+#pragma unroll
+                    for (int e = 0; e < N; ++e) x[e] = tile[vc * N + e][r0 + it * WSTEP];
+                    *reinterpret_cast<duet_vec16_t *>(dst + it * step) = duet_vec16_make<U>(x);
+#else
                     duet_pack16<U> p;
 #pragma unroll
                     for (int e = 0; e < N; ++e) p.e[e] = tile[vc * N + e][r0 + it * WSTEP];
                     *reinterpret_cast<duet_vec16_t *>(dst + it * step) = p.v;
+#endif /* DUET_GPU_HIP */
                 }
             } else {
                 const int c = tid % TJ;
@@ -264,7 +287,7 @@ DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BL
  * vectors when every row start is aligned, UNROLL vectors per thread in flight. Rows of a
  * fully packed problem are merged into one long row by the launcher. */
 template <typename U>
-DUET_GLOBAL void __launch_bounds__(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
     copy2d_auto_kernel(const duet_copy_args<U> t, int vec)
 {
     enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL };
