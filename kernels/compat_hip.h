@@ -53,10 +53,17 @@
 #else
 #define DUET_SIMDS_PER_CU 4
 #endif /* RDNA */
+#if DUET_SIMDS_PER_CU == 2
+/* RDNA: the converted hint (4 blocks of 256 threads = 16 waves per SIMD32) caps a wave at 64
+ * VGPRs and made the AUTO copy and transpose kernels spill on gfx1030; the thread count alone
+ * leaves the register budget to the compiler, as before the conversion existed. */
+#define DUET_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads)
+#else
 #define DUET_LAUNCH_BOUNDS(threads, blocks)                                                        \
     __launch_bounds__((threads), ((blocks) * (((threads) + DUET_WARP_SIZE - 1) / DUET_WARP_SIZE) + \
                                   DUET_SIMDS_PER_CU - 1) /                                         \
                                      DUET_SIMDS_PER_CU)
+#endif /* RDNA */
 
 /* HIP's __shfl_xor exchanges over the whole wavefront (width = warpSize) and takes no lane
  * mask: a 32-bit mask such as CUDA's 0xffffffff would name only half of a wave64. duet's

@@ -123,12 +123,16 @@ static int arch_matches(const char *a, const char *key)
 const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
 {
     const size_t rows = sizeof g_gemm_table / sizeof g_gemm_table[0];
-    const dt_gemm_tuning *fallback = NULL;
+    const dt_gemm_tuning *fallback = NULL, *amd = NULL;
     for (size_t i = 0; i < rows; i++) {
         const dt_gemm_tuning *t = &g_gemm_table[i];
         if (t->dtype != dtype) continue;
         if (arch && arch_matches(arch, t->arch)) return t;
         if (strcmp(t->arch, "default") == 0) fallback = t;
+        if (strcmp(t->arch, "gfx90a") == 0) amd = t;
     }
+    /* An AMD GPU without a row of its own takes gfx90a's: the default row's large tile is an
+     * NVIDIA shape that spills to scratch on CDNA (docs/hip-resources.md). */
+    if (arch && strncmp(arch, "gfx", 3) == 0 && amd) return amd;
     return fallback;
 }
