@@ -33,36 +33,11 @@ int cpu_threads_for(int64_t work)
 #endif /* DUET_HAVE_OPENMP */
 }
 
-const char *cpu_algo_name(duet_algorithm algo)
-{
-    switch (algo) {
-    case DUET_ALGO_AUTO: return "auto";
-    case DUET_ALGO_NAIVE: return "naive";
-    case DUET_ALGO_TILED: return "tiled";
-    case DUET_ALGO_TILED_PADDED: return "tiled_padded";
-    case DUET_ALGO_GRID_STRIDE: return "grid_stride";
-    }
-    return "unknown";
-}
-
-const char *cpu_dtype_name(duet_dtype dtype)
-{
-    switch (dtype) {
-    case DUET_DTYPE_F32: return "f32";
-    case DUET_DTYPE_F64: return "f64";
-    case DUET_DTYPE_I32: return "i32";
-    case DUET_DTYPE_F16: return "f16";
-    case DUET_DTYPE_BF16: return "bf16";
-    case DUET_DTYPE_I8: return "i8";
-    }
-    return "unknown";
-}
-
 void cpu_fill_info(duet_launch_info *info, const char *op, const char *suffix, const dt_plan *plan)
 {
     if (!info) return;
     char name[64];
-    snprintf(name, sizeof name, "cpu_%s_%s_%s", op, cpu_algo_name(plan->algo), suffix);
+    snprintf(name, sizeof name, "cpu_%s_%s_%s", op, duet_algorithm_name(plan->algo), suffix);
     /* AUTO reports itself, as on the GPU backends: the packed host kernels are no seed
      * algorithm, and their name says which ran. */
     dt_fill_info(info, name, plan, 1);

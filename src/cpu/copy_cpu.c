@@ -174,7 +174,7 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
         break;
     default:
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_transpose", "transpose has no %s algorithm",
-                       cpu_algo_name(plan->algo));
+                       duet_algorithm_name(plan->algo));
     }
     cpu_fill_info(info, "transpose", suffix, plan);
     return DUET_SUCCESS;
@@ -348,7 +348,7 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
         return dt_fail(DUET_ERROR_UNSUPPORTED, "be_elementwise", "unknown elementwise op %d",
                        (int)e->kind);
     const char *op = op_names[e->kind], *func = funcs[e->kind];
-    const char *dt = cpu_dtype_name(e->dtype);
+    const char *dt = duet_dtype_name(e->dtype);
 
     ew_job job;
     memset(&job, 0, sizeof job);
@@ -422,7 +422,7 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
         break;
     default:
         return dt_fail(DUET_ERROR_UNSUPPORTED, func, "%s has no %s algorithm", op,
-                       cpu_algo_name(plan->algo));
+                       duet_algorithm_name(plan->algo));
     }
     /* AUTO shares fixed pieces of the rows among threads: a grid-stride loop in effect. */
     cpu_fill_info(info, op, dt, plan);

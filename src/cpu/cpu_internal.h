@@ -39,11 +39,6 @@ extern "C" {
  * OpenMP, else the OpenMP team size. */
 int cpu_threads_for(int64_t work);
 
-/* "naive", "tiled", "tiled_padded", "grid_stride", "auto". */
-const char *cpu_algo_name(duet_algorithm algo);
-/* "f32", "f64", "i32", "f16", "bf16", "i8". */
-const char *cpu_dtype_name(duet_dtype dtype);
-
 /* Fills info (if not NULL) with the kernel name "cpu_<op>_<algo>_<suffix>", the plan and one
  * launch. AUTO reports itself with a zero configuration: there is no GPU launch to mirror. */
 void cpu_fill_info(duet_launch_info *info, const char *op, const char *suffix, const dt_plan *plan);

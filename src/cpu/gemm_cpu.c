@@ -499,7 +499,7 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
     const gemm_type *type = gemm_type_of(g->dtype);
     if (!type)
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "the cpu backend has no %s gemm",
-                       cpu_dtype_name(g->dtype));
+                       duet_dtype_name(g->dtype));
     gemm_job job;
     job.g = g;
     job.tile = plan->tile;
@@ -520,7 +520,7 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
                            g->alpha, g->beta);
         break;
     }
-    const char *dt = cpu_dtype_name(g->dtype);
+    const char *dt = duet_dtype_name(g->dtype);
     if (g->m <= 0 || g->n <= 0 || g->batch <= 0) {
         cpu_fill_info(info, "gemm", dt, plan);
         if (info) info->launches = 0;
@@ -552,7 +552,7 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
     case DUET_ALGO_AUTO: st = gemm_packed_run(&job, type); break;
     default:
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "gemm has no %s algorithm",
-                       cpu_algo_name(plan->algo));
+                       duet_algorithm_name(plan->algo));
     }
     if (st != DUET_SUCCESS) return st;
     /* The packed kernel is a tiled gemm, with blocks for the caches instead of shared memory. */
