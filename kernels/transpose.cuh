@@ -166,18 +166,19 @@ static inline duet_gpu_error_t transpose_grid_stride_launch(const dt_copy2d *t,
 
 /* ---- AUTO: the bandwidth path ---------------------------------------------------------------- */
 
-/* Threads per block of both AUTO kernels. */
-/* Threads per block of both AUTO kernels, and the blocks per SM their register budget is cut
- * for: 4 x 256 threads leave 64 registers a thread, enough for 8 vectors in flight without
- * spilling, and keep 4 x 2 KB..8 KB of loads outstanding per SM between barriers. */
+/* Threads per block of the vector transpose and the copy kernel, and the blocks per SM their
+ * register budget is cut for: 4 x 256 threads leave 64 registers a thread, enough for 8 vectors
+ * in flight without spilling, and keep 4 x 2 KB..8 KB of loads outstanding per SM between
+ * barriers. */
 enum { TRANSPOSE_AUTO_THREADS = 256, TRANSPOSE_AUTO_MIN_BLOCKS = 4, TRANSPOSE_AUTO_UNROLL = 4 };
 
-/* Transpose with a TI x TJ tile (TI along in's contiguous axis i, TJ along out's contiguous axis
- * j), 16-byte global loads and stores and several independent vectors per thread in flight (a
- * full 64x64 tile of 4-byte elements is four 16-byte loads per thread). Full tiles of an
- * aligned problem take the vector path; edge tiles and unaligned problems take the scalar
- * path, which is correct for any strides. The +1 column keeps the scalar path conflict-free;
- * the vector path's column read is 2-way, far under what shared memory sustains next to HBM. */
+/* Transpose of 1- and 2-byte elements (AUTO's choice; it compiles for any size) with a TI x TJ
+ * tile (TI along in's contiguous axis i, TJ along out's contiguous axis j), 16-byte global loads
+ * and stores and several independent vectors per thread in flight (a full 128x128 tile of
+ * 1-byte elements is four 16-byte loads per thread): element-wide accesses would give 32- or
+ * 64-byte runs per warp. Full tiles of an aligned problem take the vector path; edge tiles and
+ * unaligned problems take the scalar path, which is correct for any strides. The +1 column
+ * keeps the scalar path conflict-free. */
 template <typename U, int TI, int TJ>
 DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
     transpose_auto_kernel(const duet_copy_args<U> t, int vec)
@@ -283,6 +284,103 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
     }
 }
 
+/* The scalar tile of TILED_PADDED, reshaped for bandwidth: 32 x 8 threads, a 32 x TJ tile
+ * (32 along i, TJ along j) with the +1 column, and the unit strides that AUTO's transpose path
+ * guarantees (in.rs == 1, out.cs == 1) written into the addressing, so an element costs one
+ * load, one shared store, one shared load and one store: pointer steps, no multiplies, and full
+ * tiles without bounds tests. Element accesses need no alignment. A warp writes TJ elements of
+ * an out row back to back, so rows that start off a 32-byte sector boundary leave partly
+ * written sectors only at the ends of each TJ-element run. Small blocks (4 KB of shared memory
+ * for a 32 x 32 tile of 4-byte elements) keep eight per SM resident, which hides memory
+ * latency better than the larger vector tiles: see the tuning table. */
+enum { TRANSPOSE_TILE_DIM = 32, TRANSPOSE_TILE_ROWS = 8, TRANSPOSE_TILE_MIN_BLOCKS = 8 };
+
+/* Blocks per SM / CU the tile kernel's register budget is cut for. CUDA: eight, for every TJ
+ * (32 registers a thread, measured on the H100, where shared memory holds 13 of the largest
+ * 4-byte tile). AMD: as many as a CU's 64 KiB of LDS holds, at most eight. The wide tiles are
+ * LDS-bound at 1-7 blocks there, so a cap for eight would only force their 8 or 16 loads in
+ * flight into scratch. */
+template <typename U, int TJ> struct transpose_tile_blocks {
+#if DUET_GPU_HIP
+    enum {
+        LDS = TJ * (TRANSPOSE_TILE_DIM + 1) * (int)sizeof(U),
+        BY_LDS = 65536 / LDS,
+        value = BY_LDS < 1 ? 1 : BY_LDS > TRANSPOSE_TILE_MIN_BLOCKS ? TRANSPOSE_TILE_MIN_BLOCKS : BY_LDS
+    };
+#else
+    enum { value = TRANSPOSE_TILE_MIN_BLOCKS };
+#endif /* DUET_GPU_HIP */
+};
+
+template <typename U, int TJ>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_TILE_DIM *TRANSPOSE_TILE_ROWS,
+                                    (transpose_tile_blocks<U, TJ>::value))
+    transpose_tile_kernel(const duet_copy_args<U> t)
+{
+    enum { DIM = TRANSPOSE_TILE_DIM, ROWS = TRANSPOSE_TILE_ROWS, K = TJ / DIM };
+    static_assert(TJ % DIM == 0, "the tile's j extent is whole warps");
+    __shared__ U tile[TJ][DIM + 1]; /* tile[j - j0][i - i0] */
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const int64_t j0 = (int64_t)blockIdx.x * TJ;
+    const int64_t tiles_i = (t.rows + DIM - 1) / DIM;
+    for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
+        for (int64_t by = blockIdx.y; by < tiles_i; by += gridDim.y) {
+            const int64_t i0 = by * DIM;
+            /* Loads: in(bz, i0 + tx, j0 + ty + r). Stores: out(bz, i0 + ty + r, j0 + tx + 32k). */
+            const U *src = t.in.p + bz * t.in.bs + (j0 + ty) * t.in.cs + (i0 + tx);
+            U *dst = t.out.p + bz * t.out.bs + (i0 + ty) * t.out.rs + (j0 + tx);
+            const int64_t ls = ROWS * t.in.cs, ss = ROWS * t.out.rs;
+            if (i0 + DIM <= t.rows && j0 + TJ <= t.cols) {
+#pragma unroll
+                for (int r = 0; r < TJ; r += ROWS, src += ls) tile[ty + r][tx] = *src;
+                duet_barrier();
+#pragma unroll
+                for (int r = 0; r < DIM; r += ROWS, dst += ss)
+#pragma unroll
+                    for (int k = 0; k < K; ++k) dst[k * DIM] = tile[tx + k * DIM][ty + r];
+            } else {
+                const bool in_i = i0 + tx < t.rows;
+#pragma unroll
+                for (int r = 0; r < TJ; r += ROWS, src += ls)
+                    if (in_i && j0 + ty + r < t.cols) tile[ty + r][tx] = *src;
+                duet_barrier();
+#pragma unroll
+                for (int r = 0; r < DIM; r += ROWS, dst += ss)
+#pragma unroll
+                    for (int k = 0; k < K; ++k)
+                        if (i0 + ty + r < t.rows && j0 + tx + k * DIM < t.cols)
+                            dst[k * DIM] = tile[tx + k * DIM][ty + r];
+            }
+            /* The next folded tile reuses the shared array. */
+            duet_barrier();
+        }
+    }
+}
+
+template <typename U, int TJ>
+static inline duet_gpu_error_t transpose_tile_launch(const dt_copy2d *t,
+                                                     const duet_device_props *props,
+                                                     duet_gpu_stream_t stream,
+                                                     duet_auto_result *res)
+{
+    duet_launch_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.block.x = TRANSPOSE_TILE_DIM;
+    cfg.block.y = TRANSPOSE_TILE_ROWS;
+    cfg.block.z = 1;
+    cfg.grid.x = duet_clamp_u32(dt_ceil_div(t->cols, TJ));
+    cfg.grid.y = duet_clamp_u32(dt_ceil_div(t->rows, TRANSPOSE_TILE_DIM));
+    cfg.grid.z = duet_clamp_u32(t->batch);
+    dt_fold_grid(props, &cfg.grid);
+    transpose_tile_kernel<U, TJ><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
+        duet_copy_args_of<U>(t));
+    snprintf(res->kernel, sizeof res->kernel, "transpose_auto_tile%dx%d", TRANSPOSE_TILE_DIM, TJ);
+    res->tile = TRANSPOSE_TILE_DIM;
+    res->cfg = cfg; /* static shared memory: TJ * 33 * elem bytes */
+    res->algo = DUET_ALGO_AUTO;
+    return duet_gpu_get_last_error();
+}
+
 /* Both sides contiguous along j (or, with vec == 0, any strides): a row-by-row copy, 16-byte
  * vectors when every row start is aligned, UNROLL vectors per thread in flight. Rows of a
  * fully packed problem are merged into one long row by the launcher. */
@@ -323,42 +421,56 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
 }
 
 /* AUTO's transpose tiles per architecture: data, not code. Per element size (1, 2, 4, 8 bytes)
- * the tile's extent along i (in's contiguous axis: the length of each 16-byte-vector read run)
- * and along j (out's contiguous axis: the length of each write run). Each pair must be one of
- * the shapes transpose_auto_dispatch instantiates; any other falls back to 64 x 64. */
+ * the tile's extent along i (in's contiguous axis: the length of each read run) and along j
+ * (out's contiguous axis: the length of each write run), and the j extent used instead when
+ * out's rows do not start on 32-byte sector boundaries. 1- and 2-byte elements take the
+ * vector kernel (transpose_auto_kernel: 128 x 128 or 64 x 64, any other pair falls back to
+ * 64 x 64); 4- and 8-byte elements take the scalar tile kernel (transpose_tile_kernel: i extent
+ * 32, j extent 32, 64 or 128, any other falls back to 32). */
 struct transpose_tune_row {
     const char *arch;
-    int tile_i[4], tile_j[4];
+    int tile_i[4], tile_j[4], tile_j_misaligned[4];
 };
 static const transpose_tune_row transpose_tune_table[] = {
-    {"default", {128, 128, 64, 64}, {128, 128, 64, 64}},
-    /* H100 80GB HBM3, 2026-11-21, scripts/large_check.c on hashed (not constant) data, as a
-     * share of a device-to-device copy of the same bytes (2.9-3.0 TB/s):
-     *   4 B, ti x tj   8192^2   16384^2   46341^2 (rows not 16-byte aligned: scalar path)
-     *   64 x 64        86.3%    73.0%     70.3%
-     *   64 x 128       82.5%    83.0%     80.1%     <- chosen: the steadiest
-     *   128 x 64       83.3%    75.0%     74.4%
-     *   32 x 32        74.6%    74.4%     66.9%
-     *   8 B: 64 x 64   96.0%    95.5%;    32 x 32: 94.4%, 94.6%
-     * 512-byte write runs matter most: 8-byte 64 x 64 tiles (512-byte runs both ways) reach 95%.
-     * Walking the tiles in groups of 8-32 columns (fewer DRAM pages open at once) lost 0-10%.
-     * Runs differ by several percent: an earlier run on constant data had 64 x 64 at 90.6% and
-     * 84.9%. */
-    {"sm_90", {128, 128, 64, 64}, {128, 128, 128, 64}},
+    {"default", {128, 128, 32, 32}, {128, 128, 32, 32}, {128, 128, 128, 128}},
+    /* H100 80GB HBM3, 2026-11-21, scripts/transpose_lab.cu: median of 20, random data, as a
+     * share of the faster of a copy kernel and cudaMemcpy of the same bytes (2.9-3.0 TB/s), and
+     * against cublasSgeam / Dgeam in the same run.
+     *   4 B, aligned rows      8192^2  16384^2  12800^2  8192x32768  32768x8192
+     *   tile 32 x 32           95.3%   94.4%    94.4%    95.7%       92.4%      <- chosen
+     *   tile 32 x 64           94.5%   94.2%    94.4%    94.5%       92.8%
+     *   tile 32 x 128          90.6%   90.4%    90.5%    91.0%       89.6%
+     *   vector 64 x 128        81.7%   81.4%    81.4%    82.1%       82.3%      (before)
+     *   vector 64 x 64, 128 threads, XOR-swizzled 16-byte shared accesses:  89.7-93.3%
+     *   vector 128 x 128, cp.async into shared memory, two stages deep:     89.7-91.3%
+     *   cublasSgeam            95.6%   95.9%    96.1%    96.3%       95.5%
+     *   4 B, rows off 32 B     16383x16385  46341^2  8191x8193 (x cublasSgeam)
+     *   tile 32 x 32           0.905x       0.921x   0.935x
+     *   tile 32 x 128          1.156x       1.200x   1.310x                       <- chosen
+     *   8 B, aligned rows      tile 32 x 32: 96.6-97.9% (1.020-1.032x cublasDgeam);
+     *                          vector 64 x 64 (before): 94.5-96.1%
+     *   8 B, rows off 32 B     tile 32 x 128: 1.002x, 1.019x, 1.163x cublasDgeam; 32 x 32:
+     *                          0.930x, 0.937x, 0.966x
+     * Small blocks resident in numbers hide memory latency best: eight 4 KB blocks per SM beat
+     * four 32 KB vector tiles, whatever their shared-memory layout. Rows off sector boundaries
+     * leave partly written sectors at both ends of every write run; 128-element runs make them
+     * rare. */
+    {"sm_90", {128, 128, 32, 32}, {128, 128, 32, 32}, {128, 128, 128, 128}},
 };
 
 struct transpose_tune {
     int ti, tj;
 };
 
-static inline transpose_tune transpose_auto_tune(const duet_device_props *props, size_t elem)
+static inline transpose_tune transpose_auto_tune(const duet_device_props *props, size_t elem,
+                                                 bool misaligned)
 {
     const int k = elem == 1 ? 0 : elem == 2 ? 1 : elem == 4 ? 2 : 3;
     const transpose_tune_row *row = &transpose_tune_table[0];
     for (size_t r = 1; r < sizeof transpose_tune_table / sizeof transpose_tune_table[0]; ++r)
         if (props && strcmp(props->arch, transpose_tune_table[r].arch) == 0)
             row = &transpose_tune_table[r];
-    transpose_tune tt = {row->tile_i[k], row->tile_j[k]};
+    transpose_tune tt = {row->tile_i[k], misaligned ? row->tile_j_misaligned[k] : row->tile_j[k]};
     return tt;
 }
 
@@ -372,22 +484,14 @@ static inline bool transpose_auto_try(int ti, int tj, dim3 grid, dim3 block, due
     return true;
 }
 
-/* The shapes compiled per element size (static shared memory stays under 48 KB). */
+/* The vector shapes compiled per element size (static shared memory stays under 48 KB). */
 template <typename U>
 static inline bool transpose_auto_dispatch(int ti, int tj, dim3 grid, dim3 block,
                                            duet_gpu_stream_t s, const duet_copy_args<U> &a, int vec)
 {
-    if constexpr (sizeof(U) <= 2)
-        return transpose_auto_try<U, 128, 128>(ti, tj, grid, block, s, a, vec) ||
-               transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec);
-    else if constexpr (sizeof(U) == 4)
-        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec) ||
-               transpose_auto_try<U, 64, 128>(ti, tj, grid, block, s, a, vec) ||
-               transpose_auto_try<U, 128, 64>(ti, tj, grid, block, s, a, vec) ||
-               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec);
-    else
-        return transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec) ||
-               transpose_auto_try<U, 32, 32>(ti, tj, grid, block, s, a, vec);
+    static_assert(sizeof(U) <= 2, "4- and 8-byte elements take transpose_tile_kernel");
+    return transpose_auto_try<U, 128, 128>(ti, tj, grid, block, s, a, vec) ||
+           transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec);
 }
 
 /* Merges rows (and then batches) that follow each other in memory on both sides into one long
@@ -430,27 +534,39 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
     res->tile = 0;
 
     if (t.out.cs == 1 && t.in.rs == 1 && t.in.cs != 1 && t.rows > 1) {
-        transpose_tune tt = transpose_auto_tune(props, elem);
-        const bool vec = duet_aligned16(t.in.base, elem, t.in.cs, t.batch > 1 ? t.in.bs : 0) &&
-                         duet_aligned16(t.out.base, elem, t.out.rs, t.batch > 1 ? t.out.bs : 0);
-        cfg.block.x = TRANSPOSE_AUTO_THREADS;
-        cfg.block.y = cfg.block.z = 1;
-        for (int attempt = 0; attempt < 2; ++attempt) {
-            cfg.grid.x = duet_clamp_u32(dt_ceil_div(t.cols, tt.tj));
-            cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, tt.ti));
-            cfg.grid.z = duet_clamp_u32(t.batch);
-            dt_fold_grid(props, &cfg.grid);
-            if (transpose_auto_dispatch<U>(tt.ti, tt.tj, duet_dim3_of(cfg.grid),
-                                           duet_dim3_of(cfg.block), stream,
-                                           duet_copy_args_of<U>(&t), vec)) {
-                snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", tt.ti, tt.tj);
-                res->tile = tt.ti;
-                res->cfg = cfg;             /* static shared memory: tj * (ti + 1) * elem bytes */
-                res->algo = DUET_ALGO_AUTO; /* a tuned kernel reports AUTO */
-                return duet_gpu_get_last_error();
+        /* Out rows on 32-byte sector boundaries (an axis of extent 1 never moves the address). */
+        const bool out_sectors = (uintptr_t)t.out.base % 32u == 0 &&
+                                 ((uint64_t)t.out.rs * elem) % 32u == 0 &&
+                                 (t.batch == 1 || ((uint64_t)t.out.bs * elem) % 32u == 0);
+        transpose_tune tt = transpose_auto_tune(props, elem, !out_sectors);
+        if constexpr (sizeof(U) >= 4) {
+            if (tt.tj == 128) return transpose_tile_launch<U, 128>(&t, props, stream, res);
+            if (tt.tj == 64) return transpose_tile_launch<U, 64>(&t, props, stream, res);
+            return transpose_tile_launch<U, 32>(&t, props, stream, res);
+        } else {
+            const bool vec =
+                duet_aligned16(t.in.base, elem, t.in.cs, t.batch > 1 ? t.in.bs : 0) &&
+                duet_aligned16(t.out.base, elem, t.out.rs, t.batch > 1 ? t.out.bs : 0);
+            cfg.block.x = TRANSPOSE_AUTO_THREADS;
+            cfg.block.y = cfg.block.z = 1;
+            for (int attempt = 0; attempt < 2; ++attempt) {
+                cfg.grid.x = duet_clamp_u32(dt_ceil_div(t.cols, tt.tj));
+                cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, tt.ti));
+                cfg.grid.z = duet_clamp_u32(t.batch);
+                dt_fold_grid(props, &cfg.grid);
+                if (transpose_auto_dispatch<U>(tt.ti, tt.tj, duet_dim3_of(cfg.grid),
+                                               duet_dim3_of(cfg.block), stream,
+                                               duet_copy_args_of<U>(&t), vec)) {
+                    snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", tt.ti,
+                             tt.tj);
+                    res->tile = tt.ti;
+                    res->cfg = cfg; /* static shared memory: tj * (ti + 1) * elem bytes */
+                    res->algo = DUET_ALGO_AUTO; /* a tuned kernel reports AUTO */
+                    return duet_gpu_get_last_error();
+                }
+                /* A table row naming a shape that is not compiled: the 64x64 default. */
+                tt.ti = tt.tj = 64;
             }
-            /* A table row naming a shape that is not compiled: the 64x64 default. */
-            tt.ti = tt.tj = 64;
         }
     }
 
