@@ -30,15 +30,17 @@
  * unmeasured; sm_86/sm_89 keep f64 on the FMA path (their f64 units run at 1/64 rate and their
  * DMMA is no faster). sm_70 has no cp.async: register-staged shapes only.
  *
- * AMD rows (gfx908, gfx90a, gfx940, gfx942, gfx1100) were chosen by the compiler's resource
+ * AMD rows (gfx908, gfx90a, gfx940, gfx942, gfx1030, gfx1100) were chosen by the compiler's resource
  * report (scripts/hip-resources.sh, docs/hip-resources.md), not measured on hardware: the
  * shapes below were the largest found to compile with no scratch (no register spills) for
  * every operand layout. The f32 large shape spills for i32 on gfx90a (336 bytes of scratch per
  * lane) and gfx940 (316 bytes), so these rows run f32 and i32 on 64 x 64 x 16 tiles of 4 x 4
  * outputs per thread (256 threads) and f64 on 64 x 64 x 8 tiles of 4 x 4, for both the large
  * and the small problem. 128 x 128 x 8 with 8 x 8 per thread (256 threads) also compiles
- * without scratch, on CDNA only, and is not compiled in yet. The hardware notes that follow
- * were the first choice's reasoning and still describe gfx1030's rows, which are unchanged.
+ * without scratch, on CDNA only, and is not compiled in yet. gfx1030 (RDNA2, wave32) takes
+ * the same shapes: there the f32/i32 large shape spills 1164-1352 bytes per lane and the
+ * 128 x 64 x 16 two-stage shape 464-524, while 64 x 64 x 16 compiles to 243-253 VGPRs and no
+ * scratch. The hardware notes that follow were the first choice's reasoning.
  *
  * The first AMD rows were chosen from the documented hardware, not measured: every CDNA/RDNA2 CU gives a
  * workgroup 64 KiB of LDS and each SIMD 512 32-bit VGPRs per lane (gfx908: 256 arch + 256
@@ -103,9 +105,9 @@ static const dt_gemm_tuning g_gemm_table[] = {
     {"gfx1100", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
     {"gfx1100", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
     {"gfx1100", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1030", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx1030", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
     {"gfx1030", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx1030", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"gfx1030", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
     /* Any other device: register-staged shapes (no cp.async needed), under 48 KiB of shared
      * memory. */
     {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
