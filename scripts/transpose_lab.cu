@@ -4,14 +4,17 @@
 // kernels/transpose.cuh. One line to build and run (sm_90):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude scripts/transpose_lab.cu -lcublas
 //        -o build-lab/transpose_lab
-//   build-lab/transpose_lab [--reps N] [--csv FILE]
-// Every kernel writes B = A^T for a row-major R x C matrix A of random 4-byte words (then 8-byte
-// elements: the library's kernels and cublasDgeam only); every timed
-// result is checked element by element on the device. Times are medians of --reps runs (CUDA
-// events, 5 warm-up runs; the matrices are far larger than L2). GB/s counts bytes read + written.
+//   build-lab/transpose_lab [--reps N] [--csv FILE] [--elem 1|2|4|8] [--odd]
+// Every kernel writes B = A^T for a row-major R x C matrix A of random bytes, for 1-, 2-, 4- and
+// 8-byte elements (the lab's own kernels: 4-byte only; cuBLAS: 4 and 8); every timed
+// result is checked element by element on the device. Times are medians of --reps runs (default
+// 30; CUDA events, 5 warm-up runs; the matrices are far larger than L2). GB/s counts bytes read +
+// written; "of copy" is against the faster of a copy kernel and cudaMemcpy of the same bytes.
 //
 // Designs (TI = tile extent along A's rows' contiguous axis, TJ = along B's):
 //   duet AUTO  the library's AUTO launcher (kernels/transpose.cuh) as the cuda backend calls it
+//   duet tile 32xTJ, duet pack 32x32 words, duet vector 128x128  the library's AUTO kernels,
+//              each forced
 //   duet TILED_PADDED  the library's seed kernel (general strides, any batch)
 //   padded32   the seeds' 32x8-thread 32x33 tile (one element per access), written for this case
 //   col<TI,TJ> scalar shared stores, +1 padded column read (the first AUTO kernel)
@@ -26,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -53,22 +57,25 @@ struct prob {
     const uint32_t *a; /* R x C, row-major, leading dim C */
     uint32_t *b;       /* C x R, row-major, leading dim R */
     int64_t R, C;
-    int elem; /* 4, or 8: a and b then hold R * C 8-byte elements (the lab's own kernels: 4 only) */
+    int elem; /* 1, 2, 4 or 8 bytes (the lab's own kernels: 4 only) */
 };
 
 /* ---- seeds' padded tile ---- */
 template <int IFAST> __global__ void padded32(prob p)
 {
     __shared__ uint32_t tile[32][33];
-    const int64_t c0 = (IFAST ? blockIdx.x : blockIdx.y) * 32ll, r0 = (IFAST ? blockIdx.y : blockIdx.x) * 32ll;
+    const int64_t c0 = (IFAST ? blockIdx.x : blockIdx.y) * 32ll,
+                  r0 = (IFAST ? blockIdx.y : blockIdx.x) * 32ll;
     const int tx = threadIdx.x, ty = threadIdx.y;
 #pragma unroll
     for (int k = 0; k < 32; k += 8)
-        if (r0 + ty + k < p.R && c0 + tx < p.C) tile[ty + k][tx] = p.a[(r0 + ty + k) * p.C + c0 + tx];
+        if (r0 + ty + k < p.R && c0 + tx < p.C)
+            tile[ty + k][tx] = p.a[(r0 + ty + k) * p.C + c0 + tx];
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < 32; k += 8)
-        if (c0 + ty + k < p.C && r0 + tx < p.R) p.b[(c0 + ty + k) * p.R + r0 + tx] = tile[tx][ty + k];
+        if (c0 + ty + k < p.C && r0 + tx < p.R)
+            p.b[(c0 + ty + k) * p.R + r0 + tx] = tile[tx][ty + k];
 }
 
 /* In the kernels below: i runs along A's columns (A's contiguous axis, B's rows), j along A's
@@ -78,18 +85,32 @@ template <int IFAST> __global__ void padded32(prob p)
 /* ---- col: the first AUTO kernel's vector path ---- */
 /* Block order: IFAST = 1 puts blockIdx.x along i, so consecutive blocks read neighbouring
  * pieces of the same rows of A; IFAST = 0 puts it along j (neighbouring pieces of B's rows). */
-template <int IFAST> __device__ __forceinline__ int64_t tile_i() { return IFAST ? blockIdx.x : blockIdx.y; }
-template <int IFAST> __device__ __forceinline__ int64_t tile_j() { return IFAST ? blockIdx.y : blockIdx.x; }
+template <int IFAST> __device__ __forceinline__ int64_t tile_i()
+{
+    return IFAST ? blockIdx.x : blockIdx.y;
+}
+template <int IFAST> __device__ __forceinline__ int64_t tile_j()
+{
+    return IFAST ? blockIdx.y : blockIdx.x;
+}
 template <int IFAST> static dim3 grid_of(int64_t tiles_i, int64_t tiles_j)
 {
-    return IFAST ? dim3((unsigned)tiles_i, (unsigned)tiles_j) : dim3((unsigned)tiles_j, (unsigned)tiles_i);
+    return IFAST ? dim3((unsigned)tiles_i, (unsigned)tiles_j)
+                 : dim3((unsigned)tiles_j, (unsigned)tiles_i);
 }
 
-template <int TI, int TJ, int IFAST>
-__global__ __launch_bounds__(256, 4) void col(prob p)
+template <int TI, int TJ, int IFAST> __global__ __launch_bounds__(256, 4) void col(prob p)
 {
-    enum { T = 256, N = 4, VPL = TI / N, LSTEP = T / VPL, LITER = TJ / LSTEP, VPW = TJ / N,
-           WSTEP = T / VPW, WITER = TI / WSTEP };
+    enum {
+        T = 256,
+        N = 4,
+        VPL = TI / N,
+        LSTEP = T / VPL,
+        LITER = TJ / LSTEP,
+        VPW = TJ / N,
+        WSTEP = T / VPW,
+        WITER = TI / WSTEP
+    };
     __shared__ uint32_t tile[TJ][TI + 1];
     const int tid = threadIdx.x;
     const int64_t i0 = tile_i<IFAST>() * TI, j0 = tile_j<IFAST>() * TJ;
@@ -129,7 +150,8 @@ __device__ __forceinline__ void tr4(const uint4 (&a)[4], uint4 (&o)[4])
 
 /* smem: uint4 s[TJ][TI/4]; vector (j, ib) at s[j][ib ^ ((j >> 2) & 7)]. */
 template <int TI, int TJ, int T>
-__device__ __forceinline__ void swz_store_tile(const uint4 *s, const prob &p, int64_t i0, int64_t j0)
+__device__ __forceinline__ void swz_store_tile(const uint4 *s, const prob &p, int64_t i0,
+                                               int64_t j0)
 {
     enum { VI = TI / 4, VJ = TJ / 4, SIB = T / VJ, SIT = VI / SIB };
     static_assert(T % VJ == 0 && VI % SIB == 0, "store split");
@@ -218,8 +240,7 @@ __global__ __launch_bounds__(T) void cpa(prob p, int64_t tiles_j, int64_t ntiles
         if (t >= ntiles) break;
         const int64_t tn = t + (int64_t)(S - 1) * G;
         const int ns = (stage + S - 1) % S;
-        if (tn < ntiles)
-            cpa_issue<TI, TJ, T>(sm + ns * STAGE, p, I0(tn), J0(tn));
+        if (tn < ntiles) cpa_issue<TI, TJ, T>(sm + ns * STAGE, p, I0(tn), J0(tn));
         cp_commit();
         cp_wait<S - 1>();
         __syncthreads();
@@ -265,8 +286,19 @@ template <typename U> __global__ void check_kernel(prob p, unsigned long long *b
 struct variant {
     std::string name;
     void (*launch)(const prob &, cudaStream_t);
-    bool any_shape; /* false: sizes must be multiples of the tile, and 4-byte elements only */
+    bool any_shape; /* false: sizes must be multiples of 128 */
+    int elems;      /* bit mask of the element sizes it runs */
 };
+
+template <typename F> static void by_elem(int elem, F f)
+{
+    switch (elem) {
+    case 1: f(uint8_t()); break;
+    case 2: f(uint16_t()); break;
+    case 4: f(uint32_t()); break;
+    default: f(uint64_t()); break;
+    }
+}
 
 template <int TI, int TJ, int IF> void launch_col(const prob &p, cudaStream_t s)
 {
@@ -295,10 +327,12 @@ template <int TI, int TJ, int T, int S, int IF> void launch_cpa(const prob &p, c
         CK(cudaGetDevice(&dev));
         CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         grid = per_sm * sms;
-        fprintf(stderr, "cpa<%d,%d,%d,%d>: %d blocks per SM, grid %d\n", TI, TJ, T, S, per_sm, grid);
+        fprintf(stderr, "cpa<%d,%d,%d,%d>: %d blocks per SM, grid %d\n", TI, TJ, T, S, per_sm,
+                grid);
     }
     const int64_t tiles_j = p.R / TJ, ntiles = tiles_j * (p.C / TI);
-    cpa<TI, TJ, T, S, IF><<<(unsigned)std::min<int64_t>(grid, ntiles), T, smem, s>>>(p, tiles_j, ntiles);
+    cpa<TI, TJ, T, S, IF>
+        <<<(unsigned)std::min<int64_t>(grid, ntiles), T, smem, s>>>(p, tiles_j, ntiles);
 }
 template <int IF> void launch_padded(const prob &p, cudaStream_t s)
 {
@@ -330,8 +364,7 @@ void launch_duet_auto(const prob &p, cudaStream_t s)
 {
     const dt_copy2d t = copy_of(p);
     duet_auto_result r;
-    if (p.elem == 8) CK(transpose_auto_launch<uint64_t>(&t, &g_props, s, &r));
-    else CK(transpose_auto_launch<uint32_t>(&t, &g_props, s, &r));
+    by_elem(p.elem, [&](auto u) { CK(transpose_auto_launch<decltype(u)>(&t, &g_props, s, &r)); });
     static int64_t said_r = -1, said_c = -1;
     if (said_r != p.R || said_c != p.C) printf("  (duet AUTO runs %s)\n", r.kernel);
     said_r = p.R, said_c = p.C;
@@ -340,8 +373,35 @@ template <int TJ> void launch_duet_tile(const prob &p, cudaStream_t s)
 {
     const dt_copy2d t = copy_of(p);
     duet_auto_result r;
-    if (p.elem == 8) CK((transpose_tile_launch<uint64_t, TJ>(&t, &g_props, s, &r)));
-    else CK((transpose_tile_launch<uint32_t, TJ>(&t, &g_props, s, &r)));
+    by_elem(p.elem,
+            [&](auto u) { CK((transpose_tile_launch<decltype(u), TJ>(&t, &g_props, s, &r))); });
+}
+void launch_duet_pack(const prob &p, cudaStream_t s)
+{
+    const dt_copy2d t = copy_of(p);
+    duet_auto_result r;
+    if (p.elem == 1)
+        CK(transpose_pack_launch<uint8_t>(&t, &g_props, s, &r));
+    else
+        CK(transpose_pack_launch<uint16_t>(&t, &g_props, s, &r));
+}
+/* The vector kernel with a 128 x 128 tile: AUTO for 1- and 2-byte elements before the word
+ * kernel. */
+void launch_duet_vec128(const prob &p, cudaStream_t s)
+{
+    const dt_copy2d t = copy_of(p);
+    const dim3 grid((unsigned)dt_ceil_div(t.cols, 128), (unsigned)dt_ceil_div(t.rows, 128), 1);
+    const auto go = [&](auto u) {
+        using U = decltype(u);
+        const int vec = duet_aligned16(t.in.base, sizeof(U), t.in.cs, 0) &&
+                        duet_aligned16(t.out.base, sizeof(U), t.out.rs, 0);
+        transpose_auto_try<U, 128, 128>(128, 128, grid, dim3(TRANSPOSE_AUTO_THREADS), s,
+                                        duet_copy_args_of<U>(&t), vec);
+    };
+    if (p.elem == 1)
+        go(uint8_t());
+    else
+        go(uint16_t());
 }
 void launch_duet_padded(const prob &p, cudaStream_t s)
 {
@@ -355,8 +415,7 @@ void launch_duet_padded(const prob &p, cudaStream_t s)
     cfg.grid.y = (uint32_t)dt_ceil_div(t.rows, TRANSPOSE_PAD_DIM);
     cfg.grid.z = 1;
     cfg.shared_bytes = TRANSPOSE_PAD_DIM * (TRANSPOSE_PAD_DIM + 1) * p.elem;
-    if (p.elem == 8) CK(transpose_tiled_padded_launch<uint64_t>(&t, cfg, s));
-    else CK(transpose_tiled_padded_launch<uint32_t>(&t, cfg, s));
+    by_elem(p.elem, [&](auto u) { CK(transpose_tiled_padded_launch<decltype(u)>(&t, cfg, s)); });
 }
 
 static cublasHandle_t g_blas;
@@ -369,8 +428,8 @@ void launch_geam(const prob &p, cudaStream_t s)
     if (p.elem == 8)
         cublasDgeam(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)p.R, (int)p.C, &d1,
                     reinterpret_cast<const double *>(p.a), (int)p.C, &d0,
-                    reinterpret_cast<const double *>(p.b), (int)p.R, reinterpret_cast<double *>(p.b),
-                    (int)p.R);
+                    reinterpret_cast<const double *>(p.b), (int)p.R,
+                    reinterpret_cast<double *>(p.b), (int)p.R);
     else
         cublasSgeam(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)p.R, (int)p.C, &one,
                     reinterpret_cast<const float *>(p.a), (int)p.C, &zero,
@@ -381,10 +440,18 @@ void launch_geam(const prob &p, cudaStream_t s)
 int main(int argc, char **argv)
 {
     int reps = 30;
+    std::vector<int> elems = {1, 2, 4, 8};
+    bool odd_only = false; /* --odd: only the sizes whose rows start off 16-byte boundaries */
     const char *csv_path = "transpose_lab.csv";
     for (int k = 1; k < argc; ++k) {
-        if (!strcmp(argv[k], "--reps") && k + 1 < argc) reps = atoi(argv[++k]);
-        else if (!strcmp(argv[k], "--csv") && k + 1 < argc) csv_path = argv[++k];
+        if (!strcmp(argv[k], "--reps") && k + 1 < argc)
+            reps = atoi(argv[++k]);
+        else if (!strcmp(argv[k], "--csv") && k + 1 < argc)
+            csv_path = argv[++k];
+        else if (!strcmp(argv[k], "--elem") && k + 1 < argc)
+            elems = {atoi(argv[++k])};
+        else if (!strcmp(argv[k], "--odd"))
+            odd_only = true;
     }
     cudaStream_t st;
     CK(cudaStreamCreate(&st));
@@ -402,88 +469,94 @@ int main(int argc, char **argv)
     if (csv) fprintf(csv, "elem,R,C,kernel,ms,gbs,vs_copy,vs_geam\n");
 
     std::vector<variant> vs = {
-        {"cublas geam", launch_geam, true},
-        {"duet AUTO", launch_duet_auto, true},
-        {"duet tile 32x32", launch_duet_tile<32>, true},
-        {"duet tile 32x64", launch_duet_tile<64>, true},
-        {"duet tile 32x128", launch_duet_tile<128>, true},
-        {"duet TILED_PADDED", launch_duet_padded, true},
-        {"padded32 j-fast", launch_padded<0>, false},
-        {"col<64,128> j-fast", launch_col<64, 128, 0>, false},
-        {"swz<64,64,128> i-fast", launch_swz<64, 64, 128, 8, 1>, false},
-        {"cpa<128,128,2> j-fast", launch_cpa<128, 128, 256, 2, 0>, false},
+        {"cublas geam", launch_geam, true, 4 | 8},
+        {"duet AUTO", launch_duet_auto, true, 1 | 2 | 4 | 8},
+        {"duet pack 32x32 words", launch_duet_pack, false, 1 | 2},
+        {"duet vector 128x128", launch_duet_vec128, true, 1 | 2},
+        {"duet tile 32x32", launch_duet_tile<32>, true, 4 | 8},
+        {"duet tile 32x64", launch_duet_tile<64>, true, 1 | 2 | 4 | 8},
+        {"duet tile 32x128", launch_duet_tile<128>, true, 1 | 2 | 4 | 8},
+        {"duet TILED_PADDED", launch_duet_padded, true, 1 | 2 | 4 | 8},
+        {"padded32 j-fast", launch_padded<0>, false, 4},
+        {"col<64,128> j-fast", launch_col<64, 128, 0>, false, 4},
+        {"swz<64,64,128> i-fast", launch_swz<64, 64, 128, 8, 1>, false, 4},
+        {"cpa<128,128,2> j-fast", launch_cpa<128, 128, 256, 2, 0>, false, 4},
     };
     /* The last three have rows that start off 16-byte (and 32-byte sector) boundaries. */
-    const int64_t sizes[][2] = {{8192, 8192},   {16384, 16384}, {12800, 12800}, {8192, 32768},
-                                {32768, 8192},  {16383, 16385}, {46341, 46341}, {8191, 8193}};
+    std::vector<std::array<int64_t, 2>> sizes = {{8192, 8192},   {16384, 16384}, {12800, 12800},
+                                                 {8192, 32768},  {32768, 8192},  {16383, 16385},
+                                                 {46341, 46341}, {8191, 8193}};
     unsigned long long *bad;
     CK(cudaMalloc(&bad, sizeof *bad));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     int failures = 0;
-    for (int elem : {4, 8})
-    for (auto &sz : sizes) {
-        prob p;
-        p.R = sz[0];
-        p.C = sz[1];
-        p.elem = elem;
-        const int64_t n = p.R * p.C, words = n * elem / 4;
-        uint32_t *a, *b;
-        CK(cudaMalloc(&a, words * 4));
-        CK(cudaMalloc(&b, words * 4));
-        fill_kernel<<<2048, 256, 0, st>>>(a, words, 12345u + (uint32_t)p.R);
-        p.a = a;
-        p.b = b;
-        auto time_it = [&](auto &&fn) {
-            std::vector<float> t;
-            for (int r = 0; r < 5 + reps; ++r) {
-                CK(cudaEventRecord(e0, st));
-                fn();
-                CK(cudaEventRecord(e1, st));
-                CK(cudaEventSynchronize(e1));
-                float ms;
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                if (r >= 5) t.push_back(ms);
+    if (odd_only) sizes.erase(sizes.begin(), sizes.begin() + 5);
+    for (int elem : elems)
+        for (auto &sz : sizes) {
+            prob p;
+            p.R = sz[0];
+            p.C = sz[1];
+            p.elem = elem;
+            const int64_t n = p.R * p.C, words = (n * elem + 15) / 16 * 4;
+            uint32_t *a, *b;
+            CK(cudaMalloc(&a, words * 4));
+            CK(cudaMalloc(&b, words * 4));
+            fill_kernel<<<2048, 256, 0, st>>>(a, words, 12345u + (uint32_t)p.R);
+            p.a = a;
+            p.b = b;
+            auto time_it = [&](auto &&fn) {
+                std::vector<float> t;
+                for (int r = 0; r < 5 + reps; ++r) {
+                    CK(cudaEventRecord(e0, st));
+                    fn();
+                    CK(cudaEventRecord(e1, st));
+                    CK(cudaEventSynchronize(e1));
+                    float ms;
+                    CK(cudaEventElapsedTime(&ms, e0, e1));
+                    if (r >= 5) t.push_back(ms);
+                }
+                std::sort(t.begin(), t.end());
+                return (double)t[t.size() / 2];
+            };
+            const double bytes = 2.0 * n * elem;
+            const double copy_ms = time_it([&] {
+                copy_kernel<<<prop.multiProcessorCount * 8, 512, 0, st>>>(
+                    reinterpret_cast<const uint4 *>(a), reinterpret_cast<uint4 *>(b), words / 4);
+            });
+            const double copy_memcpy_ms = time_it(
+                [&] { CK(cudaMemcpyAsync(b, a, words * 4, cudaMemcpyDeviceToDevice, st)); });
+            const double ceil_ms = std::min(copy_ms, copy_memcpy_ms);
+            printf("\n%lld x %lld (%d B): copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s\n",
+                   (long long)p.R, (long long)p.C, elem, bytes / copy_ms / 1e6,
+                   bytes / copy_memcpy_ms / 1e6);
+            double geam_ms = 0;
+            const bool multiple = p.R % 128 == 0 && p.C % 128 == 0;
+            for (auto &v : vs) {
+                if (!(v.elems & elem) || (!multiple && !v.any_shape)) continue;
+                CK(cudaMemsetAsync(b, 0, words * 4, st));
+                const double ms = time_it([&] { v.launch(p, st); });
+                CK(cudaGetLastError());
+                CK(cudaMemsetAsync(bad, 0, sizeof *bad, st));
+                by_elem(elem,
+                        [&](auto u) { check_kernel<decltype(u)><<<2048, 256, 0, st>>>(p, bad); });
+                unsigned long long nbad = 0;
+                CK(cudaMemcpyAsync(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost, st));
+                CK(cudaStreamSynchronize(st));
+                if (v.name == "cublas geam") geam_ms = ms;
+                const double gbs = bytes / ms / 1e6;
+                printf("  %-22s %8.3f ms %6.0f GB/s  %5.1f%% of copy  %5.3fx geam%s\n",
+                       v.name.c_str(), ms, gbs, 100.0 * ceil_ms / ms, geam_ms / ms,
+                       nbad ? "  WRONG" : "");
+                if (nbad) ++failures;
+                if (csv)
+                    fprintf(csv, "%d,%lld,%lld,%s,%.4f,%.1f,%.4f,%.4f\n", elem, (long long)p.R,
+                            (long long)p.C, v.name.c_str(), ms, gbs, ceil_ms / ms, geam_ms / ms);
             }
-            std::sort(t.begin(), t.end());
-            return (double)t[t.size() / 2];
-        };
-        const double bytes = 2.0 * n * elem;
-        const double copy_ms = time_it([&] {
-            copy_kernel<<<prop.multiProcessorCount * 8, 512, 0, st>>>(
-                reinterpret_cast<const uint4 *>(a), reinterpret_cast<uint4 *>(b), words / 4);
-        });
-        const double copy_memcpy_ms =
-            time_it([&] { CK(cudaMemcpyAsync(b, a, words * 4, cudaMemcpyDeviceToDevice, st)); });
-        const double ceil_ms = std::min(copy_ms, copy_memcpy_ms);
-        printf("\n%lld x %lld (%d B): copy kernel %.0f GB/s, cudaMemcpy %.0f GB/s\n", (long long)p.R,
-               (long long)p.C, elem, bytes / copy_ms / 1e6, bytes / copy_memcpy_ms / 1e6);
-        double geam_ms = 0;
-        const bool multiple = p.R % 128 == 0 && p.C % 128 == 0;
-        for (auto &v : vs) {
-            if ((!multiple || elem != 4) && !v.any_shape) continue;
-            CK(cudaMemsetAsync(b, 0, words * 4, st));
-            const double ms = time_it([&] { v.launch(p, st); });
-            CK(cudaGetLastError());
-            CK(cudaMemsetAsync(bad, 0, sizeof *bad, st));
-            if (elem == 8) check_kernel<uint64_t><<<2048, 256, 0, st>>>(p, bad);
-            else check_kernel<uint32_t><<<2048, 256, 0, st>>>(p, bad);
-            unsigned long long nbad = 0;
-            CK(cudaMemcpyAsync(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost, st));
-            CK(cudaStreamSynchronize(st));
-            if (v.name == "cublas geam") geam_ms = ms;
-            const double gbs = bytes / ms / 1e6;
-            printf("  %-22s %8.3f ms %6.0f GB/s  %5.1f%% of copy  %5.3fx geam%s\n", v.name.c_str(), ms,
-                   gbs, 100.0 * ceil_ms / ms, geam_ms / ms, nbad ? "  WRONG" : "");
-            if (nbad) ++failures;
-            if (csv)
-                fprintf(csv, "%d,%lld,%lld,%s,%.4f,%.1f,%.4f,%.4f\n", elem, (long long)p.R,
-                        (long long)p.C, v.name.c_str(), ms, gbs, ceil_ms / ms, geam_ms / ms);
+            CK(cudaFree(a));
+            CK(cudaFree(b));
         }
-        CK(cudaFree(a));
-        CK(cudaFree(b));
-    }
     if (csv) fclose(csv);
     printf("\n%d wrong results\n", failures);
     return failures ? 1 : 0;
