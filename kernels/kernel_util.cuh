@@ -190,12 +190,18 @@ template <typename U> DUET_INLINE duet_vec16_t duet_vec16_make(const U (&x)[16 /
     return v;
 }
 
-/* True when every byte address p + k*stride*elem (for the strides given) is 16-byte aligned:
- * the condition for vector access along rows starting at such addresses. Host side. */
+/* True when every byte address p + k*stride*elem (for the strides given) is a multiple of
+ * `bytes`: rows starting at such addresses all start on that boundary. Host side. */
+static inline bool duet_aligned(const void *p, size_t elem, int64_t s1, int64_t s2, unsigned bytes)
+{
+    return ((uintptr_t)p % bytes) == 0 && ((uint64_t)s1 * elem) % bytes == 0 &&
+           ((uint64_t)s2 * elem) % bytes == 0;
+}
+
+/* The condition for 16-byte vector access along such rows. */
 static inline bool duet_aligned16(const void *p, size_t elem, int64_t s1, int64_t s2)
 {
-    return ((uintptr_t)p % 16u) == 0 && ((uint64_t)s1 * elem) % 16u == 0 &&
-           ((uint64_t)s2 * elem) % 16u == 0;
+    return duet_aligned(p, elem, s1, s2, 16u);
 }
 
 /* What an AUTO launcher chose, for duet_launch_info. */

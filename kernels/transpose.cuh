@@ -360,28 +360,46 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(
     }
 }
 
-template <typename U, int TJ>
-static inline duet_gpu_error_t transpose_tile_launch(const dt_copy2d *t,
-                                                     const duet_device_props *props,
-                                                     duet_gpu_stream_t stream,
-                                                     duet_auto_result *res)
+/* The launch of both small-tile kernels (this one and transpose_pack_kernel): 32 x 8 threads,
+ * one block per ti x tj tile (static shared memory only), the grid folded into the device's
+ * y and z limits. The same configuration goes into the launch info. */
+static inline duet_launch_config transpose_small_tile_config(const dt_copy2d *t,
+                                                             const duet_device_props *props,
+                                                             int64_t ti, int64_t tj)
 {
     duet_launch_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.block.x = TRANSPOSE_TILE_DIM;
     cfg.block.y = TRANSPOSE_TILE_ROWS;
     cfg.block.z = 1;
-    cfg.grid.x = duet_clamp_u32(dt_ceil_div(t->cols, TJ));
-    cfg.grid.y = duet_clamp_u32(dt_ceil_div(t->rows, TRANSPOSE_TILE_DIM));
+    cfg.grid.x = duet_clamp_u32(dt_ceil_div(t->cols, tj));
+    cfg.grid.y = duet_clamp_u32(dt_ceil_div(t->rows, ti));
     cfg.grid.z = duet_clamp_u32(t->batch);
     dt_fold_grid(props, &cfg.grid);
-    transpose_tile_kernel<U, TJ><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
-        duet_copy_args_of<U>(t));
-    snprintf(res->kernel, sizeof res->kernel, "transpose_auto_tile%dx%d", TRANSPOSE_TILE_DIM, TJ);
-    res->tile = TRANSPOSE_TILE_DIM;
-    res->cfg = cfg; /* static shared memory: TJ * 33 * elem bytes */
+    return cfg;
+}
+
+static inline duet_gpu_error_t transpose_small_tile_done(duet_auto_result *res, const char *kind,
+                                                         int ti, int tj,
+                                                         const duet_launch_config &cfg)
+{
+    snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%s%dx%d", kind, ti, tj);
+    res->tile = ti;
+    res->cfg = cfg;
     res->algo = DUET_ALGO_AUTO;
     return duet_gpu_get_last_error();
+}
+
+template <typename U, int TJ>
+static inline duet_gpu_error_t transpose_tile_launch(const dt_copy2d *t,
+                                                     const duet_device_props *props,
+                                                     duet_gpu_stream_t stream,
+                                                     duet_auto_result *res)
+{
+    const duet_launch_config cfg = transpose_small_tile_config(t, props, TRANSPOSE_TILE_DIM, TJ);
+    transpose_tile_kernel<U, TJ><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
+        duet_copy_args_of<U>(t));
+    return transpose_small_tile_done(res, "tile", TRANSPOSE_TILE_DIM, TJ, cfg);
 }
 
 /* 1- and 2-byte elements moved as 32-bit words of P = 4 / sizeof(U) elements along i, so the
@@ -502,22 +520,10 @@ static inline duet_gpu_error_t transpose_pack_launch(const dt_copy2d *t,
                                                      duet_auto_result *res)
 {
     enum { T = TRANSPOSE_PACK_WORDS * 4 / (int)sizeof(U) };
-    duet_launch_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.block.x = TRANSPOSE_TILE_DIM;
-    cfg.block.y = TRANSPOSE_TILE_ROWS;
-    cfg.block.z = 1;
-    cfg.grid.x = duet_clamp_u32(dt_ceil_div(t->cols, T));
-    cfg.grid.y = duet_clamp_u32(dt_ceil_div(t->rows, T));
-    cfg.grid.z = duet_clamp_u32(t->batch);
-    dt_fold_grid(props, &cfg.grid);
+    const duet_launch_config cfg = transpose_small_tile_config(t, props, T, T);
     transpose_pack_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
         duet_copy_args_of<U>(t));
-    snprintf(res->kernel, sizeof res->kernel, "transpose_auto_pack%dx%d", T, T);
-    res->tile = T;
-    res->cfg = cfg; /* static shared memory: 32 * (T + 1) * 4 bytes */
-    res->algo = DUET_ALGO_AUTO;
-    return duet_gpu_get_last_error();
+    return transpose_small_tile_done(res, "pack", T, T, cfg);
 }
 
 /* Both sides contiguous along j (or, with vec == 0, any strides): a row-by-row copy, 16-byte
@@ -688,18 +694,14 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
 
     if (t.out.cs == 1 && t.in.rs == 1 && t.in.cs != 1 && t.rows > 1) {
         /* Out rows on 32-byte sector boundaries (an axis of extent 1 never moves the address). */
-        const bool out_sectors = (uintptr_t)t.out.base % 32u == 0 &&
-                                 ((uint64_t)t.out.rs * elem) % 32u == 0 &&
-                                 (t.batch == 1 || ((uint64_t)t.out.bs * elem) % 32u == 0);
+        const int64_t in_bs = t.batch > 1 ? t.in.bs : 0, out_bs = t.batch > 1 ? t.out.bs : 0;
+        const bool out_sectors = duet_aligned(t.out.base, elem, t.out.rs, out_bs, 32u);
         const int k = elem == 1 ? 0 : elem == 2 ? 1 : elem == 4 ? 2 : 3;
         const transpose_tune_row *row = transpose_auto_tune(props);
         transpose_shape sh = out_sectors ? row->aligned[k] : row->misaligned[k];
         if (sh.kind == TRANSPOSE_PACK) {
-            const bool words =
-                (uintptr_t)t.in.base % 4u == 0 && (uintptr_t)t.out.base % 4u == 0 &&
-                ((uint64_t)t.in.cs * elem) % 4u == 0 && ((uint64_t)t.out.rs * elem) % 4u == 0 &&
-                (t.batch == 1 ||
-                 (((uint64_t)t.in.bs * elem) % 4u == 0 && ((uint64_t)t.out.bs * elem) % 4u == 0));
+            const bool words = duet_aligned(t.in.base, elem, t.in.cs, in_bs, 4u) &&
+                               duet_aligned(t.out.base, elem, t.out.rs, out_bs, 4u);
             if constexpr (sizeof(U) <= 2)
                 if (words) return transpose_pack_launch<U>(&t, props, stream, res);
             sh = row->misaligned[k];
@@ -713,9 +715,8 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
         if constexpr (sizeof(U) <= 2) {
             int ti = sh.ti, tj = sh.tj;
             if (sh.kind != TRANSPOSE_VECTOR) ti = tj = 64;
-            const bool vec =
-                duet_aligned16(t.in.base, elem, t.in.cs, t.batch > 1 ? t.in.bs : 0) &&
-                duet_aligned16(t.out.base, elem, t.out.rs, t.batch > 1 ? t.out.bs : 0);
+            const bool vec = duet_aligned16(t.in.base, elem, t.in.cs, in_bs) &&
+                             duet_aligned16(t.out.base, elem, t.out.rs, out_bs);
             cfg.block.x = TRANSPOSE_AUTO_THREADS;
             cfg.block.y = cfg.block.z = 1;
             for (int attempt = 0; attempt < 2; ++attempt) {

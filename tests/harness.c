@@ -122,19 +122,23 @@ double dt_rand_normal(void)
 
 /* ---- matrix footprints ------------------------------------------------------------------- */
 
-static int64_t one_matrix_elems(const duet_matrix *m)
+int64_t dt_matrix_extent(const duet_matrix *m)
 {
     if (m->rows <= 0 || m->cols <= 0) return 0;
     if (m->layout == DUET_LAYOUT_ROW_MAJOR) return (m->rows - 1) * m->ld + m->cols;
     return (m->cols - 1) * m->ld + m->rows;
 }
 
+int64_t dt_matrix_batches(const duet_matrix *m)
+{
+    return m->batch_count > 1 ? m->batch_count : 1;
+}
+
 size_t dt_matrix_span_elems(const duet_matrix *m)
 {
-    int64_t one = one_matrix_elems(m);
+    int64_t one = dt_matrix_extent(m);
     if (one == 0) return m->offset;
-    int64_t batch = m->batch_count > 1 ? m->batch_count : 1;
-    return m->offset + (size_t)((batch - 1) * m->batch_stride + one);
+    return m->offset + (size_t)((dt_matrix_batches(m) - 1) * m->batch_stride + one);
 }
 
 size_t dt_matrix_index(const duet_matrix *m, int64_t b, int64_t i, int64_t j)

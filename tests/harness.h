@@ -69,6 +69,10 @@ double dt_rand_uniform(double lo, double hi);
 /* Uniform integer in [lo, hi]. */
 int64_t dt_rand_int(int64_t lo, int64_t hi);
 
+/* One matrix's elements from its first to its last (ld included, offset and batch not). */
+int64_t dt_matrix_extent(const duet_matrix *m);
+/* The batch count as the library reads it: 0 and 1 both mean one matrix. */
+int64_t dt_matrix_batches(const duet_matrix *m);
 /* Host storage for a matrix descriptor's whole footprint (batch, ld, offset included). */
 size_t dt_matrix_span_elems(const duet_matrix *m);
 /* Element index of (b, i, j) in a matrix's buffer (offset included). */

@@ -46,7 +46,7 @@ static duet_op_options options_of(const algo *a, duet_launch_info *info)
     return o;
 }
 
-/* ---- geometry (independent of the library and of the harness) ---------------------------- */
+/* ---- geometry (independent of the library) ---------------------------- */
 
 enum { A = 0, B = 1, C = 2 };
 
@@ -57,31 +57,6 @@ typedef struct ecase {
     size_t off[3];
     int64_t bpad[3]; /* batch stride beyond one matrix; < 0: broadcast (inputs) */
 } ecase;
-
-static int64_t extent(const duet_matrix *m)
-{
-    if (m->rows == 0 || m->cols == 0) return 0;
-    return m->layout == DUET_LAYOUT_ROW_MAJOR ? (m->rows - 1) * m->ld + m->cols
-                                              : (m->cols - 1) * m->ld + m->rows;
-}
-
-static int64_t batches(const duet_matrix *m)
-{
-    return m->batch_count ? m->batch_count : 1;
-}
-
-static size_t footprint(const duet_matrix *m)
-{
-    int64_t e = extent(m);
-    if (e == 0) return m->offset;
-    return m->offset + (size_t)((batches(m) - 1) * m->batch_stride + e);
-}
-
-static size_t elem_index(const duet_matrix *m, int64_t b, int64_t i, int64_t j)
-{
-    int64_t in = m->layout == DUET_LAYOUT_ROW_MAJOR ? i * m->ld + j : j * m->ld + i;
-    return m->offset + (size_t)(b * m->batch_stride + in);
-}
 
 static duet_matrix make(const ecase *t, int which, duet_dtype dtype, duet_buffer *buf)
 {
@@ -95,7 +70,7 @@ static duet_matrix make(const ecase *t, int which, duet_dtype dtype, duet_buffer
     m.ld = (m.layout == DUET_LAYOUT_ROW_MAJOR ? t->cols : t->rows) + t->pad[which];
     m.offset = t->off[which];
     m.batch_count = t->batch;
-    m.batch_stride = t->bpad[which] < 0 ? 0 : extent(&m) + t->bpad[which];
+    m.batch_stride = t->bpad[which] < 0 ? 0 : dt_matrix_extent(&m) + t->bpad[which];
     return m;
 }
 
@@ -188,9 +163,8 @@ static void check_info(const duet_launch_info *info, const algo *a, const duet_m
                  g->block.y);
         /* x runs along c's unit-stride axis: its columns when c is row-major. */
         if (c->layout == DUET_LAYOUT_ROW_MAJOR) {
-            uint32_t bz =
-                (uint32_t)(batches(c) < g_props.max_grid_dims[2] ? batches(c)
-                                                                 : g_props.max_grid_dims[2]);
+            const int64_t nb = dt_matrix_batches(c);
+            uint32_t bz = (uint32_t)(nb < g_props.max_grid_dims[2] ? nb : g_props.max_grid_dims[2]);
             DT_CHECK(g->grid.x == cdiv(c->cols, bx) && g->grid.y == fold_y(cdiv(c->rows, by)) &&
                          g->grid.z == bz,
                      "%s: grid %ux%ux%u", what, g->grid.x, g->grid.y, g->grid.z);
@@ -259,7 +233,7 @@ static void run_case(ew_op op, const ecase *t, duet_dtype dtype, double alpha, d
     for (int w = first; w < 3; w++) {
         if (w == C && al != ALIAS_NONE) break;
         m[w] = make(t, w, dtype, NULL);
-        hb[w].count = footprint(&m[w]) + GUARD;
+        hb[w].count = dt_matrix_span_elems(&m[w]) + GUARD;
         hb[w].init = (unsigned char *)malloc(hb[w].count * elem);
         if (!hb[w].init || duet_buffer_create(g_ctx, hb[w].count * elem, &hb[w].buf)) {
             DT_CHECK(0, "allocation of %zu elements: %s", hb[w].count, duet_last_error());
@@ -292,10 +266,10 @@ static void run_case(ew_op op, const ecase *t, duet_dtype dtype, double alpha, d
         memcpy(want, hc->init, hc->count * elem);
         const uint32_t ua = scalar_u32(dtype == DUET_DTYPE_I32 ? alpha : 0);
         const uint32_t ub = scalar_u32(dtype == DUET_DTYPE_I32 ? beta : 0);
-        for (int64_t b = 0; b < batches(&m[C]); b++)
+        for (int64_t b = 0; b < dt_matrix_batches(&m[C]); b++)
             for (int64_t i = 0; i < t->rows; i++)
                 for (int64_t j = 0; j < t->cols; j++) {
-                    size_t ec = elem_index(&m[C], b, i, j);
+                    size_t ec = dt_matrix_index(&m[C], b, i, j);
                     if (op == EW_FILL) {
                         dt_set(want, dtype, ec, alpha);
                     } else if (op == EW_SCALE) {
@@ -304,7 +278,8 @@ static void run_case(ew_op op, const ecase *t, duet_dtype dtype, double alpha, d
                         else
                             dt_set(want, dtype, ec, alpha * dt_get(hc->init, dtype, ec));
                     } else {
-                        size_t ea = elem_index(&m[A], b, i, j), eb = elem_index(&m[B], b, i, j);
+                        size_t ea = dt_matrix_index(&m[A], b, i, j);
+                        size_t eb = dt_matrix_index(&m[B], b, i, j);
                         if (dtype == DUET_DTYPE_I32)
                             put_u32(want, ec,
                                     ua * get_u32(hb[A].init, ea) + ub * get_u32(hb[B].init, eb));

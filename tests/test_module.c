@@ -1,5 +1,6 @@
 /* test_module.c - runtime-compiled kernels: the seeds' kernels from source, compile errors, argument and launch checks, the caches. */
 #include "harness.h"
+#include "seed_kernels.h" /* examples/seeds: the notebooks' kernel sources */
 
 #include <time.h>
 #if !defined(_WIN32)
@@ -11,69 +12,6 @@ static duet_context *ctx;
 
 /* ---- the seeds' kernels, as source strings --------------------------------------------------- */
 
-/* The PyCUDA notebook's global-memory kernel, exactly as the notebook has it. */
-static const char *pycuda_naive_src =
-    "__global__ void matmul(float *A, float *B, float *C, int N) {\n"
-    "    // TODO: Implement matrix multiplication kernel\n"
-    "    // blockIdx, blockDim, threadIdx, gridDim\n"
-    "    float sum = 0;\n"
-    "    int2 global_id = make_int2(blockIdx.x * blockDim.x + threadIdx.x,\n"
-    "                               blockIdx.y * blockDim.y + threadIdx.y);\n"
-    "\n"
-    "    if (global_id.x >= N || global_id.y >= N) {\n"
-    "        return;\n"
-    "    }\n"
-    "    \n"
-    "    for (int i = 0; i < N; i++) {\n"
-    "        int aij = global_id.y * N + i;\n"
-    "        int bij = i * N + global_id.x;\n"
-    "        sum  += A[aij] * B[bij];\n"
-    "    }\n"
-    "\n"
-    "    int cij = global_id.y * N + global_id.x;\n"
-    "    C[cij] = sum;\n"
-    "}\n";
-
-/* The notebook's 8x8 shared-memory ("SLM") kernel, exactly as the notebook has it. */
-static const char *pycuda_shared_src =
-    "    #define THREAD_INDEX (threadIdx.y * blockDim.x + threadIdx.x)\n"
-    "    #define BLOCK_LENGTH 8 * 8\n"
-    "\n"
-    "    __global__ void matmul(float *A, float *B, float *C, int *debug, int N) {\n"
-    "        float sum = 0;\n"
-    "        int2 global_id = make_int2(blockIdx.x * blockDim.x + threadIdx.x,\n"
-    "                                   blockIdx.y * blockDim.y + threadIdx.y);\n"
-    "                                   \n"
-    "        if (global_id.x >= N || global_id.y >= N) {\n"
-    "            return;\n"
-    "        }\n"
-    "                \n"
-    "        //extern __shared__ float slm[];\n"
-    "        __shared__ float slm_A[BLOCK_LENGTH];\n"
-    "        __shared__ float slm_B[BLOCK_LENGTH];\n"
-    "        \n"
-    "        for (int b = 0; b < gridDim.x; b++) {\n"
-    "            int2 gidA = make_int2(b * blockDim.x + threadIdx.x,  blockIdx.y * blockDim.y + "
-    "threadIdx.y);\n"
-    "            int2 gidB = make_int2(blockIdx.x * blockDim.x + threadIdx.x,  b * blockDim.y + "
-    "threadIdx.y);\n"
-    "                        \n"
-    "            slm_A[THREAD_INDEX] = A[gidA.y * N + gidA.x];\n"
-    "            slm_B[THREAD_INDEX] = B[gidB.y * N + gidB.x];\n"
-    "                \n"
-    "            __syncthreads();\n"
-    "            \n"
-    "            for (int i = 0; i < blockDim.x; i++) {\n"
-    "                sum += slm_A[blockDim.x * threadIdx.y + i] * slm_B[blockDim.x * i + "
-    "threadIdx.x];\n"
-    "            }            \n"
-    "            \n"
-    "            __syncthreads();\n"
-    "        }\n"
-    "        \n"
-    "        C[global_id.y * N + global_id.x] = sum;\n"
-    "    }\n";
-
 /* The DLI notebook's add_matrix (i, j = cuda.grid(2); C[j, i] = A[j, i] + B[j, i]). */
 static const char *dli_add_src =
     "__global__ void add_matrix(const int *A, const int *B, int *C, int cols) {\n"
@@ -82,18 +20,7 @@ static const char *dli_add_src =
     "    C[j * cols + i] = A[j * cols + i] + B[j * cols + i];\n"
     "}\n";
 
-/* The DLI notebook's add_2D_coordinates_stride, with its variable names: cuda.grid(2) is
- * (x, y), so grid_y is the x index and stride_y the x extent of the grid. */
-static const char *dli_stride_src =
-    "__global__ void add_2D_coordinates_stride(int *A, int rows, int cols) {\n"
-    "    int grid_y = (int)duet_global_idx_x();\n"
-    "    int grid_x = (int)duet_global_idx_y();\n"
-    "    int stride_y = (int)duet_global_size_x();\n"
-    "    int stride_x = (int)duet_global_size_y();\n"
-    "    for (int data_i = grid_x; data_i < rows; data_i += stride_x)\n"
-    "        for (int data_j = grid_y; data_j < cols; data_j += stride_y)\n"
-    "            A[data_i * cols + data_j] = grid_x + grid_y;\n"
-    "}\n";
+static const char *dli_stride_src = DLI_ADD_2D_COORDINATES_STRIDE_SRC;
 
 /* The prelude's names and a define: the kernel reports what it was compiled with. */
 static const char *prelude_src =
@@ -180,7 +107,7 @@ static void test_pycuda_matmul(int shared)
     duet_buffer *da = dev_buffer(a, bytes), *db = dev_buffer(b, bytes);
     duet_buffer *dc = dev_buffer(NULL, bytes);
     duet_buffer *dbg = dev_buffer(NULL, 64 * sizeof(int));
-    duet_module *m = compile(shared ? pycuda_shared_src : pycuda_naive_src, NULL);
+    duet_module *m = compile(shared ? pycuda_shared_matmul_src : pycuda_naive_matmul_src, NULL);
     duet_function *f = function(m, "matmul");
     /* block (8, 8, 1), grid (N / 8, N / 8, 1): the notebook's configuration. */
     duet_launch_config cfg = config2d((uint32_t)n / 8, (uint32_t)n / 8, 8, 8);
@@ -345,7 +272,7 @@ static void test_compile_error(void)
 
 static void test_bad_calls(void)
 {
-    duet_module *m = compile(pycuda_naive_src, NULL);
+    duet_module *m = compile(pycuda_naive_matmul_src, NULL);
     duet_function *f = function(m, "matmul");
     duet_function *g = NULL;
     if (m) {
@@ -479,7 +406,7 @@ static void test_cache(void)
 static void test_unsupported(void)
 {
     duet_module *m = NULL;
-    DT_FAILS(duet_module_create(ctx, pycuda_naive_src, NULL, &m), DUET_ERROR_UNSUPPORTED, "cuda");
+    DT_FAILS(duet_module_create(ctx, pycuda_naive_matmul_src, NULL, &m), DUET_ERROR_UNSUPPORTED, "cuda");
     DT_CHECK(strstr(duet_last_error(), "hip") != NULL,
              "the message does not name the hip backend: %s", duet_last_error());
     DT_CHECK(m == NULL, "an unsupported create left *module non-NULL");

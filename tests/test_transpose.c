@@ -45,7 +45,7 @@ static const algo g_algos[] = {
 #undef L
 #define NALGOS ((int)(sizeof g_algos / sizeof g_algos[0]))
 
-/* ---- matrix geometry (independent of the library and of the harness) --------------------- */
+/* ---- matrix geometry (independent of the library) --------------------- */
 
 typedef struct tcase {
     int64_t rows, cols; /* in's shape; out is cols x rows */
@@ -59,32 +59,6 @@ typedef struct tcase {
 static int64_t row_len(duet_layout layout, int64_t rows, int64_t cols)
 {
     return layout == DUET_LAYOUT_ROW_MAJOR ? cols : rows;
-}
-
-/* One matrix's elements from its first to its last, offset excluded. */
-static int64_t extent(const duet_matrix *m)
-{
-    if (m->rows == 0 || m->cols == 0) return 0;
-    return m->layout == DUET_LAYOUT_ROW_MAJOR ? (m->rows - 1) * m->ld + m->cols
-                                              : (m->cols - 1) * m->ld + m->rows;
-}
-
-static int64_t batches(const duet_matrix *m)
-{
-    return m->batch_count ? m->batch_count : 1;
-}
-
-static size_t footprint(const duet_matrix *m)
-{
-    int64_t e = extent(m);
-    if (e == 0) return m->offset;
-    return m->offset + (size_t)((batches(m) - 1) * m->batch_stride + e);
-}
-
-static size_t elem_index(const duet_matrix *m, int64_t b, int64_t i, int64_t j)
-{
-    int64_t in = m->layout == DUET_LAYOUT_ROW_MAJOR ? i * m->ld + j : j * m->ld + i;
-    return m->offset + (size_t)(b * m->batch_stride + in);
 }
 
 static void describe(const tcase *t, char *s, size_t n)
@@ -110,7 +84,7 @@ static void make_matrices(const tcase *t, duet_dtype dtype, duet_buffer *bi, due
     in->ld = row_len(t->lin, t->rows, t->cols) + t->pad_in;
     in->offset = t->off_in;
     in->batch_count = t->batch;
-    in->batch_stride = t->bpad_in < 0 ? 0 : extent(in) + t->bpad_in;
+    in->batch_stride = t->bpad_in < 0 ? 0 : dt_matrix_extent(in) + t->bpad_in;
     out->buffer = bo;
     out->dtype = dtype;
     out->layout = t->lout;
@@ -119,7 +93,7 @@ static void make_matrices(const tcase *t, duet_dtype dtype, duet_buffer *bi, due
     out->ld = row_len(t->lout, t->cols, t->rows) + t->pad_out;
     out->offset = t->off_out;
     out->batch_count = t->batch;
-    out->batch_stride = extent(out) + t->bpad_out;
+    out->batch_stride = dt_matrix_extent(out) + t->bpad_out;
 }
 
 /* Distinct small integers, exact in every dtype, so that a misplaced element shows. */
@@ -181,8 +155,8 @@ static void check_info(const duet_launch_info *info, const algo *a, const duet_m
     DT_OK(duet_launch_config_validate(g_ctx, c));
     /* Grids are described for out's unit-stride axis along x: row-major outs only. */
     int rowmajor = out->layout == DUET_LAYOUT_ROW_MAJOR;
-    uint32_t bz = (uint32_t)(batches(out) < g_props.max_grid_dims[2] ? batches(out)
-                                                                     : g_props.max_grid_dims[2]);
+    const int64_t nb = dt_matrix_batches(out);
+    uint32_t bz = (uint32_t)(nb < g_props.max_grid_dims[2] ? nb : g_props.max_grid_dims[2]);
     if (a->algorithm == DUET_ALGO_TILED) {
         /* duet.h: "TILED: 1..32 (0: 16)" for every op (docs/internals.md says 32 for
          * transpose; the public header is the contract). */
@@ -239,7 +213,7 @@ static void run_case(const tcase *t, duet_dtype dtype, int a0, int a1)
     size_t elem = duet_dtype_size(dtype);
     duet_matrix in, out;
     make_matrices(t, dtype, NULL, NULL, &in, &out);
-    size_t n_in = footprint(&in) + 3, n_out = footprint(&out) + GUARD;
+    size_t n_in = dt_matrix_span_elems(&in) + 3, n_out = dt_matrix_span_elems(&out) + GUARD;
     unsigned char *hin = (unsigned char *)malloc(n_in * elem);
     unsigned char *want = (unsigned char *)malloc(n_out * elem);
     unsigned char *sent = (unsigned char *)malloc(n_out * elem);
@@ -257,11 +231,11 @@ static void run_case(const tcase *t, duet_dtype dtype, int a0, int a1)
     fill_pattern(hin, dtype, n_in, (uint64_t)(t->rows * 131 + t->cols));
     dt_fill_sentinel(sent, dtype, n_out);
     memcpy(want, sent, n_out * elem);
-    for (int64_t b = 0; b < batches(&out); b++)
+    for (int64_t b = 0; b < dt_matrix_batches(&out); b++)
         for (int64_t i = 0; i < out.rows; i++)
             for (int64_t j = 0; j < out.cols; j++)
-                memcpy(want + elem_index(&out, b, i, j) * elem,
-                       hin + elem_index(&in, b, j, i) * elem, elem);
+                memcpy(want + dt_matrix_index(&out, b, i, j) * elem,
+                       hin + dt_matrix_index(&in, b, j, i) * elem, elem);
     DT_OK(duet_buffer_write(NULL, bi, 0, hin, n_in * elem));
 
     for (int k = a0; k < a1; k++) {

@@ -15,6 +15,7 @@
  * compilation (the cpu backend) the runtime-compiled cells are skipped and, once everything
  * else has passed, the program exits 77 so the skip shows.
  */
+#include "seed_kernels.h"
 #include "seed_util.h"
 
 /* The notebook's kernels that no duet op covers, in one module. cuda.grid(2) is (x, y). */
@@ -25,15 +26,7 @@ static const char *dli_kernels =
     "    A[y * cols + x] = x + y;\n"
     "}\n"
     "\n"
-    "__global__ void add_2D_coordinates_stride(int *A, int rows, int cols) {\n"
-    "    int grid_y = (int)duet_global_idx_x();\n"
-    "    int grid_x = (int)duet_global_idx_y();\n"
-    "    int stride_y = (int)duet_global_size_x();\n"
-    "    int stride_x = (int)duet_global_size_y();\n"
-    "    for (int data_i = grid_x; data_i < rows; data_i += stride_x)\n"
-    "        for (int data_j = grid_y; data_j < cols; data_j += stride_y)\n"
-    "            A[data_i * cols + data_j] = grid_x + grid_y;\n"
-    "}\n"
+    DLI_ADD_2D_COORDINATES_STRIDE_SRC
     "\n"
     "__global__ void swap_with_shared(const int *x, int *y) {\n"
     "    __shared__ int temp[4];\n"

@@ -7,70 +7,11 @@
  * checked like np.testing.assert_almost_equal(C, c_numpy, decimal=3): |C - ref| < 1.5e-3.
  * Runtime compilation needs the cuda or hip backend: on cpu the program exits 77.
  */
+#include "seed_kernels.h"
 #include "seed_util.h"
 
 #define N 1024
 
-static const char *kernel_code =
-    "__global__ void matmul(float *A, float *B, float *C, int N) {\n"
-    "    // TODO: Implement matrix multiplication kernel\n"
-    "    // blockIdx, blockDim, threadIdx, gridDim\n"
-    "    float sum = 0;\n"
-    "    int2 global_id = make_int2(blockIdx.x * blockDim.x + threadIdx.x,\n"
-    "                               blockIdx.y * blockDim.y + threadIdx.y);\n"
-    "\n"
-    "    if (global_id.x >= N || global_id.y >= N) {\n"
-    "        return;\n"
-    "    }\n"
-    "    \n"
-    "    for (int i = 0; i < N; i++) {\n"
-    "        int aij = global_id.y * N + i;\n"
-    "        int bij = i * N + global_id.x;\n"
-    "        sum  += A[aij] * B[bij];\n"
-    "    }\n"
-    "\n"
-    "    int cij = global_id.y * N + global_id.x;\n"
-    "    C[cij] = sum;\n"
-    "}\n";
-
-static const char *shared_mem_kernel =
-    "    #define THREAD_INDEX (threadIdx.y * blockDim.x + threadIdx.x)\n"
-    "    #define BLOCK_LENGTH 8 * 8\n"
-    "\n"
-    "    __global__ void matmul(float *A, float *B, float *C, int *debug, int N) {\n"
-    "        float sum = 0;\n"
-    "        int2 global_id = make_int2(blockIdx.x * blockDim.x + threadIdx.x,\n"
-    "                                   blockIdx.y * blockDim.y + threadIdx.y);\n"
-    "                                   \n"
-    "        if (global_id.x >= N || global_id.y >= N) {\n"
-    "            return;\n"
-    "        }\n"
-    "                \n"
-    "        //extern __shared__ float slm[];\n"
-    "        __shared__ float slm_A[BLOCK_LENGTH];\n"
-    "        __shared__ float slm_B[BLOCK_LENGTH];\n"
-    "        \n"
-    "        for (int b = 0; b < gridDim.x; b++) {\n"
-    "            int2 gidA = make_int2(b * blockDim.x + threadIdx.x,  blockIdx.y * blockDim.y + "
-    "threadIdx.y);\n"
-    "            int2 gidB = make_int2(blockIdx.x * blockDim.x + threadIdx.x,  b * blockDim.y + "
-    "threadIdx.y);\n"
-    "                        \n"
-    "            slm_A[THREAD_INDEX] = A[gidA.y * N + gidA.x];\n"
-    "            slm_B[THREAD_INDEX] = B[gidB.y * N + gidB.x];\n"
-    "                \n"
-    "            __syncthreads();\n"
-    "            \n"
-    "            for (int i = 0; i < blockDim.x; i++) {\n"
-    "                sum += slm_A[blockDim.x * threadIdx.y + i] * slm_B[blockDim.x * i + "
-    "threadIdx.x];\n"
-    "            }            \n"
-    "            \n"
-    "            __syncthreads();\n"
-    "        }\n"
-    "        \n"
-    "        C[global_id.y * N + global_id.x] = sum;\n"
-    "    }\n";
 
 typedef struct launch_args {
     duet_function *f;
@@ -130,7 +71,7 @@ int main(void)
     printf("Matrix B:\n");
     seed_print(db, N, N, 2, 0);
 
-    duet_module *mod = seed_module(ctx, kernel_code); /* mod = SourceModule(kernel_code) */
+    duet_module *mod = seed_module(ctx, pycuda_naive_matmul_src); /* mod = SourceModule(kernel_code) */
     if (!mod) {
         SEED_OK(duet_context_destroy(ctx));
         free(a);
@@ -183,7 +124,7 @@ int main(void)
     SEED_OK(duet_module_destroy(mod));
 
     /* gpu_matrix_multiply(A, B, shared_mem_kernel) */
-    mod = seed_module(ctx, shared_mem_kernel);
+    mod = seed_module(ctx, pycuda_shared_matmul_src);
     if (!mod) return 1; /* the first module compiled: this one must too */
     SEED_OK(duet_module_get_function(mod, "matmul", &matmul));
     /* The notebook's d_debug is never written by the kernel; zeroed here so the print is
