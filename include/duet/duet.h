@@ -267,6 +267,22 @@ typedef enum duet_algorithm {
 
 DUET_API const char *duet_algorithm_name(duet_algorithm algorithm);
 
+/* How an f32 GEMM may use matrix (tensor) cores. Only gemm with f32 A and B takes a mode other
+ * than DEFAULT; any other op or dtype with a non-zero mode is DUET_ERROR_INVALID_ARGUMENT.
+ * A device or backend without TF32 matrix instructions (the cpu backend, AMD GPUs, NVIDIA GPUs
+ * before sm_80) computes TF32 and 3XTF32 in exact f32 and reports DUET_MATH_DEFAULT in
+ * duet_launch_info.math: a mode never fails for want of hardware. */
+typedef enum duet_math_mode {
+    DUET_MATH_DEFAULT = 0, /* the dtype's own IEEE arithmetic (f32 FMA): the exact mode       */
+    DUET_MATH_TF32 = 1,    /* one TF32 pass: inputs rounded to 10-bit mantissas (about 1e-3
+                              relative per product), f32 accumulation                      */
+    DUET_MATH_3XTF32 = 2   /* f32-accurate: each input split into a TF32 high part and a TF32
+                              residual, products big*big + big*small + small*big, f32
+                              accumulation; error comparable to exact f32 GEMM             */
+} duet_math_mode;
+
+DUET_API const char *duet_math_mode_name(duet_math_mode mode);
+
 /* What an op launched, for teaching and tuning. */
 typedef struct duet_launch_info {
     char kernel[64];           /* kernel name, e.g. "gemm_tiled_f32"                      */
@@ -274,6 +290,8 @@ typedef struct duet_launch_info {
     duet_launch_config config; /* grid, block, dynamic shared bytes of the (last) launch  */
     int tile;                  /* the tile edge, 0 where none                             */
     int launches;              /* kernel launches the op made (0 for an empty op)         */
+    duet_math_mode math;       /* gemm: the math mode that ran (DEFAULT where the device
+                                  has no TF32 instructions or the op is not f32 gemm)     */
 } duet_launch_info;
 
 /* Options common to every op. Zero-initialise ({0}) for the defaults; NULL means defaults. */
@@ -282,6 +300,7 @@ typedef struct duet_op_options {
     int tile;                  /* TILED: 1..32 (0: 16 for gemm, 32 for transpose)         */
     duet_launch_config launch; /* NAIVE: block (0: default); GRID_STRIDE: grid and block  */
     duet_launch_info *info;    /* if not NULL, filled with what was launched              */
+    duet_math_mode math;       /* gemm with f32 A and B only; 0 (DEFAULT) elsewhere       */
 } duet_op_options;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -289,10 +308,23 @@ typedef struct duet_op_options {
 /* ------------------------------------------------------------------------------------------ */
 
 /* C = alpha * op(A) * op(B) + beta * C with BLAS semantics: beta == 0 never reads C, alpha == 0
- * never reads A or B, K == 0 gives C = beta * C, M == 0 or N == 0 does nothing. Dtypes: f32, f64,
- * i32 (modulo 2^32, alpha and beta must be integers in the int32 range). All four matrices'
- * dtypes match; layouts are independent. C may not overlap A or B. Batches: C.batch_count
- * matrices; A and B have the same batch_count (or 1 with batch_stride ignored: broadcast). */
+ * never reads A or B, K == 0 gives C = beta * C, M == 0 or N == 0 does nothing. Layouts are
+ * independent. C may not overlap A or B. Batches: C.batch_count matrices; A and B have the same
+ * batch_count (or 1 with batch_stride ignored: broadcast).
+ *
+ * Supported dtypes (A and B always share one dtype):
+ *
+ *   A, B   C            products and sums       alpha, beta            options.math
+ *   f32    f32          f32                     f32                    DEFAULT, TF32, 3XTF32
+ *   f64    f64          f64                     f64                    DEFAULT
+ *   i32    i32          i32 modulo 2^32         integers in i32 range  DEFAULT
+ *   f16    f16 or f32   f32 (products exact)    f32                    DEFAULT
+ *   bf16   bf16 or f32  f32 (products exact)    f32                    DEFAULT
+ *   i8     i32          i32 modulo 2^32         integers in i32 range  DEFAULT
+ *
+ * For f16 and bf16, C = alpha * acc + beta * C is evaluated in f32 and rounded once to C's dtype
+ * (round to nearest even; overflow gives inf, NaN propagates). Any other combination is
+ * DUET_ERROR_UNSUPPORTED with a message naming the three dtypes. */
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);

@@ -203,6 +203,13 @@ static duet_status make_plan(const duet_op_options *opt, op_family fam, const dt
                        "algorithm %s does not apply to %s (use auto, naive or grid_stride%s)",
                        duet_algorithm_name(a), family_name(fam),
                        fam == OP_GEMM ? " or tiled" : "");
+    if ((int)opt->math < DUET_MATH_DEFAULT || (int)opt->math > DUET_MATH_3XTF32)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "options.math (%d) is not a duet_math_mode", (int)opt->math);
+    if (opt->math != DUET_MATH_DEFAULT && fam != OP_GEMM)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "options.math (%s) applies to gemm only; %s take 0 (default)",
+                       duet_math_mode_name(opt->math), family_name(fam));
     plan->algo = a;
     const duet_device_props *p = &ctx->props;
     duet_launch_config *c = &plan->cfg;
@@ -455,6 +462,21 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
 
 /* ---- gemm -------------------------------------------------------------------------------- */
 
+/* The table of duet.h: A and B share a dtype; C is that dtype, f32 for f16/bf16, i32 for i8. */
+static int gemm_dtypes_supported(duet_dtype a, duet_dtype b, duet_dtype c)
+{
+    if (a != b) return 0;
+    switch (a) {
+    case DUET_DTYPE_F32:
+    case DUET_DTYPE_F64:
+    case DUET_DTYPE_I32: return c == a;
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_BF16: return c == a || c == DUET_DTYPE_F32;
+    case DUET_DTYPE_I8: return c == DUET_DTYPE_I32;
+    }
+    return 0;
+}
+
 duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                       const duet_matrix *a, const duet_matrix *b, double beta, duet_matrix *c,
                       const duet_op_options *options)
@@ -471,17 +493,28 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     if (st == DUET_SUCCESS) st = check_matrix(a, fn, "A", "lda", 0, &ctx, &ma);
     if (st == DUET_SUCCESS) st = check_matrix(b, fn, "B", "ldb", 0, &ctx, &mb);
     if (st != DUET_SUCCESS) return st;
-    if (a->dtype != c->dtype || b->dtype != c->dtype)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "dtypes differ: A is %s, B is %s, C is %s", duet_dtype_name(a->dtype),
-                       duet_dtype_name(b->dtype), duet_dtype_name(c->dtype));
-    duet_dtype dt = c->dtype;
-    if (dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32)
+    const duet_dtype dt = a->dtype, ct = c->dtype;
+    if (!gemm_dtypes_supported(dt, b->dtype, ct))
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
-                       "dtype %s is not supported by gemm yet (f32, f64 and i32 are)",
-                       duet_dtype_name(dt));
-    st = check_scalar(alpha, dt, fn, "alpha");
-    if (st == DUET_SUCCESS) st = check_scalar(beta, dt, fn, "beta");
+                       "A %s, B %s, C %s is not a supported dtype combination (A and B share "
+                       "one dtype; C is f32/f64/i32 like them, f16 or f32 for f16, bf16 or f32 "
+                       "for bf16, i32 for i8)",
+                       duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(ct));
+    const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
+    if (math != DUET_MATH_DEFAULT && dt != DUET_DTYPE_F32 &&
+        (int)math >= DUET_MATH_DEFAULT && (int)math <= DUET_MATH_3XTF32)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "options.math (%s) applies to f32 gemm only; A and B are %s",
+                       duet_math_mode_name(math), duet_dtype_name(dt));
+    const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
+    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
+    if (lowp && (int)algo > DUET_ALGO_AUTO && (int)algo <= DUET_ALGO_GRID_STRIDE)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
+                       duet_algorithm_name(algo), duet_dtype_name(dt));
+    /* alpha and beta are integers for integer C (i32 and i8 inputs), else any value. */
+    st = check_scalar(alpha, ct, fn, "alpha");
+    if (st == DUET_SUCCESS) st = check_scalar(beta, ct, fn, "beta");
     if (st != DUET_SUCCESS) return st;
 
     int64_t m = op_a == DUET_OP_N ? a->rows : a->cols;
@@ -518,7 +551,9 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
         if (st == DUET_SUCCESS) dt_fill_info(info, "", &plan, 0);
         return st;
     }
-    if (k == 0 || alpha == 0.0) {
+    /* A C of f16 or bf16 has no elementwise scale: its backend's gemm takes k == 0 itself. */
+    const int half_c = ct == DUET_DTYPE_F16 || ct == DUET_DTYPE_BF16;
+    if ((k == 0 || alpha == 0.0) && !half_c) {
         /* BLAS: C = beta * C, and beta == 0 writes zeros without reading C. The plan is still
          * checked so that a bad option is reported whatever the shape. */
         dt_plan plan;
@@ -532,7 +567,7 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
         dt_elementwise e;
         memset(&e, 0, sizeof e);
         e.kind = beta == 0.0 ? DT_EW_FILL : DT_EW_SCALE;
-        e.dtype = dt;
+        e.dtype = ct;
         e.rows = m;
         e.cols = n;
         e.batch = mc.batch;
@@ -548,9 +583,11 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     dt_gemm g;
     memset(&g, 0, sizeof g);
     g.dtype = dt;
+    g.c_dtype = ct;
+    g.math = algo == DUET_ALGO_AUTO ? math : DUET_MATH_DEFAULT; /* the seeds' kernels: exact */
     g.m = m;
     g.n = n;
-    g.k = k;
+    g.k = alpha == 0.0 ? 0 : k; /* only a half C gets here with alpha == 0 */
     g.batch = mc.batch;
     g.alpha = alpha;
     g.beta = beta;

@@ -105,6 +105,16 @@ const char *duet_algorithm_name(duet_algorithm algorithm)
     return "invalid algorithm";
 }
 
+const char *duet_math_mode_name(duet_math_mode mode)
+{
+    switch (mode) {
+    case DUET_MATH_DEFAULT: return "default";
+    case DUET_MATH_TF32: return "tf32";
+    case DUET_MATH_3XTF32: return "3xtf32";
+    }
+    return "invalid math mode";
+}
+
 void dt_fill_info(duet_launch_info *info, const char *kernel, const dt_plan *plan, int launches)
 {
     if (!info) return;

@@ -120,9 +120,13 @@ typedef struct dt_view {
 
 /* C(m x n) = alpha * A(m x k) * B(k x n) + beta * C, op() already folded into the strides.
  * The common layer arranges c.cs == 1 whenever C has a unit stride at all (by solving the
- * transposed problem C^T = B^T A^T when C is column-major). */
+ * transposed problem C^T = B^T A^T when C is column-major). For a C of f16 or bf16 the backend
+ * also receives k == 0 (alpha == 0 or an empty inner dimension: C = beta * C, A and B unread);
+ * for every other C dtype those cases never reach it. */
 typedef struct dt_gemm {
-    duet_dtype dtype;
+    duet_dtype dtype;      /* A's and B's dtype                                         */
+    duet_dtype c_dtype;    /* C's dtype: dtype, or f32 for f16/bf16 inputs, i32 for i8  */
+    duet_math_mode math;   /* f32 inputs: DEFAULT, TF32 or 3XTF32; DEFAULT otherwise    */
     int64_t m, n, k, batch;
     double alpha, beta;
     dt_view a, b, c;
