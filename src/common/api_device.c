@@ -57,18 +57,33 @@ static duet_status stream_new(dt_context *ctx, int is_default, duet_stream **out
     if (!s) return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func, "cannot allocate a stream object");
     s->ctx = ctx;
     s->is_default = is_default;
+    if (pthread_mutex_init(&s->op_lock, NULL) != 0) {
+        free(s);
+        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func, "cannot create a stream's lock");
+    }
     duet_status st = be_stream_create(ctx->be, &s->be);
     if (st != DUET_SUCCESS) {
+        pthread_mutex_destroy(&s->op_lock);
         free(s);
         return st;
     }
     *out = (duet_stream *)dt_handle_new(DT_STREAM, s, ctx->self);
     if (!*out) {
         be_stream_destroy(ctx->be, s->be);
+        pthread_mutex_destroy(&s->op_lock);
         free(s);
         return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func, "the handle table cannot grow");
     }
     return DUET_SUCCESS;
+}
+
+/* Releases a stream whose work is complete: its workspace, backend stream and lock. */
+static void stream_free(dt_context *ctx, dt_stream *s)
+{
+    dt_workspace_free(ctx, &s->ws);
+    be_stream_destroy(ctx->be, s->be);
+    pthread_mutex_destroy(&s->op_lock);
+    free(s);
 }
 
 duet_status duet_context_create(int device, duet_context **out)
@@ -144,8 +159,7 @@ duet_status duet_context_destroy(duet_context *handle)
         module_release((dt_module *)obj, h);
     while ((h = dt_handle_take_owned(ctx->self, DT_STREAM, &obj)) != NULL) {
         dt_stream *s = (dt_stream *)obj;
-        be_stream_destroy(ctx->be, s->be);
-        free(s);
+        stream_free(ctx, s);
     }
     dt_handle_release(ctx->self);
     be_context_destroy(ctx->be);
@@ -208,8 +222,7 @@ duet_status duet_stream_destroy(duet_stream *handle)
                        "context");
     duet_status st = be_stream_synchronize(s->ctx->be, s->be);
     dt_handle_release(handle);
-    be_stream_destroy(s->ctx->be, s->be);
-    free(s);
+    stream_free(s->ctx, s);
     return st;
 }
 

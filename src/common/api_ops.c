@@ -457,7 +457,11 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
         dt_fill_info(info, "", &plan, 0);
         return DUET_SUCCESS;
     }
-    return be_copy2d(ctx, s->be, &t, &plan, info);
+    t.ws = &s->ws;
+    pthread_mutex_lock(&s->op_lock);
+    st = be_copy2d(ctx, s->be, &t, &plan, info);
+    pthread_mutex_unlock(&s->op_lock);
+    return st;
 }
 
 /* ---- gemm -------------------------------------------------------------------------------- */
@@ -612,5 +616,9 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     dt_stream *s = NULL;
     st = op_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
-    return be_gemm(ctx, s->be, &g, &plan, info);
+    g.ws = &s->ws;
+    pthread_mutex_lock(&s->op_lock);
+    st = be_gemm(ctx, s->be, &g, &plan, info);
+    pthread_mutex_unlock(&s->op_lock);
+    return st;
 }

@@ -4,6 +4,7 @@
 
 #include "duet/duet.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,10 +43,21 @@ typedef struct dt_buffer {
     size_t bytes;
 } dt_buffer;
 
+/* Device scratch owned by one stream (split-K partial sums, in-place transpose buffers). Work
+ * on one stream runs in order, so the stream's queued ops share it safely; it grows to the
+ * largest request and is then reused, so ops allocate nothing per call (and stay capturable
+ * into graphs once it is large enough). See dt_workspace_reserve. */
+typedef struct dt_workspace {
+    void *ptr;
+    size_t bytes;
+} dt_workspace;
+
 typedef struct dt_stream {
     dt_context *ctx;
     void *be;
     int is_default;
+    pthread_mutex_t op_lock; /* held by the common layer around each op's backend call */
+    dt_workspace ws;         /* guarded by op_lock                                      */
 } dt_stream;
 
 typedef struct dt_event {
@@ -124,6 +136,7 @@ typedef struct dt_view {
  * also receives k == 0 (alpha == 0 or an empty inner dimension: C = beta * C, A and B unread);
  * for every other C dtype those cases never reach it. */
 typedef struct dt_gemm {
+    dt_workspace *ws;      /* the stream's scratch (dt_workspace_reserve)               */
     duet_dtype dtype;      /* A's and B's dtype                                         */
     duet_dtype c_dtype;    /* C's dtype: dtype, or f32 for f16/bf16 inputs, i32 for i8  */
     duet_math_mode math;   /* f32 inputs: DEFAULT, TF32 or 3XTF32; DEFAULT otherwise    */
@@ -135,6 +148,7 @@ typedef struct dt_gemm {
 /* out(i, j) = in(i, j) over rows x cols x batch: a strided copy. duet_transpose arrives here
  * with in's strides swapped, so the kernels see one op that covers transposes and copies. */
 typedef struct dt_copy2d {
+    dt_workspace *ws;         /* the stream's scratch (dt_workspace_reserve) */
     size_t elem;              /* 1, 2, 4 or 8 */
     int64_t rows, cols, batch;
     dt_view in, out;
@@ -161,6 +175,17 @@ typedef struct dt_plan {
     int tile;
     duet_launch_config cfg;
 } dt_plan;
+
+/* Makes ws hold at least bytes of device memory of ctx and returns it in *ptr. Growing waits
+ * for the stream's queued work (which may still use the old block), frees the old block and
+ * allocates the new one (rounded up, so a series of growing requests allocates rarely); a
+ * large enough workspace returns at once. func names the op in errors (out of memory). Ops
+ * call it from the backend while the common layer holds the stream's op lock, so two threads
+ * that share a stream cannot free each other's scratch. */
+duet_status dt_workspace_reserve(dt_context *ctx, void *be_stream, dt_workspace *ws, size_t bytes,
+                                 const char *func, void **ptr);
+/* Frees ws (the stream's work must be complete). */
+void dt_workspace_free(dt_context *ctx, dt_workspace *ws);
 
 /* Fills info (if not NULL): kernel name "<base>_<dtype or elem>", algorithm, config. */
 void dt_fill_info(duet_launch_info *info, const char *kernel, const dt_plan *plan, int launches);
