@@ -386,6 +386,290 @@ static void bench_gemm(duet_dtype t, int64_t m, int64_t n, int64_t k)
     free(hc);
 }
 
+/* ---- low-precision and tensor-core GEMM ------------------------------------------------- */
+
+/* Host conversions of the benchmark's own (round to nearest even; inputs are never NaN). */
+static uint16_t bf16_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static float f32_of_bf16(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Values used are in [-1, 1], so normal f16 numbers or zero: a 10-bit mantissa, rounded. */
+static uint16_t f16_of(float f)
+{
+    if (f == 0.0f) return 0;
+    const uint16_t sign = f < 0 ? 0x8000u : 0;
+    int e;
+    const double m = frexp(fabs((double)f), &e); /* f = m 2^e, m in [0.5, 1) */
+    double q = nearbyint(m * 2048.0);            /* 11 significant bits */
+    if (q == 2048.0) {
+        q = 1024.0;
+        e++;
+    }
+    if (e - 1 < -14) return sign; /* below the normal range: not produced by the inputs used */
+    return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)((int)q - 1024));
+}
+
+static float f32_of_f16(uint16_t h)
+{
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const double v = e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
+    return (float)((h & 0x8000u) ? -v : v);
+}
+
+/* Element i of a host array of dtype t, as a double. */
+static double lp_get(const void *p, duet_dtype t, size_t i)
+{
+    switch (t) {
+    case DUET_DTYPE_F16: return f32_of_f16(((const uint16_t *)p)[i]);
+    case DUET_DTYPE_BF16: return f32_of_bf16(((const uint16_t *)p)[i]);
+    case DUET_DTYPE_I8: return ((const int8_t *)p)[i];
+    case DUET_DTYPE_I32: return ((const int32_t *)p)[i];
+    case DUET_DTYPE_F64: return ((const double *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+/* Freivalds' test for row-major C (m x n) = A (m x k, row-major) * B, B stored k x n row-major
+ * (b_nk == 0) or n x k row-major (b_nk != 0). eps: the relative error unit of the result
+ * (0 for integers: the test is then exact). Returns the worst ratio as freivalds() does. */
+static double freivalds_lp(const void *a, duet_dtype ta, const void *b, int b_nk, const void *c,
+                           duet_dtype tc, int64_t m, int64_t n, int64_t k, double eps)
+{
+    long double *x = (long double *)xmalloc((size_t)n * sizeof *x);
+    long double *ax = (long double *)xmalloc((size_t)n * sizeof *ax);
+    long double *bx = (long double *)xmalloc((size_t)k * sizeof *bx);
+    long double *bax = (long double *)xmalloc((size_t)k * sizeof *bax);
+    double worst = 0;
+    for (int rep = 0; rep < 2; rep++) {
+        for (int64_t j = 0; j < n; j++) {
+            x[j] = eps == 0 ? (long double)(int)(rnd_u64() % 17) - 8 : (long double)rnd_unit();
+            ax[j] = fabsl(x[j]);
+        }
+        for (int64_t p = 0; p < k; p++) bx[p] = bax[p] = 0;
+        for (int64_t q = 0; q < (b_nk ? n : k); q++)
+            for (int64_t r = 0; r < (b_nk ? k : n); r++) {
+                const int64_t p = b_nk ? r : q, j = b_nk ? q : r;
+                const long double v = (long double)lp_get(b, ta, (size_t)(q * (b_nk ? k : n) + r));
+                bx[p] += v * x[j];
+                bax[p] += fabsl(v) * ax[j];
+            }
+        for (int64_t i = 0; i < m; i++) {
+            long double abx = 0, gauge = 0, cx = 0;
+            for (int64_t p = 0; p < k; p++) {
+                const long double v = (long double)lp_get(a, ta, (size_t)(i * k + p));
+                abx += v * bx[p];
+                gauge += fabsl(v) * bax[p];
+            }
+            for (int64_t j = 0; j < n; j++) cx += (long double)lp_get(c, tc, (size_t)(i * n + j)) * x[j];
+            const long double diff = fabsl(cx - abx);
+            const double r = eps == 0 ? (diff == 0 ? 0.0 : INFINITY)
+                                      : (double)(diff / ((long double)eps * gauge + LDBL_MIN));
+            if (!(r <= worst)) worst = r != r ? INFINITY : r;
+        }
+    }
+    free(x);
+    free(ax);
+    free(bx);
+    free(bax);
+    return worst;
+}
+
+typedef struct lp_job {
+    duet_matrix a, b, c;
+    duet_op bop;
+    duet_op_options opt;
+    duet_launch_info info;
+    duet_dtype ta, tc;
+    duet_math_mode math;
+    int64_t m, n, k;
+    int b_nk;
+#if defined(DUET_BENCH_CUBLAS)
+    void *da, *db, *dc;
+#endif /* DUET_BENCH_CUBLAS */
+} lp_job;
+
+static duet_status run_lp(void *u)
+{
+    lp_job *j = (lp_job *)u;
+    return duet_gemm(g_stream, DUET_OP_N, j->bop, 1.0, &j->a, &j->b, 0.0, &j->c, &j->opt);
+}
+
+#if defined(DUET_BENCH_CUBLAS)
+static cudaDataType lp_cuda_type(duet_dtype t)
+{
+    switch (t) {
+    case DUET_DTYPE_F16: return CUDA_R_16F;
+    case DUET_DTYPE_BF16: return CUDA_R_16BF;
+    case DUET_DTYPE_I8: return CUDA_R_8I;
+    case DUET_DTYPE_I32: return CUDA_R_32I;
+    default: return CUDA_R_32F;
+    }
+}
+
+/* The same product in cuBLAS's column-major terms: C^T (n x m) = op(B^T) A^T. */
+static void run_cublas_lp(void *u)
+{
+    lp_job *j = (lp_job *)u;
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const int32_t one_i = 1, zero_i = 0;
+    const int ints = j->ta == DUET_DTYPE_I8;
+    cublasComputeType_t ct = ints ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F;
+    if (j->math == DUET_MATH_TF32) ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+    CB(cublasGemmEx(g_cublas, j->b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)j->n,
+                    (int)j->m, (int)j->k, ints ? (const void *)&one_i : (const void *)&one_f, j->db,
+                    lp_cuda_type(j->ta), (int)(j->b_nk ? j->k : j->n), j->da, lp_cuda_type(j->ta),
+                    (int)j->k, ints ? (const void *)&zero_i : (const void *)&zero_f, j->dc,
+                    lp_cuda_type(j->tc), (int)j->n, ct, CUBLAS_GEMM_DEFAULT));
+}
+#endif /* DUET_BENCH_CUBLAS */
+
+/* One row of duet beside cuBLAS: A (m x k) and B (k x n, or n x k with b_nk and op T)
+ * row-major, inputs of dtype ta, C of dtype tc, f32 math mode `math`. 3xTF32 is compared with
+ * cuBLAS's exact SGEMM (CUBLAS_COMPUTE_32F), TF32 with CUBLAS_COMPUTE_32F_FAST_TF32. */
+static void bench_gemm_lp(duet_dtype ta, duet_dtype tc, duet_math_mode math, int b_nk, int64_t m,
+                          int64_t n, int64_t k)
+{
+    const size_t ea = duet_dtype_size(ta), ec = duet_dtype_size(tc);
+    lp_job j;
+    memset(&j, 0, sizeof j);
+    j.ta = ta;
+    j.tc = tc;
+    j.math = math;
+    j.m = m;
+    j.n = n;
+    j.k = k;
+    j.b_nk = b_nk;
+    j.bop = b_nk ? DUET_OP_T : DUET_OP_N;
+    const size_t na = (size_t)(m * k), nb = (size_t)(k * n), nc = (size_t)(m * n);
+    unsigned char *ha = (unsigned char *)xmalloc(na * ea), *hb = (unsigned char *)xmalloc(nb * ea);
+    unsigned char *hc = (unsigned char *)xmalloc(nc * ec);
+    for (int w = 0; w < 2; w++) {
+        unsigned char *h = w ? hb : ha;
+        const size_t cnt = w ? nb : na;
+        for (size_t i = 0; i < cnt; i++) {
+            const float v = (float)(2.0 * rnd_unit() - 1.0);
+            switch (ta) {
+            case DUET_DTYPE_F16: ((uint16_t *)h)[i] = f16_of(v); break;
+            case DUET_DTYPE_BF16: ((uint16_t *)h)[i] = bf16_of(v); break;
+            case DUET_DTYPE_I8: ((int8_t *)h)[i] = (int8_t)(int)(rnd_u64() % 255 - 127); break;
+            default: ((float *)h)[i] = v; break;
+            }
+        }
+    }
+    duet_buffer *ba, *bb, *bc;
+    OK(duet_buffer_create(g_ctx, na * ea, &ba));
+    OK(duet_buffer_create(g_ctx, nb * ea, &bb));
+    OK(duet_buffer_create(g_ctx, nc * ec, &bc));
+    OK(duet_buffer_write(g_stream, ba, 0, ha, na * ea));
+    OK(duet_buffer_write(g_stream, bb, 0, hb, nb * ea));
+    j.a = duet_matrix_make(ba, ta, DUET_LAYOUT_ROW_MAJOR, m, k);
+    j.b = b_nk ? duet_matrix_make(bb, ta, DUET_LAYOUT_ROW_MAJOR, n, k)
+               : duet_matrix_make(bb, ta, DUET_LAYOUT_ROW_MAJOR, k, n);
+    j.c = duet_matrix_make(bc, tc, DUET_LAYOUT_ROW_MAJOR, m, n);
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    j.opt.math = math;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    char size[64], type[32];
+    snprintf(size, sizeof size, "%ldx%ldx%ld%s", (long)m, (long)n, (long)k, b_nk ? " B^T" : "");
+    snprintf(type, sizeof type, "%s>%s%s", duet_dtype_name(ta), duet_dtype_name(tc),
+             math == DUET_MATH_TF32 ? " tf32" : math == DUET_MATH_3XTF32 ? " 3xtf32" : "");
+    /* The error unit: the output's rounding for 16-bit C, tf32 inputs for TF32, else f32. */
+    const double eps = ta == DUET_DTYPE_I8                        ? 0.0
+                       : tc == DUET_DTYPE_BF16                    ? ldexp(1.0, -8)
+                       : tc == DUET_DTYPE_F16                     ? ldexp(1.0, -11)
+                       : math == DUET_MATH_TF32                   ? ldexp(1.0, -10)
+                                                                  : FLT_EPSILON;
+    const double bound = 4.0 * sqrt((double)k) + 8.0;
+
+    OK(duet_buffer_memset(g_stream, bc, 0, 0xff, nc * ec));
+    const double ms = time_duet(run_lp, &j);
+    OK(duet_buffer_read(g_stream, bc, 0, hc, nc * ec));
+    const double err = freivalds_lp(ha, ta, hb, b_nk, hc, tc, m, n, k, eps);
+    const int ok = err <= bound;
+    if (!ok) g_failures++;
+    char check[48];
+    snprintf(check, sizeof check, "%s %.2g eps", ok ? "ok" : "FAIL", err);
+
+    double ratio = -1;
+#if defined(DUET_BENCH_CUBLAS)
+    CU(cudaMalloc(&j.da, na * ea));
+    CU(cudaMalloc(&j.db, nb * ea));
+    CU(cudaMalloc(&j.dc, nc * ec));
+    CU(cudaMemcpy(j.da, ha, na * ea, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(j.db, hb, nb * ea, cudaMemcpyHostToDevice));
+    CU(cudaMemset(j.dc, 0xff, nc * ec));
+    const double cms = time_cuda(run_cublas_lp, &j);
+    CU(cudaMemcpy(hc, j.dc, nc * ec, cudaMemcpyDeviceToHost));
+    const double cerr = freivalds_lp(ha, ta, hb, b_nk, hc, tc, m, n, k, eps);
+    const int cok = cerr <= bound;
+    if (!cok) g_failures++;
+    char ccheck[48];
+    snprintf(ccheck, sizeof ccheck, "%s %.2g eps", cok ? "ok" : "FAIL", cerr);
+    report("gemm", type, size, "cublas",
+           math == DUET_MATH_3XTF32 ? "cublasGemmEx 32F (SGEMM)" : "cublasGemmEx", cms,
+           flops / (cms * 1e9), "TFLOP/s", 1.0, -1, ccheck);
+    ratio = cms / ms;
+    CU(cudaFree(j.da));
+    CU(cudaFree(j.db));
+    CU(cudaFree(j.dc));
+#endif /* DUET_BENCH_CUBLAS */
+    report("gemm", type, size, "auto", j.info.kernel, ms, flops / (ms * 1e9), "TFLOP/s", ratio, -1,
+           check);
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bc));
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
+static void bench_gemm_lowp_all(int quick)
+{
+    header("gemm f16, bf16, i8 and f32 math modes, row-major A, B as K x N or N x K (B^T), "
+           "alpha 1, beta 0");
+    typedef struct lp_case {
+        duet_dtype ta, tc;
+        duet_math_mode math;
+    } lp_case;
+    static const lp_case cases[] = {
+        {DUET_DTYPE_BF16, DUET_DTYPE_F32, DUET_MATH_DEFAULT},
+        {DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT},
+        {DUET_DTYPE_F16, DUET_DTYPE_F32, DUET_MATH_DEFAULT},
+        {DUET_DTYPE_F16, DUET_DTYPE_F16, DUET_MATH_DEFAULT},
+        {DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_TF32},
+        {DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_3XTF32},
+        {DUET_DTYPE_I8, DUET_DTYPE_I32, DUET_MATH_DEFAULT},
+    };
+    static const int64_t gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4095, 4097, 4093}};
+    static const int64_t gpu_quick[][3] = {{2048, 2048, 2048}};
+    static const int64_t cpu[][3] = {{256, 256, 256}, {255, 257, 253}};
+    const int64_t(*sz)[3] = g_on_gpu ? (quick ? gpu_quick : gpu) : cpu;
+    const int ns = g_on_gpu ? (quick ? 1 : 3) : 2;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int i = 0; i < ns; i++) {
+            /* cuBLAS's i8 GEMM takes only B^T (TN in its terms) with dimensions multiple of 4. */
+            if (cases[c].ta == DUET_DTYPE_I8 && (sz[i][0] % 4 || sz[i][1] % 4 || sz[i][2] % 4))
+                continue;
+            bench_gemm_lp(cases[c].ta, cases[c].tc, cases[c].math, 1, sz[i][0], sz[i][1], sz[i][2]);
+            if (cases[c].ta != DUET_DTYPE_I8 && i == 0)
+                bench_gemm_lp(cases[c].ta, cases[c].tc, cases[c].math, 0, sz[i][0], sz[i][1],
+                              sz[i][2]);
+        }
+}
+
 /* ---- transpose --------------------------------------------------------------------------- */
 
 typedef struct transpose_job {
@@ -611,7 +895,7 @@ static void bench_elementwise(int64_t count)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: duet-bench [--quick] [--only gemm|transpose|elementwise] [--reps N] "
+            "usage: duet-bench [--quick] [--only gemm|gemm-lowp|transpose|elementwise] [--reps N] "
             "[--out FILE.csv]\n"
             "\n"
             "Times duet's GEMM (AUTO), transposes (every algorithm) and elementwise ops on the\n"
@@ -643,7 +927,8 @@ int main(int argc, char **argv)
         }
     }
     if (g_reps < 1 || g_reps > 256 ||
-        (only && strcmp(only, "gemm") && strcmp(only, "transpose") && strcmp(only, "elementwise"))) {
+        (only && strcmp(only, "gemm") && strcmp(only, "gemm-lowp") && strcmp(only, "transpose") &&
+         strcmp(only, "elementwise"))) {
         usage(stderr);
         return 2;
     }
@@ -700,6 +985,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < ns; i++)
                 bench_gemm(d == 0 ? DUET_DTYPE_F32 : DUET_DTYPE_F64, sz[i][0], sz[i][1], sz[i][2]);
     }
+    if (!only || !strcmp(only, "gemm-lowp")) bench_gemm_lowp_all(quick);
     if (!only || !strcmp(only, "transpose")) {
         header("transpose out = in^T, row-major (GB/s = 2 * bytes / time)");
         static const int64_t gpu_sizes[] = {8192, 16384};

@@ -1,0 +1,458 @@
+/* gemm_tc.cuh - the portable tensor-core GEMM (f16, bf16, tf32, 3xtf32, i8) over mma_atom.cuh. */
+#ifndef DUET_KERNELS_GEMM_TC_CUH
+#define DUET_KERNELS_GEMM_TC_CUH
+
+#include "duet/duet.h"
+
+#include "compat.h"
+#include "gemm_fast_tile.cuh"
+#include "lowp_convert.cuh"
+#include "mma_atom.cuh"
+
+#include <stdint.h>
+
+/*
+ * One kernel source for NVIDIA (mma.sync, sm_80+) and AMD (MFMA, CDNA): a block computes a
+ * BM x BN tile of C with (BM / WM) x (BN / WN) warps, each a WM x WN tile of atoms.
+ *
+ * Shared memory holds A and B k-major as 32-bit words (mma_atom.cuh): per stage, BM rows of A
+ * and BN rows of B, each BKW = 16 words (64 bytes of k: 32 f16/bf16, 16 f32, 64 i8) padded to
+ * TC_PW = 20 words. The pad makes the eight 16-byte row segments that one ldmatrix phase reads
+ * fall in eight distinct bank groups (a pitch of 5 16-byte units), and keeps every row start
+ * 16-byte aligned for cp.async and ldmatrix.
+ *
+ * Each operand has one of two loaders (template arguments LA, LB):
+ *   TC_LOAD_ASYNC  cp.async of 16-byte k-runs straight into shared memory, STAGES - 1 tiles in
+ *                  flight (NVIDIA sm_80+; the operand is contiguous along k with 16-byte
+ *                  aligned rows, which the launcher checks);
+ *   TC_LOAD_REG    register-staged: the next tile is read into registers before the current
+ *                  one is multiplied and written to shared memory after it. Its mode (a kernel
+ *                  argument, uniform) says how it reads: 16-byte k-runs (TC_KVEC), 16-byte runs
+ *                  along m or n transposed into k-words in registers (TC_XVEC: a row-major B, a
+ *                  column-major A), or element by element (TC_SCALAR: any stride, unaligned).
+ * Out-of-range elements are stored as zeros, so edge tiles need no special multiply.
+ *
+ * 3xTF32: an f32 input x is split into big = tf32(x) and small = tf32(x - big); the three
+ * products small*big + big*small + big*big (smallest first) accumulate in f32, which recovers
+ * about 21 of the 24 mantissa bits of each product: f32-level accuracy at three tf32 passes.
+ */
+
+#define TC_BKW 16 /* k words per tile row */
+#define TC_PW 20  /* shared pitch of a row, in words */
+
+enum { TC_LOAD_ASYNC = 0, TC_LOAD_REG = 1 };
+enum { TC_SCALAR = 0, TC_XVEC = 1, TC_KVEC = 2 };
+
+/* One operand seen along x (m for A, n for B) and k: element (bt, x, k) at
+ * base + (bt * bs + x * sx + k * sk) * element bytes. */
+struct tc_operand {
+    const unsigned char *base;
+    int64_t sx, sk, bs;
+    int mode; /* TC_SCALAR, TC_XVEC or TC_KVEC (the register loader's read pattern) */
+};
+
+struct tc_args {
+    int64_t m, n, k, batch;
+    int64_t tiles_m, tiles_n;
+    tc_operand a, b;
+    unsigned char *c;
+    int64_t c_rs, c_cs, c_bs; /* elements */
+    int c_dtype;              /* duet_dtype of C: f32, f16, bf16 or i32 */
+    float alpha, beta;        /* float C */
+    uint32_t ialpha, ibeta;   /* i32 C: arithmetic modulo 2^32 */
+    int beta_zero;            /* C is never read */
+};
+
+template <int KIND> struct tc_kind {
+    static constexpr int ELEM = KIND == DUET_MMA_TF32 ? 4 : KIND == DUET_MMA_I8 ? 1 : 2;
+    static constexpr int EPW = 4 / ELEM; /* elements per word */
+    static constexpr int BK = TC_BKW * EPW;
+};
+
+/* The low 8 * ELEM bits of a word. */
+template <int ELEM> DUET_HOST_DEVICE constexpr uint32_t tc_elem_mask() { return ELEM == 4 ? 0xffffffffu : (ELEM == 2 ? 0xffffu : 0xffu); }
+
+template <int ELEM> DUET_INLINE uint32_t tc_load_elem(const unsigned char *p)
+{
+    if (ELEM == 1) return *p;
+    if (ELEM == 2) return *reinterpret_cast<const uint16_t *>(p);
+    return *reinterpret_cast<const uint32_t *>(p);
+}
+
+/*
+ * The loader of one operand: a BX x BKW-word tile, rows of x, from element (x0, k0) on.
+ * RW: words per thread (the register loader's staging).
+ */
+template <int KIND, int BX, int THREADS>
+struct tc_loader {
+    typedef tc_kind<KIND> K;
+    static constexpr int ELEM = K::ELEM, EPW = K::EPW;
+    static constexpr int RW = BX * TC_BKW / THREADS;
+    static constexpr int CHUNKS = BX * (TC_BKW / 4) / THREADS; /* 16-byte k-runs per thread */
+    static constexpr int V = 16 / ELEM;                        /* elements per 16-byte vector */
+    static constexpr int XUNITS = (BX / V) * TC_BKW / THREADS; /* XVEC units per thread */
+    static_assert(BX * TC_BKW % THREADS == 0, "whole words per thread");
+    static_assert(BX * (TC_BKW / 4) % THREADS == 0, "whole k-runs per thread");
+    static_assert((BX / V) * TC_BKW % THREADS == 0, "whole x-vectors per thread");
+    static_assert(XUNITS * V == RW, "the x-vector mode fills the same registers");
+
+    /* cp.async: 16-byte run q of row r (run = 4 words = 4 * EPW elements along k). */
+    static DUET_DEVICE void copy_async(uint32_t *s, const unsigned char *base, int64_t sx,
+                                       int64_t xrem, int64_t krem, int tid)
+    {
+#pragma unroll
+        for (int i = 0; i < CHUNKS; ++i) {
+            const int c = tid + i * THREADS;
+            const int r = c >> 2, q = c & 3;
+            const int64_t k = (int64_t)q * 4 * EPW;
+            int64_t valid = r < xrem ? krem - k : 0;
+            valid = valid < 0 ? 0 : valid > 4 * EPW ? 4 * EPW : valid;
+            const unsigned char *p = base + ((int64_t)r * sx + k) * ELEM;
+            gf_copy_async<16>(s + r * TC_PW + q * 4, valid > 0 ? (const void *)p : (const void *)base,
+                              (int)valid * ELEM);
+        }
+    }
+
+    /* Register loader, step 1: global -> registers (words packed along k). */
+    static DUET_DEVICE void fetch(uint32_t (&w)[RW], const tc_operand &op, const unsigned char *base,
+                                  int64_t xrem, int64_t krem, int tid)
+    {
+        if (op.mode == TC_KVEC) {
+#pragma unroll
+            for (int i = 0; i < CHUNKS; ++i) {
+                const int c = tid + i * THREADS;
+                const int r = c >> 2, q = c & 3;
+                const int64_t k = (int64_t)q * 4 * EPW;
+                const unsigned char *p = base + ((int64_t)r * op.sx + k) * ELEM;
+                if (r < xrem && krem - k >= 4 * EPW) {
+                    const duet_vec16_t v = *reinterpret_cast<const duet_vec16_t *>(p);
+                    w[4 * i + 0] = v.x;
+                    w[4 * i + 1] = v.y;
+                    w[4 * i + 2] = v.z;
+                    w[4 * i + 3] = v.w;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        uint32_t word = 0;
+#pragma unroll
+                        for (int e = 0; e < EPW; ++e) {
+                            const int64_t ke = k + j * EPW + e;
+                            if (r < xrem && ke < krem)
+                                word |= tc_load_elem<ELEM>(p + (int64_t)(j * EPW + e) * ELEM)
+                                        << (8 * ELEM * e);
+                        }
+                        w[4 * i + j] = word;
+                    }
+                }
+            }
+        } else if (op.mode == TC_XVEC) {
+            /* Unit u: x-vector xv (V elements along x) at k-word kw. Lanes pair up on x so
+             * that each k row is read in whole 32-byte sectors; EPW rows make the words. */
+#pragma unroll
+            for (int i = 0; i < XUNITS; ++i) {
+                const int u = tid + i * THREADS;
+                const int xv = (u & 1) + 2 * (u / (2 * TC_BKW)), kw = (u >> 1) % TC_BKW;
+                const int x = xv * V;
+                uint32_t vec[EPW][4];
+#pragma unroll
+                for (int e = 0; e < EPW; ++e) {
+                    const int64_t k = (int64_t)kw * EPW + e;
+                    const unsigned char *p = base + ((int64_t)x + k * op.sk) * ELEM;
+                    if (k < krem && xrem - x >= V) {
+                        const duet_vec16_t v = *reinterpret_cast<const duet_vec16_t *>(p);
+                        vec[e][0] = v.x;
+                        vec[e][1] = v.y;
+                        vec[e][2] = v.z;
+                        vec[e][3] = v.w;
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) {
+                            uint32_t word = 0;
+#pragma unroll
+                            for (int b = 0; b < EPW; ++b) {
+                                const int xe = x + j * EPW + b;
+                                if (k < krem && xe < xrem)
+                                    word |= tc_load_elem<ELEM>(p + (int64_t)(j * EPW + b) * ELEM)
+                                            << (8 * ELEM * b);
+                            }
+                            vec[e][j] = word;
+                        }
+                    }
+                }
+                /* Transpose EPW k-rows of V x-elements into V words of EPW k-elements. */
+#pragma unroll
+                for (int xi = 0; xi < V; ++xi) {
+                    uint32_t word = 0;
+#pragma unroll
+                    for (int e = 0; e < EPW; ++e) {
+                        const uint32_t bits =
+                            (vec[e][xi / EPW] >> (8 * ELEM * (xi % EPW))) & tc_elem_mask<ELEM>();
+                        word |= bits << (8 * ELEM * e);
+                    }
+                    w[i * V + xi] = word;
+                }
+            }
+        } else {
+            /* Element by element; neighbouring lanes walk the operand's smaller stride. */
+            const bool walk_x = op.sx <= op.sk;
+#pragma unroll
+            for (int i = 0; i < RW; ++i) {
+                const int u = tid + i * THREADS;
+                const int x = walk_x ? u % BX : u / TC_BKW;
+                const int kw = walk_x ? u / BX : u % TC_BKW;
+                uint32_t word = 0;
+#pragma unroll
+                for (int e = 0; e < EPW; ++e) {
+                    const int64_t k = (int64_t)kw * EPW + e;
+                    if (x < xrem && k < krem)
+                        word |= tc_load_elem<ELEM>(base + ((int64_t)x * op.sx + k * op.sk) * ELEM)
+                                << (8 * ELEM * e);
+                }
+                w[i] = word;
+            }
+        }
+    }
+
+    /* Register loader, step 2: registers -> shared, in the layout of the mode that read them. */
+    static DUET_DEVICE void store(uint32_t *s, const uint32_t (&w)[RW], const tc_operand &op,
+                                  int tid)
+    {
+        if (op.mode == TC_KVEC) {
+#pragma unroll
+            for (int i = 0; i < CHUNKS; ++i) {
+                const int c = tid + i * THREADS;
+                const int r = c >> 2, q = c & 3;
+                duet_vec16_t v;
+                v.x = w[4 * i + 0];
+                v.y = w[4 * i + 1];
+                v.z = w[4 * i + 2];
+                v.w = w[4 * i + 3];
+                *reinterpret_cast<duet_vec16_t *>(s + r * TC_PW + q * 4) = v;
+            }
+        } else if (op.mode == TC_XVEC) {
+#pragma unroll
+            for (int i = 0; i < XUNITS; ++i) {
+                const int u = tid + i * THREADS;
+                const int xv = (u & 1) + 2 * (u / (2 * TC_BKW)), kw = (u >> 1) % TC_BKW;
+#pragma unroll
+                for (int xi = 0; xi < V; ++xi) s[(xv * V + xi) * TC_PW + kw] = w[i * V + xi];
+            }
+        } else {
+            const bool walk_x = op.sx <= op.sk;
+#pragma unroll
+            for (int i = 0; i < RW; ++i) {
+                const int u = tid + i * THREADS;
+                const int x = walk_x ? u % BX : u / TC_BKW;
+                const int kw = walk_x ? u / BX : u % TC_BKW;
+                s[x * TC_PW + kw] = w[i];
+            }
+        }
+    }
+};
+
+/* f32 C = alpha * acc + beta * C (beta == 0: C unread), rounded once to C's dtype. */
+DUET_INLINE void tc_store_float(const tc_args &p, unsigned char *c, float acc)
+{
+    float v = p.alpha * acc;
+    if (p.c_dtype == DUET_DTYPE_F32) {
+        float *q = reinterpret_cast<float *>(c);
+        if (!p.beta_zero) v = fmaf(p.beta, *q, v);
+        *q = v;
+    } else if (p.c_dtype == DUET_DTYPE_F16) {
+        uint16_t *q = reinterpret_cast<uint16_t *>(c);
+        if (!p.beta_zero) v = fmaf(p.beta, duet_f16_to_f32(*q), v);
+        *q = duet_f32_to_f16(v);
+    } else {
+        uint16_t *q = reinterpret_cast<uint16_t *>(c);
+        if (!p.beta_zero) v = fmaf(p.beta, duet_bf16_to_f32(*q), v);
+        *q = duet_f32_to_bf16(v);
+    }
+}
+
+DUET_INLINE void tc_store_int(const tc_args &p, unsigned char *c, int32_t acc)
+{
+    uint32_t *q = reinterpret_cast<uint32_t *>(c);
+    uint32_t v = p.ialpha * (uint32_t)acc;
+    if (!p.beta_zero) v += p.ibeta * *q;
+    *q = v;
+}
+
+DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, float acc) { tc_store_float(p, c, acc); }
+DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, int32_t acc) { tc_store_int(p, c, acc); }
+
+/* Shared bytes of one launch. */
+template <int BM, int BN, int STAGES>
+constexpr int tc_shared_bytes()
+{
+    return STAGES * (BM + BN) * TC_PW * 4;
+}
+
+template <int KIND, bool SPLIT3, int BM, int BN, int WM, int WN, int STAGES, int LA, int LB>
+DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
+    gemm_tc_kernel(const tc_args p)
+{
+    typedef duet_mma_atom<KIND> atom;
+    typedef typename atom::acc_t acc_t;
+    typedef tc_kind<KIND> K;
+    constexpr int THREADS = (BM / WM) * (BN / WN) * DUET_WARP_SIZE;
+    constexpr int AI = WM / atom::M, AJ = WN / atom::N;
+    constexpr int SA = BM * TC_PW, SB = BN * TC_PW; /* words of one stage */
+    typedef tc_loader<KIND, BM, THREADS> LdA;
+    typedef tc_loader<KIND, BN, THREADS> LdB;
+    static_assert(WM % atom::M == 0 && WN % atom::N == 0, "warp tiles hold whole atoms");
+    static_assert(TC_BKW % atom::KW == 0, "a tile row holds whole atoms");
+    static_assert(STAGES >= 2, "double buffering at least");
+
+    if (!atom::available) return; /* never launched: the launcher checks the device */
+
+    extern __shared__ __align__(16) uint32_t tc_smem[];
+    uint32_t *const As = tc_smem;
+    uint32_t *const Bs = tc_smem + STAGES * SA;
+
+    const int tid = threadIdx.x;
+    const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
+    const int wm = warp % (BM / WM), wn = warp / (BM / WM);
+    const int64_t tiles = p.tiles_m * p.tiles_n;
+    const int64_t kt_count = (p.k + K::BK - 1) / K::BK;
+
+    for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
+        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int64_t tm, tn;
+            gf_tile_coords(tile, p.tiles_m, p.tiles_n, &tm, &tn);
+            const int64_t m0 = tm * BM, n0 = tn * BN;
+            const int64_t mrem = p.m - m0, nrem = p.n - n0;
+            const unsigned char *a0 = p.a.base + (bz * p.a.bs + m0 * p.a.sx) * K::ELEM;
+            const unsigned char *b0 = p.b.base + (bz * p.b.bs + n0 * p.b.sx) * K::ELEM;
+
+            acc_t acc[AI][AJ][atom::C_REGS];
+#pragma unroll
+            for (int i = 0; i < AI; ++i)
+#pragma unroll
+                for (int j = 0; j < AJ; ++j)
+#pragma unroll
+                    for (int e = 0; e < atom::C_REGS; ++e) acc[i][j][e] = acc_t(0);
+
+            uint32_t ra[LdA::RW], rb[LdB::RW]; /* register loaders only; unused otherwise */
+            (void)ra;
+            (void)rb;
+
+            /* Issues tile kt into stage st: cp.async operands now, register operands into ra/rb
+             * (stored by put() once the stage is free). */
+            auto issue = [&](int64_t kt, int st) {
+                const int64_t k0 = kt * K::BK, krem = p.k - k0;
+                const unsigned char *a = a0 + k0 * p.a.sk * K::ELEM;
+                const unsigned char *b = b0 + k0 * p.b.sk * K::ELEM;
+                if constexpr (LA == TC_LOAD_ASYNC)
+                    LdA::copy_async(As + st * SA, a, p.a.sx, mrem, krem, tid);
+                else
+                    LdA::fetch(ra, p.a, a, mrem, krem, tid);
+                if constexpr (LB == TC_LOAD_ASYNC)
+                    LdB::copy_async(Bs + st * SB, b, p.b.sx, nrem, krem, tid);
+                else
+                    LdB::fetch(rb, p.b, b, nrem, krem, tid);
+            };
+            auto put = [&](int st) {
+                if constexpr (LA == TC_LOAD_REG)
+                    LdA::store(As + st * SA, ra, p.a, tid);
+                if constexpr (LB == TC_LOAD_REG)
+                    LdB::store(Bs + st * SB, rb, p.b, tid);
+            };
+
+            /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before any
+             * stage is overwritten (barrier at the end of the tile loop). */
+#pragma unroll
+            for (int s = 0; s < STAGES - 1; ++s) {
+                if (s < kt_count) {
+                    issue(s, s);
+                    put(s);
+                }
+                gf_copy_commit();
+            }
+
+            for (int64_t kt = 0; kt < kt_count; ++kt) {
+                gf_copy_wait<STAGES - 2>();
+                duet_barrier();
+                const int64_t nt = kt + STAGES - 1;
+                const int nst = (int)(nt % STAGES);
+                if (nt < kt_count) issue(nt, nst);
+                gf_copy_commit();
+
+                const int st = (int)(kt % STAGES);
+                const uint32_t *as = As + st * SA + wm * WM * TC_PW;
+                const uint32_t *bs = Bs + st * SB + wn * WN * TC_PW;
+#pragma unroll
+                for (int kw = 0; kw < TC_BKW; kw += atom::KW) {
+                    uint32_t af[AI][atom::A_REGS];
+                    uint32_t as_small[SPLIT3 ? AI : 1][atom::A_REGS];
+                    (void)as_small;
+#pragma unroll
+                    for (int i = 0; i < AI; ++i) {
+                        atom::load_a(af[i], as + i * atom::M * TC_PW + kw, TC_PW, lane);
+                        if constexpr (KIND == DUET_MMA_TF32) {
+#pragma unroll
+                            for (int r = 0; r < atom::A_REGS; ++r) {
+                                const uint32_t big = duet_f32_to_tf32(af[i][r]);
+                                if constexpr (SPLIT3)
+                                    as_small[i][r] = duet_f32_to_tf32(__float_as_uint(
+                                        __uint_as_float(af[i][r]) - __uint_as_float(big)));
+                                af[i][r] = big;
+                            }
+                        }
+                    }
+#pragma unroll
+                    for (int j = 0; j < AJ; ++j) {
+                        uint32_t bf[atom::B_REGS];
+                        atom::load_b(bf, bs + j * atom::N * TC_PW + kw, TC_PW, lane);
+                        if constexpr (KIND == DUET_MMA_TF32) {
+                            uint32_t bsm[atom::B_REGS];
+#pragma unroll
+                            for (int r = 0; r < atom::B_REGS; ++r) {
+                                const uint32_t big = duet_f32_to_tf32(bf[r]);
+                                bsm[r] = duet_f32_to_tf32(__float_as_uint(
+                                    __uint_as_float(bf[r]) - __uint_as_float(big)));
+                                bf[r] = big;
+                            }
+                            if constexpr (SPLIT3) {
+#pragma unroll
+                                for (int i = 0; i < AI; ++i) {
+                                    atom::mma(acc[i][j], as_small[i], bf);
+                                    atom::mma(acc[i][j], af[i], bsm);
+                                }
+                            } else {
+                                (void)bsm;
+                            }
+                        }
+#pragma unroll
+                        for (int i = 0; i < AI; ++i) atom::mma(acc[i][j], af[i], bf);
+                    }
+                }
+                if (nt < kt_count) put(nst);
+            }
+            gf_copy_wait<0>();
+            duet_barrier(); /* the next tile's prologue overwrites the stages */
+
+            /* Epilogue: straight from the accumulators (C is read at most once per element). */
+#pragma unroll
+            for (int i = 0; i < AI; ++i)
+#pragma unroll
+                for (int j = 0; j < AJ; ++j)
+#pragma unroll
+                    for (int e = 0; e < atom::C_REGS; ++e) {
+                        int r, c;
+                        atom::c_pos(lane, e, r, c);
+                        const int64_t gm = wm * WM + i * atom::M + r;
+                        const int64_t gn = wn * WN + j * atom::N + c;
+                        if (gm < mrem && gn < nrem) {
+                            const int64_t off = bz * p.c_bs + (m0 + gm) * p.c_rs + (n0 + gn) * p.c_cs;
+                            tc_store(p, p.c + off * (p.c_dtype == DUET_DTYPE_F16 ||
+                                                             p.c_dtype == DUET_DTYPE_BF16
+                                                         ? 2
+                                                         : 4),
+                                     acc[i][j][e]);
+                        }
+                    }
+        }
+    }
+}
+
+#endif /* DUET_KERNELS_GEMM_TC_CUH */

@@ -1,0 +1,40 @@
+/* mma_atom.cuh - the neutral matrix-fragment vocabulary of duet's tensor-core GEMM (both vendors). */
+#ifndef DUET_KERNELS_MMA_ATOM_CUH
+#define DUET_KERNELS_MMA_ATOM_CUH
+
+#include "compat.h"
+
+#include <stdint.h>
+
+/*
+ * One warp (NVIDIA) or wavefront (AMD) multiplies an M x KW-word tile of A by a KW-word x N
+ * tile of B into an M x N accumulator: an "atom". Every input kind is seen as 32-bit words
+ * packed along k (two f16/bf16, one f32/tf32, four i8 per word), and both operands sit in
+ * shared memory k-major: A as rows of m, B as rows of n, each row a run of words along k with
+ * a pitch in words. With that one layout every vendor's fragment load is a word load from
+ * (row, word) positions, and the GEMM kernel (gemm_tc.cuh) reads the same on both vendors.
+ *
+ * An atom type provides:
+ *   M, N, KW            the atom's shape (KW: k extent in 32-bit words)
+ *   acc_t               float, or int32_t for i8 (wrapping modulo 2^32)
+ *   A_REGS, B_REGS      32-bit words of one A / B fragment per lane
+ *   C_REGS              accumulator elements per lane
+ *   load_a(a, s, pitch, lane)   s: word (0, 0) of the atom's M x KW block of A in shared
+ *   load_b(b, s, pitch, lane)   s: word (0, 0) of the atom's N x KW block of B in shared
+ *   mma(c, a, b)                c += a * b
+ *   c_pos(lane, i, row, col)    where accumulator element i of this lane lives in the atom
+ * and a constant `available` (false where the target has no such instruction; the kernel is
+ * then never launched there, and the launcher picks the SIMT kernel).
+ *
+ * Input kinds (the KIND template argument): f16, bf16, tf32 (f32 inputs rounded to tf32 in
+ * registers), i8. 3xTF32 uses the tf32 atom three times (gemm_tc.cuh).
+ */
+enum duet_mma_kind { DUET_MMA_F16 = 0, DUET_MMA_BF16 = 1, DUET_MMA_TF32 = 2, DUET_MMA_I8 = 3 };
+
+#if DUET_GPU_CUDA
+#include "mma_sync_nv.cuh"
+#else
+#include "mma_mfma_amd.cuh"
+#endif /* DUET_GPU_CUDA */
+
+#endif /* DUET_KERNELS_MMA_ATOM_CUH */

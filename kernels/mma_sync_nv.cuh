@@ -1,0 +1,116 @@
+/* mma_sync_nv.cuh - NVIDIA's atoms for mma_atom.cuh: warp-wide mma.sync (sm_80 and newer). */
+#ifndef DUET_KERNELS_MMA_SYNC_NV_CUH
+#define DUET_KERNELS_MMA_SYNC_NV_CUH
+
+#include <stdint.h>
+
+/*
+ * mma.sync.aligned.m16n8kK: K = 16 (f16, bf16), 8 (tf32), 32 (i8) elements, which is 8 words
+ * for every kind. Counted in words, the four kinds share one fragment layout (PTX ISA,
+ * "Matrix Fragments for mma.m16n8k16 / m16n8k8 / m16n8k32"): with g = lane / 4, t = lane % 4,
+ *   A: a0 = (g, t), a1 = (g + 8, t), a2 = (g, t + 4), a3 = (g + 8, t + 4)   (row, word)
+ *   B: b0 = (g, t), b1 = (g, t + 4)                                            (n, word)
+ *   C: c0 = (g, 2t), c1 = (g, 2t + 1), c2 = (g + 8, 2t), c3 = (g + 8, 2t + 1)  (row, col)
+ * which is exactly what ldmatrix delivers for 8 x 4-word matrices (lane l receives word l % 4
+ * of row l / 4), so one ldmatrix.x4 loads an A fragment and one .x2 a B fragment whatever the
+ * kind. Rows of 16-byte-aligned starts are all ldmatrix needs.
+ */
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+#define DUET_MMA_SYNC 1
+#else
+#define DUET_MMA_SYNC 0
+#endif /* sm_80+ */
+
+DUET_INLINE void duet_ldmatrix_x4(uint32_t (&r)[4], const uint32_t *p)
+{
+#if DUET_MMA_SYNC
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+#else
+    (void)p;
+    r[0] = r[1] = r[2] = r[3] = 0;
+#endif /* DUET_MMA_SYNC */
+}
+
+DUET_INLINE void duet_ldmatrix_x2(uint32_t (&r)[2], const uint32_t *p)
+{
+#if DUET_MMA_SYNC
+    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(s));
+#else
+    (void)p;
+    r[0] = r[1] = 0;
+#endif /* DUET_MMA_SYNC */
+}
+
+template <int KIND> struct duet_mma_nv_acc {
+    typedef float type;
+};
+template <> struct duet_mma_nv_acc<DUET_MMA_I8> {
+    typedef int32_t type;
+};
+
+template <int KIND>
+struct duet_mma_atom {
+    static constexpr bool available = DUET_MMA_SYNC != 0;
+    static constexpr int M = 16, N = 8, KW = 8;
+    static constexpr int A_REGS = 4, B_REGS = 2, C_REGS = 4;
+    typedef typename duet_mma_nv_acc<KIND>::type acc_t;
+
+    /* Lanes 0-7 address rows 0-7 of words 0-3, 8-15 rows 8-15, 16-23 rows 0-7 of words 4-7,
+     * 24-31 rows 8-15 of words 4-7: the order of a0..a3. */
+    static DUET_INLINE void load_a(uint32_t (&a)[4], const uint32_t *s, int pitch, int lane)
+    {
+        duet_ldmatrix_x4(a, s + ((lane & 7) + (lane & 8)) * pitch + (lane >> 4) * 4);
+    }
+    /* Lanes 0-7 address n rows 0-7 of words 0-3, lanes 8-15 words 4-7 (b0, b1). */
+    static DUET_INLINE void load_b(uint32_t (&b)[2], const uint32_t *s, int pitch, int lane)
+    {
+        duet_ldmatrix_x2(b, s + (lane & 7) * pitch + ((lane >> 3) & 1) * 4);
+    }
+
+    static DUET_INLINE void mma(acc_t (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+    {
+#if DUET_MMA_SYNC
+        if constexpr (KIND == DUET_MMA_F16) {
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        } else if constexpr (KIND == DUET_MMA_BF16) {
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        } else if constexpr (KIND == DUET_MMA_TF32) {
+            asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        } else {
+            /* Without .satfinite the s32 sums wrap modulo 2^32, as duet's i32 GEMM defines. */
+            asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
+                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                         : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        }
+#else
+        (void)c;
+        (void)a;
+        (void)b;
+#endif /* DUET_MMA_SYNC */
+    }
+
+    static DUET_INLINE void c_pos(int lane, int i, int &row, int &col)
+    {
+        row = (lane >> 2) + (i >> 1) * 8;
+        col = (lane & 3) * 2 + (i & 1);
+    }
+};
+
+#endif /* DUET_KERNELS_MMA_SYNC_NV_CUH */

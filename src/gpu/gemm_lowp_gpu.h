@@ -1,0 +1,14 @@
+/* gemm_lowp_gpu.h - the entry of the GPU backends' tensor-core GEMM (gemm_lowp_gpu.inc). */
+#ifndef DUET_GEMM_LOWP_GPU_H
+#define DUET_GEMM_LOWP_GPU_H
+
+#include "common/internal.h"
+
+/* Runs g when its inputs are f16, bf16 or i8, or f32 with a TF32 math mode (AUTO only).
+ * Returns DUET_ERROR_UNSUPPORTED with no message only for an f32 math mode on a device without
+ * TF32 matrix instructions: the caller then runs exact f32 (and reports DEFAULT). Every other
+ * failure sets the message; DUET_ERROR_DEVICE_LOST when the launch broke the context. */
+duet_status gpu_gemm_lowp_run(const dt_gemm *g, duet_gpu_stream_t stream,
+                              const duet_device_props *props, duet_launch_info *info);
+
+#endif /* DUET_GEMM_LOWP_GPU_H */
