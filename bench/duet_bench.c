@@ -583,9 +583,9 @@ static void bench_gemm_lp(duet_dtype ta, duet_dtype tc, duet_math_mode math, int
     j.opt.math = math;
     const double flops = 2.0 * (double)m * (double)n * (double)k;
     char size[64], type[32];
-    snprintf(size, sizeof size, "%ldx%ldx%ld%s", (long)m, (long)n, (long)k, b_nk ? " B^T" : "");
+    snprintf(size, sizeof size, "%ldx%ldx%ld%s", (long)m, (long)n, (long)k, b_nk ? "/Bt" : "/Bn");
     snprintf(type, sizeof type, "%s>%s%s", duet_dtype_name(ta), duet_dtype_name(tc),
-             math == DUET_MATH_TF32 ? " tf32" : math == DUET_MATH_3XTF32 ? " 3xtf32" : "");
+             math == DUET_MATH_TF32 ? "+tf32" : math == DUET_MATH_3XTF32 ? "+3xtf32" : "");
     /* The error unit: the output's rounding for 16-bit C, tf32 inputs for TF32, else f32. */
     const double eps = ta == DUET_DTYPE_I8                        ? 0.0
                        : tc == DUET_DTYPE_BF16                    ? ldexp(1.0, -8)
@@ -638,7 +638,7 @@ static void bench_gemm_lp(duet_dtype ta, duet_dtype tc, duet_math_mode math, int
 
 static void bench_gemm_lowp_all(int quick)
 {
-    header("gemm f16, bf16, i8 and f32 math modes, row-major A, B as K x N or N x K (B^T), "
+    header("gemm f16, bf16, i8 and f32 math modes, row-major A, B as K x N (/Bn) or N x K (/Bt), "
            "alpha 1, beta 0");
     typedef struct lp_case {
         duet_dtype ta, tc;

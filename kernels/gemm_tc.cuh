@@ -83,13 +83,32 @@ template <int ELEM> DUET_INLINE uint32_t tc_load_elem(const unsigned char *p)
  * The loader of one operand: a BX x BKW-word tile, rows of x, from element (x0, k0) on.
  * RW: words per thread (the register loader's staging).
  */
+/* Bytes of one x-vector of the TC_XVEC read pattern: 16, or 8 where 16-byte vectors would
+ * leave threads without one (i8 tiles on 256-thread AMD blocks). */
 template <int KIND, int BX, int THREADS>
+DUET_HOST_DEVICE constexpr int tc_xb()
+{
+    return (BX * tc_kind<KIND>::ELEM / 16) * TC_BKW >= THREADS ? 16 : 8;
+}
+
+/* Whether a register loader of a BX-row tile can work in two parts (every read pattern
+ * divides evenly between them). */
+template <int KIND, int BX, int THREADS>
+DUET_HOST_DEVICE constexpr bool tc_splittable()
+{
+    return (BX * (TC_BKW / 4) / THREADS) % 2 == 0 &&
+           ((BX / (tc_xb<KIND, BX, THREADS>() / tc_kind<KIND>::ELEM)) * TC_BKW / THREADS) % 2 == 0 &&
+           (BX * TC_BKW / THREADS) % 2 == 0;
+}
+
+template <int KIND, int BX, int THREADS, int NP>
 struct tc_loader {
     typedef tc_kind<KIND> K;
     static constexpr int ELEM = K::ELEM, EPW = K::EPW;
     static constexpr int RW = BX * TC_BKW / THREADS;
     static constexpr int CHUNKS = BX * (TC_BKW / 4) / THREADS; /* 16-byte k-runs per thread */
-    static constexpr int V = 16 / ELEM;                        /* elements per 16-byte vector */
+    static constexpr int XB = tc_xb<KIND, BX, THREADS>();       /* bytes per x-vector */
+    static constexpr int V = XB / ELEM;                         /* elements per x-vector */
     static constexpr int XUNITS = (BX / V) * TC_BKW / THREADS; /* XVEC units per thread */
     static_assert(BX * TC_BKW % THREADS == 0, "whole words per thread");
     static_assert(BX * (TC_BKW / 4) % THREADS == 0, "whole k-runs per thread");
@@ -113,23 +132,30 @@ struct tc_loader {
         }
     }
 
-    /* Register loader, step 1: global -> registers (words packed along k). */
-    static DUET_DEVICE void fetch(uint32_t (&w)[RW], const tc_operand &op, const unsigned char *base,
+    /* The register loader works in NP parts, so that only RW / NP words are staged at a time
+     * (the kernel stores part 0 halfway through a tile's multiply, then fetches part 1). */
+    static constexpr int PW = RW / NP;
+    static_assert(NP == 1 || (CHUNKS % NP == 0 && XUNITS % NP == 0 && RW % NP == 0),
+                  "the parts divide every read pattern");
+
+    /* Register loader, step 1: global -> registers (words packed along k), part P of NP. */
+    template <int P>
+    static DUET_DEVICE void fetch(uint32_t (&wp)[PW], const tc_operand &op, const unsigned char *base,
                                   int64_t xrem, int64_t krem, int tid)
     {
         if (op.mode == TC_KVEC) {
 #pragma unroll
-            for (int i = 0; i < CHUNKS; ++i) {
+            for (int i = P * CHUNKS / NP; i < (P + 1) * CHUNKS / NP; ++i) {
                 const int c = tid + i * THREADS;
                 const int r = c >> 2, q = c & 3;
                 const int64_t k = (int64_t)q * 4 * EPW;
                 const unsigned char *p = base + ((int64_t)r * op.sx + k) * ELEM;
                 if (r < xrem && krem - k >= 4 * EPW) {
                     const duet_vec16_t v = *reinterpret_cast<const duet_vec16_t *>(p);
-                    w[4 * i + 0] = v.x;
-                    w[4 * i + 1] = v.y;
-                    w[4 * i + 2] = v.z;
-                    w[4 * i + 3] = v.w;
+                    wp[-P * PW + 4 * i + 0] = v.x;
+                    wp[-P * PW + 4 * i + 1] = v.y;
+                    wp[-P * PW + 4 * i + 2] = v.z;
+                    wp[-P * PW + 4 * i + 3] = v.w;
                 } else {
 #pragma unroll
                     for (int j = 0; j < 4; ++j) {
@@ -141,7 +167,7 @@ struct tc_loader {
                                 word |= tc_load_elem<ELEM>(p + (int64_t)(j * EPW + e) * ELEM)
                                         << (8 * ELEM * e);
                         }
-                        w[4 * i + j] = word;
+                        wp[-P * PW + 4 * i + j] = word;
                     }
                 }
             }
@@ -149,24 +175,30 @@ struct tc_loader {
             /* Unit u: x-vector xv (V elements along x) at k-word kw. Lanes pair up on x so
              * that each k row is read in whole 32-byte sectors; EPW rows make the words. */
 #pragma unroll
-            for (int i = 0; i < XUNITS; ++i) {
+            for (int i = P * XUNITS / NP; i < (P + 1) * XUNITS / NP; ++i) {
                 const int u = tid + i * THREADS;
                 const int xv = (u & 1) + 2 * (u / (2 * TC_BKW)), kw = (u >> 1) % TC_BKW;
                 const int x = xv * V;
-                uint32_t vec[EPW][4];
+                uint32_t vec[EPW][XB / 4];
 #pragma unroll
                 for (int e = 0; e < EPW; ++e) {
                     const int64_t k = (int64_t)kw * EPW + e;
                     const unsigned char *p = base + ((int64_t)x + k * op.sk) * ELEM;
                     if (k < krem && xrem - x >= V) {
-                        const duet_vec16_t v = *reinterpret_cast<const duet_vec16_t *>(p);
-                        vec[e][0] = v.x;
-                        vec[e][1] = v.y;
-                        vec[e][2] = v.z;
-                        vec[e][3] = v.w;
+                        if constexpr (XB == 16) {
+                            const duet_vec16_t v = *reinterpret_cast<const duet_vec16_t *>(p);
+                            vec[e][0] = v.x;
+                            vec[e][1] = v.y;
+                            vec[e][2 % (XB / 4)] = v.z;
+                            vec[e][3 % (XB / 4)] = v.w;
+                        } else {
+                            const uint2 v = *reinterpret_cast<const uint2 *>(p);
+                            vec[e][0] = v.x;
+                            vec[e][1] = v.y;
+                        }
                     } else {
 #pragma unroll
-                        for (int j = 0; j < 4; ++j) {
+                        for (int j = 0; j < XB / 4; ++j) {
                             uint32_t word = 0;
 #pragma unroll
                             for (int b = 0; b < EPW; ++b) {
@@ -189,14 +221,14 @@ struct tc_loader {
                             (vec[e][xi / EPW] >> (8 * ELEM * (xi % EPW))) & tc_elem_mask<ELEM>();
                         word |= bits << (8 * ELEM * e);
                     }
-                    w[i * V + xi] = word;
+                    wp[-P * PW + i * V + xi] = word;
                 }
             }
         } else {
             /* Element by element; neighbouring lanes walk the operand's smaller stride. */
             const bool walk_x = op.sx <= op.sk;
 #pragma unroll
-            for (int i = 0; i < RW; ++i) {
+            for (int i = P * PW; i < (P + 1) * PW; ++i) {
                 const int u = tid + i * THREADS;
                 const int x = walk_x ? u % BX : u / TC_BKW;
                 const int kw = walk_x ? u / BX : u % TC_BKW;
@@ -208,43 +240,44 @@ struct tc_loader {
                         word |= tc_load_elem<ELEM>(base + ((int64_t)x * op.sx + k * op.sk) * ELEM)
                                 << (8 * ELEM * e);
                 }
-                w[i] = word;
+                wp[-P * PW + i] = word;
             }
         }
     }
 
     /* Register loader, step 2: registers -> shared, in the layout of the mode that read them. */
-    static DUET_DEVICE void store(uint32_t *s, const uint32_t (&w)[RW], const tc_operand &op,
+    template <int P>
+    static DUET_DEVICE void store(uint32_t *s, const uint32_t (&wp)[PW], const tc_operand &op,
                                   int tid)
     {
         if (op.mode == TC_KVEC) {
 #pragma unroll
-            for (int i = 0; i < CHUNKS; ++i) {
+            for (int i = P * CHUNKS / NP; i < (P + 1) * CHUNKS / NP; ++i) {
                 const int c = tid + i * THREADS;
                 const int r = c >> 2, q = c & 3;
                 duet_vec16_t v;
-                v.x = w[4 * i + 0];
-                v.y = w[4 * i + 1];
-                v.z = w[4 * i + 2];
-                v.w = w[4 * i + 3];
+                v.x = wp[-P * PW + 4 * i + 0];
+                v.y = wp[-P * PW + 4 * i + 1];
+                v.z = wp[-P * PW + 4 * i + 2];
+                v.w = wp[-P * PW + 4 * i + 3];
                 *reinterpret_cast<duet_vec16_t *>(s + r * TC_PW + q * 4) = v;
             }
         } else if (op.mode == TC_XVEC) {
 #pragma unroll
-            for (int i = 0; i < XUNITS; ++i) {
+            for (int i = P * XUNITS / NP; i < (P + 1) * XUNITS / NP; ++i) {
                 const int u = tid + i * THREADS;
                 const int xv = (u & 1) + 2 * (u / (2 * TC_BKW)), kw = (u >> 1) % TC_BKW;
 #pragma unroll
-                for (int xi = 0; xi < V; ++xi) s[(xv * V + xi) * TC_PW + kw] = w[i * V + xi];
+                for (int xi = 0; xi < V; ++xi) s[(xv * V + xi) * TC_PW + kw] = wp[-P * PW + i * V + xi];
             }
         } else {
             const bool walk_x = op.sx <= op.sk;
 #pragma unroll
-            for (int i = 0; i < RW; ++i) {
+            for (int i = P * PW; i < (P + 1) * PW; ++i) {
                 const int u = tid + i * THREADS;
                 const int x = walk_x ? u % BX : u / TC_BKW;
                 const int kw = walk_x ? u / BX : u % TC_BKW;
-                s[x * TC_PW + kw] = w[i];
+                s[x * TC_PW + kw] = wp[-P * PW + i];
             }
         }
     }
@@ -280,6 +313,11 @@ DUET_INLINE void tc_store_int(const tc_args &p, unsigned char *c, int32_t acc)
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, float acc) { tc_store_float(p, c, acc); }
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, int32_t acc) { tc_store_int(p, c, acc); }
 
+/* A compile-time int as a value (the kernel's generic lambdas take parts this way). */
+template <int V> struct tc_int {
+    static constexpr int value = V;
+};
+
 /* Shared bytes of one launch. */
 template <int BM, int BN, int STAGES>
 constexpr int tc_shared_bytes()
@@ -297,8 +335,16 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
     constexpr int THREADS = (BM / WM) * (BN / WN) * DUET_WARP_SIZE;
     constexpr int AI = WM / atom::M, AJ = WN / atom::N;
     constexpr int SA = BM * TC_PW, SB = BN * TC_PW; /* words of one stage */
-    typedef tc_loader<KIND, BM, THREADS> LdA;
-    typedef tc_loader<KIND, BN, THREADS> LdB;
+    constexpr int NSTEP = TC_BKW / atom::KW; /* atom k-steps per tile */
+    /* Register-staged operands are fetched and stored in two halves around the two halves of
+     * the multiply where everything divides evenly: half the staging registers (the 64 x 64
+     * warp tile already holds 128 accumulators), the same latency hiding. */
+    constexpr int NP = (NSTEP % 2 == 0 && tc_splittable<KIND, BM, THREADS>() &&
+                        tc_splittable<KIND, BN, THREADS>())
+                           ? 2
+                           : 1;
+    typedef tc_loader<KIND, BM, THREADS, NP> LdA;
+    typedef tc_loader<KIND, BN, THREADS, NP> LdB;
     static_assert(WM % atom::M == 0 && WN % atom::N == 0, "warp tiles hold whole atoms");
     static_assert(TC_BKW % atom::KW == 0, "a tile row holds whole atoms");
     static_assert(STAGES >= 2, "double buffering at least");
@@ -332,56 +378,38 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
 #pragma unroll
                     for (int e = 0; e < atom::C_REGS; ++e) acc[i][j][e] = acc_t(0);
 
-            uint32_t ra[LdA::RW], rb[LdB::RW]; /* register loaders only; unused otherwise */
+            uint32_t ra[LdA::PW], rb[LdB::PW]; /* register loaders only; unused otherwise */
             (void)ra;
             (void)rb;
 
-            /* Issues tile kt into stage st: cp.async operands now, register operands into ra/rb
-             * (stored by put() once the stage is free). */
+            /* Tile kt's operand pointers. */
+            auto at = [&](int64_t kt) { return a0 + kt * K::BK * p.a.sk * K::ELEM; };
+            auto bt = [&](int64_t kt) { return b0 + kt * K::BK * p.b.sk * K::ELEM; };
+            /* cp.async operands of tile kt into stage st. */
             auto issue = [&](int64_t kt, int st) {
-                const int64_t k0 = kt * K::BK, krem = p.k - k0;
-                const unsigned char *a = a0 + k0 * p.a.sk * K::ELEM;
-                const unsigned char *b = b0 + k0 * p.b.sk * K::ELEM;
-                if constexpr (LA == TC_LOAD_ASYNC)
-                    LdA::copy_async(As + st * SA, a, p.a.sx, mrem, krem, tid);
-                else
-                    LdA::fetch(ra, p.a, a, mrem, krem, tid);
-                if constexpr (LB == TC_LOAD_ASYNC)
-                    LdB::copy_async(Bs + st * SB, b, p.b.sx, nrem, krem, tid);
-                else
-                    LdB::fetch(rb, p.b, b, nrem, krem, tid);
+                const int64_t krem = p.k - kt * K::BK;
+                if constexpr (LA == TC_LOAD_ASYNC) LdA::copy_async(As + st * SA, at(kt), p.a.sx, mrem, krem, tid);
+                if constexpr (LB == TC_LOAD_ASYNC) LdB::copy_async(Bs + st * SB, bt(kt), p.b.sx, nrem, krem, tid);
             };
-            auto put = [&](int st) {
-                if constexpr (LA == TC_LOAD_REG)
-                    LdA::store(As + st * SA, ra, p.a, tid);
-                if constexpr (LB == TC_LOAD_REG)
-                    LdB::store(Bs + st * SB, rb, p.b, tid);
+            /* Register operands of tile kt, part P: global -> registers, registers -> stage. */
+            auto fetch = [&](auto part, int64_t kt) {
+                constexpr int P = decltype(part)::value;
+                const int64_t krem = p.k - kt * K::BK;
+                if constexpr (LA == TC_LOAD_REG) LdA::template fetch<P>(ra, p.a, at(kt), mrem, krem, tid);
+                if constexpr (LB == TC_LOAD_REG) LdB::template fetch<P>(rb, p.b, bt(kt), nrem, krem, tid);
             };
-
-            /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before any
-             * stage is overwritten (barrier at the end of the tile loop). */
-#pragma unroll
-            for (int s = 0; s < STAGES - 1; ++s) {
-                if (s < kt_count) {
-                    issue(s, s);
-                    put(s);
-                }
-                gf_copy_commit();
-            }
-
-            for (int64_t kt = 0; kt < kt_count; ++kt) {
-                gf_copy_wait<STAGES - 2>();
-                duet_barrier();
-                const int64_t nt = kt + STAGES - 1;
-                const int nst = (int)(nt % STAGES);
-                if (nt < kt_count) issue(nt, nst);
-                gf_copy_commit();
-
-                const int st = (int)(kt % STAGES);
+            auto put = [&](auto part, int st) {
+                constexpr int P = decltype(part)::value;
+                if constexpr (LA == TC_LOAD_REG) LdA::template store<P>(As + st * SA, ra, p.a, tid);
+                if constexpr (LB == TC_LOAD_REG) LdB::template store<P>(Bs + st * SB, rb, p.b, tid);
+            };
+            /* Atom k-steps [s0, s1) of the tile in stage st. */
+            auto multiply = [&](int st, int s0, int s1) {
                 const uint32_t *as = As + st * SA + wm * WM * TC_PW;
                 const uint32_t *bs = Bs + st * SB + wn * WN * TC_PW;
 #pragma unroll
-                for (int kw = 0; kw < TC_BKW; kw += atom::KW) {
+                for (int step = s0; step < s1; ++step) {
+                    const int kw = step * atom::KW;
                     uint32_t af[AI][atom::A_REGS];
                     uint32_t as_small[SPLIT3 ? AI : 1][atom::A_REGS];
                     (void)as_small;
@@ -399,17 +427,24 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                             }
                         }
                     }
+                    /* B fragments one atom ahead: the ldmatrix of atom j + 1 is in flight
+                     * while atom j's MMAs issue (the asm statements keep their order). */
+                    uint32_t bnext[atom::B_REGS];
+                    atom::load_b(bnext, bs + kw, TC_PW, lane);
 #pragma unroll
                     for (int j = 0; j < AJ; ++j) {
                         uint32_t bf[atom::B_REGS];
-                        atom::load_b(bf, bs + j * atom::N * TC_PW + kw, TC_PW, lane);
+#pragma unroll
+                        for (int r = 0; r < atom::B_REGS; ++r) bf[r] = bnext[r];
+                        if (j + 1 < AJ)
+                            atom::load_b(bnext, bs + (j + 1) * atom::N * TC_PW + kw, TC_PW, lane);
                         if constexpr (KIND == DUET_MMA_TF32) {
                             uint32_t bsm[atom::B_REGS];
 #pragma unroll
                             for (int r = 0; r < atom::B_REGS; ++r) {
                                 const uint32_t big = duet_f32_to_tf32(bf[r]);
-                                bsm[r] = duet_f32_to_tf32(__float_as_uint(
-                                    __uint_as_float(bf[r]) - __uint_as_float(big)));
+                                bsm[r] = duet_f32_to_tf32(__float_as_uint(__uint_as_float(bf[r]) -
+                                                                          __uint_as_float(big)));
                                 bf[r] = big;
                             }
                             if constexpr (SPLIT3) {
@@ -426,7 +461,42 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                         for (int i = 0; i < AI; ++i) atom::mma(acc[i][j], af[i], bf);
                     }
                 }
-                if (nt < kt_count) put(nst);
+            };
+
+            /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before any
+             * stage is overwritten (barrier at the end of the tile loop). */
+#pragma unroll
+            for (int s = 0; s < STAGES - 1; ++s) {
+                if (s < kt_count) {
+                    issue(s, s);
+                    fetch(tc_int<0>(), s);
+                    put(tc_int<0>(), s);
+                    if constexpr (NP == 2) {
+                        fetch(tc_int<1>(), s);
+                        put(tc_int<1>(), s);
+                    }
+                }
+                gf_copy_commit();
+            }
+
+            for (int64_t kt = 0; kt < kt_count; ++kt) {
+                gf_copy_wait<STAGES - 2>();
+                duet_barrier();
+                /* Tile kt + STAGES - 1 goes into the stage tile kt - 1 used: every warp has
+                 * finished with it (the barrier above). */
+                const int64_t nt = kt + STAGES - 1;
+                const int nst = (int)(nt % STAGES), st = (int)(kt % STAGES);
+                const bool next = nt < kt_count;
+                if (next) issue(nt, nst);
+                gf_copy_commit();
+                if (next) fetch(tc_int<0>(), nt);
+                multiply(st, 0, NSTEP / NP);
+                if (next) put(tc_int<0>(), nst);
+                if constexpr (NP == 2) {
+                    if (next) fetch(tc_int<1>(), nt);
+                    multiply(st, NSTEP / 2, NSTEP);
+                    if (next) put(tc_int<1>(), nst);
+                }
             }
             gf_copy_wait<0>();
             duet_barrier(); /* the next tile's prologue overwrites the stages */

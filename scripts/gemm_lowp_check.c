@@ -133,7 +133,7 @@ static void check(duet_context *ctx, duet_dtype ta, duet_dtype tc, duet_math_mod
         goto out;
     }
     const double eps_out = tc == DUET_DTYPE_BF16 ? 0x1p-8 : tc == DUET_DTYPE_F16 ? 0x1p-11 : 0x1p-24;
-    const double eps_in = math == DUET_MATH_TF32 && info.math == DUET_MATH_TF32 ? 0x1p-10 : 0x1p-24;
+    const double eps_in = math == DUET_MATH_TF32 && info.math == DUET_MATH_TF32 ? 0x1p-10 : 0x1p-23;
     for (int b = 0; b < batch; b++)
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {

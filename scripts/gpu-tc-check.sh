@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# gpu-tc-check.sh - the tensor-core GEMM on an NVIDIA GPU: sweep, conformance, sanitizers, benchmark.
+#
+# Usage: [BUILD_DIR=build-dev] [OUT=out] [PHASES="check ctest sanitize bench"] bash scripts/gpu-tc-check.sh
+# BUILD_DIR is a configured -DBACKEND=cuda build (static or shared) that already holds duet,
+# the tests and duet-bench; this script builds scripts/gemm_lowp_check.c against it, then runs
+#   check     the quick sweep of every dtype combination x layouts x ops x odd shapes
+#   ctest     the conformance suite's quick programs (test_gemm_lowp among them)
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck, initcheck over the sweep
+#   bench     duet-bench --only gemm-lowp (CSV in $OUT)
+# Logs go to $OUT; the last lines printed summarise each phase.
+set -uo pipefail
+BUILD_DIR=${BUILD_DIR:-build-dev}
+OUT=${OUT:-out}
+PHASES=${PHASES:-"check ctest sanitize bench"}
+mkdir -p "$OUT"
+summary=()
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv \
+    | tee "$OUT/gpu.txt"
+
+chk=$BUILD_DIR/gemm_lowp_check
+if [ ! -x "$chk" ]; then
+    if [ -f "$BUILD_DIR/libduet.a" ]; then
+        nvcc -O2 -Iinclude scripts/gemm_lowp_check.c "$BUILD_DIR/libduet.a" -lnvrtc -lm -o "$chk"
+    else
+        cc -O2 -std=c11 -Iinclude scripts/gemm_lowp_check.c -L"$BUILD_DIR" \
+            -Wl,-rpath,"$PWD/$BUILD_DIR" -lduet -lm -o "$chk"
+    fi
+fi
+
+for phase in $PHASES; do
+    case $phase in
+    check)
+        "$chk" 2>&1 | tee "$OUT/check.log" | tail -25
+        summary+=("check: $(tail -1 "$OUT/check.log")")
+        ;;
+    ctest)
+        ctest --test-dir "$BUILD_DIR" -L quick -j 8 --output-on-failure >"$OUT/ctest.log" 2>&1
+        summary+=("ctest: $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)")
+        grep -E "Failed|\*\*\*" "$OUT/ctest.log" | head -20
+        ;;
+    sanitize)
+        for tool in memcheck racecheck synccheck initcheck; do
+            compute-sanitizer --tool "$tool" --error-exitcode 9 "$chk" --quick \
+                >"$OUT/sanitize-$tool.log" 2>&1
+            summary+=("$tool: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1)")
+        done
+        ;;
+    bench)
+        "$BUILD_DIR/bench/duet-bench" --only gemm-lowp --reps "${REPS:-20}" \
+            --out "$OUT/duet-bench-lowp.csv" >"$OUT/bench.log" 2>&1
+        summary+=("bench: rc $? $(tail -1 "$OUT/bench.log")")
+        grep -E "^gemm" "$OUT/bench.log" | cut -c1-160
+        ;;
+    esac
+done
+printf '%s\n' "${summary[@]}"
