@@ -1,4 +1,4 @@
-/* test_gemm_lowp.c - duet_gemm conformance for f16, bf16, i8 inputs and the f32 TF32/3xTF32 modes. */
+/* test_gemm_lowp.c - duet_gemm conformance: f16, bf16 and i8 inputs, f32 TF32 and 3xTF32 modes. */
 #include "harness.h"
 
 #include <float.h>
@@ -453,8 +453,8 @@ static void test_tile_edges(void)
 {
     group g = {"tile edges and primes", 0, 0};
     static const int64_t edges[] = {15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
-    static const int64_t primes[][3] = {{37, 41, 43}, {97, 101, 103}, {131, 7, 257},
-                                        {2, 251, 131}, {211, 199, 3}};
+    static const int64_t primes[][3] = {
+        {37, 41, 43}, {97, 101, 103}, {131, 7, 257}, {2, 251, 131}, {211, 199, 3}};
     int idx = 0;
     for (int d = 0; d < N_COMBOS; d++) {
         for (int e = 0; e < 12; e++)
@@ -486,9 +486,8 @@ static void test_tile_edges(void)
 static void test_skinny(void)
 {
     group g = {"tall-skinny, short-wide, long k", 0, 0};
-    static const int64_t shapes[][3] = {{1000, 3, 50}, {3, 1000, 50}, {700, 1, 300},
-                                        {1, 700, 300}, {2, 3, 3000},  {600, 600, 1},
-                                        {513, 5, 600}, {5, 513, 600}};
+    static const int64_t shapes[][3] = {{1000, 3, 50}, {3, 1000, 50}, {700, 1, 300}, {1, 700, 300},
+                                        {2, 3, 3000},  {600, 600, 1}, {513, 5, 600}, {5, 513, 600}};
     for (int d = 0; d < N_COMBOS; d++)
         for (int s = 0; s < 8; s++) {
             if (quick && (s + d) % 3 != 0) continue;
@@ -508,7 +507,8 @@ static void test_batches(void)
         for (int bc = 0; bc < 5; bc++)
             for (int s = 0; s < 2; s++) {
                 if (quick && (bc + s + d) % 3 != 0) continue;
-                gemm_case t = s ? base_case(&COMBOS[d], 33, 17, 40) : base_case(&COMBOS[d], 5, 7, 9);
+                gemm_case t =
+                    s ? base_case(&COMBOS[d], 33, 17, 40) : base_case(&COMBOS[d], 5, 7, 9);
                 t.batch = 3 + s;
                 t.batch_pad = 5 + bc;
                 t.bcast = bc;
@@ -614,7 +614,8 @@ static void test_determinism(void)
 {
     group g = {"determinism", 0, 0};
     for (int d = 0; d < N_COMBOS; d++) {
-        gemm_case t = quick ? base_case(&COMBOS[d], 70, 90, 300) : base_case(&COMBOS[d], 200, 300, 700);
+        gemm_case t =
+            quick ? base_case(&COMBOS[d], 70, 90, 300) : base_case(&COMBOS[d], 200, 300, 700);
         t.repeat = 1;
         set_layouts(&t, d * 9 % 32);
         set_scalars(&t, d + 2);
@@ -660,7 +661,7 @@ static void test_big(void)
 /* ---- refusals ------------------------------------------------------------------------------ */
 
 static duet_buffer *refusal_buf[6];
-static const duet_dtype REFUSAL_DTYPES[] = {DUET_DTYPE_F32, DUET_DTYPE_F64, DUET_DTYPE_I32,
+static const duet_dtype REFUSAL_DTYPES[] = {DUET_DTYPE_F32, DUET_DTYPE_F64,  DUET_DTYPE_I32,
                                             DUET_DTYPE_F16, DUET_DTYPE_BF16, DUET_DTYPE_I8};
 
 /* A rows x cols row-major matrix of REFUSAL_DTYPES[x] at element off of its buffer. */
@@ -711,7 +712,8 @@ static void test_refusals(void)
     memset(&opt, 0, sizeof opt);
     opt.math = (duet_math_mode)3;
     {
-        duet_matrix a = refusal_mat(0, 0, 4, 4), b = refusal_mat(0, 16, 4, 4), c = refusal_mat(0, 40, 4, 4);
+        duet_matrix a = refusal_mat(0, 0, 4, 4), b = refusal_mat(0, 16, 4, 4),
+                    c = refusal_mat(0, 40, 4, 4);
         g.cases++;
         DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &a, &b, 0.0, &c, &opt),
                  DUET_ERROR_INVALID_ARGUMENT, "math");
@@ -743,7 +745,8 @@ static void test_refusals(void)
     }
     /* i8 gemm takes integral alpha and beta. */
     {
-        duet_matrix a = refusal_mat(5, 0, 4, 4), b = refusal_mat(5, 16, 4, 4), c = refusal_mat(2, 40, 4, 4);
+        duet_matrix a = refusal_mat(5, 0, 4, 4), b = refusal_mat(5, 16, 4, 4),
+                    c = refusal_mat(2, 40, 4, 4);
         g.cases += 2;
         DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.5, &a, &b, 0.0, &c, NULL),
                  DUET_ERROR_INVALID_ARGUMENT, "alpha");

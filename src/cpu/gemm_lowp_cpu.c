@@ -1,4 +1,4 @@
-/* gemm_lowp_cpu.c - f16, bf16 and i8 gemm operands on the host: widening packs, one rounding of C. */
+/* gemm_lowp_cpu.c - f16, bf16 and i8 gemm operands on the host: widening packs, rounding C once. */
 #include "cpu_internal.h"
 
 #include <string.h>
@@ -82,7 +82,7 @@ static uint16_t f32_to_bf16(float f)
 
 #ifdef CPU_LOWP_X86
 __attribute__((target("avx,f16c"))) static void widen_f16_f16c(const uint16_t *s, int64_t n,
-                                                                float *d)
+                                                               float *d)
 {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -110,7 +110,10 @@ __attribute__((target("avx2"))) static void widen_i8_avx2(const int8_t *s, int64
     for (; i < n; ++i) d[i] = (uint32_t)(int32_t)s[i];
 }
 
-static int has_f16c(void) { return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"); }
+static int has_f16c(void)
+{
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+}
 static int has_avx2(void) { return __builtin_cpu_supports("avx2") != 0; }
 #endif /* CPU_LOWP_X86 */
 
@@ -228,8 +231,8 @@ static float epilogue(float alpha, float acc, float beta, float old)
 }
 
 #define LOWP_FINISH(SFX, T, LOAD, STORE)                                                           \
-    void cpu_gemm_finish_##SFX(const float *acc, int64_t acc_ld, void *cp, int64_t rs,             \
-                               int64_t cs, int64_t mv, int64_t nv, float alpha, float beta)        \
+    void cpu_gemm_finish_##SFX(const float *acc, int64_t acc_ld, void *cp, int64_t rs, int64_t cs, \
+                               int64_t mv, int64_t nv, float alpha, float beta)                    \
     {                                                                                              \
         T *c = cp;                                                                                 \
         for (int64_t r = 0; r < mv; ++r) {                                                         \
