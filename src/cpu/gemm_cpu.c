@@ -356,15 +356,14 @@ static const gemm_type *gemm_type_of(duet_dtype dtype, duet_dtype c_dtype)
 
 static gemm_kernel gemm_kernel_for(const gemm_type *type)
 {
-    const duet_dtype dtype = type->compute;
 #ifdef CPU_GEMM_X86
     if (cpu_has_avx2_fma()) {
         static const gemm_kernel f32 = {6, 16, gemm_ukr_f32_avx2};
         static const gemm_kernel f64 = {6, 8, gemm_ukr_f64_avx2};
         static const gemm_kernel i32 = {6, 16, gemm_ukr_i32_avx2};
+        const duet_dtype dtype = type->compute;
         return dtype == DUET_DTYPE_F64 ? f64 : dtype == DUET_DTYPE_I32 ? i32 : f32;
     }
-#else
 #endif /* CPU_GEMM_X86 */
     return type->portable;
 }
