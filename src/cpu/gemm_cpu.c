@@ -491,7 +491,8 @@ static int64_t round_up(int64_t x, int64_t to) { return dt_ceil_div(x, to) * to;
  * slabs of whole micro-panels along its longer axis (in panels), one slab per thread, and
  * each thread packs what its slab reads into a workspace of its own. Re-packing the operand
  * that the slabs share costs O(mk + kn) per thread against O(mnk / threads) of arithmetic. */
-static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
+static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job *job,
+                                   const gemm_type *type)
 {
     const dt_gemm *g = job->g;
     gemm_packed pk;
@@ -525,10 +526,11 @@ static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
     pk.acc_bytes = type->finish ? (size_t)(pk.mc * pk.nc) * sizeof(float) : 0;
     /* Whole cache lines per workspace: threads never write one line. */
     const size_t one = (pk.a_bytes + pk.b_bytes + pk.acc_bytes + 63) / 64 * 64;
-    unsigned char *ws = aligned_alloc(64, one * (size_t)nt);
-    if (!ws)
-        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, "duet_gemm",
-                       "cannot allocate %zu bytes of packing buffers", one * (size_t)nt);
+    /* The stream's workspace (64-byte aligned host memory here): no allocation per call. */
+    void *wsp = NULL;
+    duet_status st = dt_workspace_reserve(ctx, stream, g->ws, one * (size_t)nt, "duet_gemm", &wsp);
+    if (st != DUET_SUCCESS) return st;
+    unsigned char *ws = wsp;
 
     const int64_t panels = split_n ? n_panels : m_panels;
     const int64_t tasks = group * slabs;
@@ -550,7 +552,6 @@ static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
                 gemm_packed_slab(&pk, bi, i0, i1, j0, j1, ws + (size_t)tid * one);
         }
     }
-    free(ws);
     return DUET_SUCCESS;
 }
 
@@ -571,8 +572,6 @@ static void gemm_tiled_run(const gemm_job *job, const gemm_type *type)
 duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_plan *plan,
                     duet_launch_info *info)
 {
-    (void)ctx;
-    (void)stream;
     const gemm_type *type = gemm_type_of(g->dtype, g->c_dtype);
     if (!type)
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm",
@@ -638,7 +637,7 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
                            plan->tile, GEMM_TILE_MAX);
         gemm_tiled_run(&job, type);
         break;
-    case DUET_ALGO_AUTO: st = gemm_packed_run(&job, type); break;
+    case DUET_ALGO_AUTO: st = gemm_packed_run(ctx, stream, &job, type); break;
     default:
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "gemm has no %s algorithm",
                        duet_algorithm_name(plan->algo));
