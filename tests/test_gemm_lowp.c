@@ -765,6 +765,52 @@ static void test_refusals(void)
     group_done(&g);
 }
 
+/* The seeds' algorithms are exact f32 whatever options.math says: TF32 and 3XTF32 give the
+ * bits of DEFAULT with the same algorithm (one backend, one kernel) and report DEFAULT. */
+static void test_math_on_seed_algorithms(void)
+{
+    group g = {"math modes on seed algorithms", 0, 0};
+    const int64_t m = 33, n = 17, k = 29;
+    float host[3][33 * 29];
+    for (int x = 0; x < 3; x++)
+        for (int e = 0; e < 33 * 29; e++) host[x][e] = (float)dt_rand_uniform(-1.0, 1.0);
+    duet_buffer *buf[3];
+    for (int x = 0; x < 3; x++) {
+        buf[x] = upload(host[x], sizeof host[x], "seed algorithms");
+        if (!buf[x]) return;
+    }
+    duet_matrix a = duet_matrix_make(buf[0], DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, m, k);
+    duet_matrix b = duet_matrix_make(buf[1], DUET_DTYPE_F32, DUET_LAYOUT_COL_MAJOR, k, n);
+    duet_matrix c = duet_matrix_make(buf[2], DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, m, n);
+    static const duet_algorithm algos[] = {DUET_ALGO_NAIVE, DUET_ALGO_TILED, DUET_ALGO_GRID_STRIDE};
+    for (int al = 0; al < 3; al++) {
+        float want[33 * 17], got[33 * 17];
+        for (int mm = 0; mm <= 2; mm++) {
+            int before = dt_failures;
+            duet_launch_info info;
+            duet_op_options opt;
+            memset(&opt, 0, sizeof opt);
+            opt.algorithm = algos[al];
+            opt.math = (duet_math_mode)mm;
+            opt.info = &info;
+            DT_OK(duet_buffer_write(NULL, buf[2], 0, host[2], sizeof host[2]));
+            DT_OK(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.5, &a, &b, -0.5, &c, &opt));
+            DT_OK(duet_buffer_read(NULL, buf[2], 0, mm ? got : want, sizeof got));
+            DT_CHECK(info.math == DUET_MATH_DEFAULT, "%s with math %s reported math %s",
+                     duet_algorithm_name(algos[al]), duet_math_mode_name(opt.math),
+                     duet_math_mode_name(info.math));
+            if (mm)
+                DT_CHECK(memcmp(got, want, sizeof got) == 0,
+                         "%s with math %s differs from the same algorithm's default",
+                         duet_algorithm_name(algos[al]), duet_math_mode_name(opt.math));
+            g.cases++;
+            if (dt_failures != before) g.failed++;
+        }
+    }
+    for (int x = 0; x < 3; x++) DT_OK(duet_buffer_destroy(buf[x]));
+    group_done(&g);
+}
+
 int main(int argc, char **argv)
 {
     quick = dt_quick_mode(argc, argv);
@@ -772,6 +818,7 @@ int main(int argc, char **argv)
     dt_seed(20261124);
     printf("test_gemm_lowp on %s (%s size set)\n", duet_backend_name(), quick ? "quick" : "full");
     test_refusals();
+    test_math_on_seed_algorithms();
     test_small();
     test_tile_edges();
     test_skinny();
