@@ -133,10 +133,12 @@ static duet_status fill(dmat *d, double value)
 
 /* C = x @ y with x, y given (NULL: filled on the device with fill_x / fill_y, the seeds'
  * np.ones / np.full), C zeroed first like np.zeros; returns C's elements. */
-static double *seed_gemm(duet_dtype dt, int64_t m, int64_t k, int64_t n, const double *x,
-                         double fill_x, const double *y, double fill_y, duet_op_options *o)
+static double *seed_gemm_to(duet_dtype dt, duet_dtype c_dt, int64_t m, int64_t k, int64_t n,
+                            const double *x, double fill_x, const double *y, double fill_y,
+                            duet_op_options *o)
 {
-    dmat a = dev_matrix(dt, m, k, x), b = dev_matrix(dt, k, n, y), c = dev_matrix(dt, m, n, NULL);
+    dmat a = dev_matrix(dt, m, k, x), b = dev_matrix(dt, k, n, y);
+    dmat c = dev_matrix(c_dt, m, n, NULL);
     if (!x) DT_OK(fill(&a, fill_x));
     if (!y) DT_OK(fill(&b, fill_y));
     DT_OK(fill(&c, 0.0));
@@ -146,6 +148,67 @@ static double *seed_gemm(duet_dtype dt, int64_t m, int64_t k, int64_t n, const d
     dev_free(&b);
     dev_free(&c);
     return out;
+}
+
+static double *seed_gemm(duet_dtype dt, int64_t m, int64_t k, int64_t n, const double *x,
+                         double fill_x, const double *y, double fill_y, duet_op_options *o)
+{
+    return seed_gemm_to(dt, dt, m, k, n, x, fill_x, y, fill_y, o);
+}
+
+/* v in dtype dt (rounded to nearest even by the harness's own conversion). */
+static double round_to(duet_dtype dt, double v)
+{
+    unsigned char b[8];
+    dt_set(b, dt, 0, v);
+    return dt_get(b, dt, 0);
+}
+
+/* The seed's gemm x @ y (x, y NULL: every element fill_x, fill_y) again with f16 and bf16
+ * inputs, C of the same dtype and of f32, on AUTO (the only algorithm of these dtypes). It runs
+ * where the inputs are exact in the dtype and every sum of |products| stays below 2^24, so the
+ * f32 sums are exact in any order: C must then be want rounded once to C's dtype, bit for bit,
+ * on every backend. */
+static void seed_lowp(const char *what, int64_t m, int64_t k, int64_t n, const double *x,
+                      double fill_x, const double *y, double fill_y, const double *want)
+{
+    static const duet_dtype ins[2] = {DUET_DTYPE_F16, DUET_DTYPE_BF16};
+    double largest = 0.0; /* the largest sum of |x||y| over the outputs */
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int64_t p = 0; p < k; p++)
+                s += fabs(x ? x[i * k + p] : fill_x) * fabs(y ? y[p * n + j] : fill_y);
+            largest = s > largest ? s : largest;
+        }
+    for (int d = 0; d < 2; d++) {
+        const duet_dtype dt = ins[d];
+        int exact = largest < 0x1p24;
+        for (int64_t i = 0; exact && i < m * k; i++)
+            exact = round_to(dt, x ? x[i] : fill_x) == (x ? x[i] : fill_x);
+        for (int64_t i = 0; exact && i < k * n; i++)
+            exact = round_to(dt, y ? y[i] : fill_y) == (y ? y[i] : fill_y);
+        if (!exact) {
+            printf("%s %s: not run, the values are not exact in %s\n", what,
+                   duet_dtype_name(dt), duet_dtype_name(dt));
+            continue;
+        }
+        const duet_dtype outs[2] = {dt, DUET_DTYPE_F32};
+        for (int c = 0; c < 2; c++) {
+            char name[160];
+            snprintf(name, sizeof name, "%s %s -> %s", what, duet_dtype_name(dt),
+                     duet_dtype_name(outs[c]));
+            duet_launch_info info;
+            duet_op_options o = options(DUET_ALGO_AUTO, 0, NO_DIM, NO_DIM, &info);
+            double *got = seed_gemm_to(dt, outs[c], m, k, n, x, fill_x, y, fill_y, &o);
+            double *w = malloc((size_t)(m * n) * sizeof *w + 1);
+            if (!w) exit(1);
+            for (int64_t i = 0; i < m * n; i++) w[i] = round_to(outs[c], want[i]);
+            check_exact(name, &info, got, w, m, n);
+            free(w);
+            free(got);
+        }
+    }
 }
 
 /* ---- 000: numba.cuda documentation ---------------------------------------------------------- */
@@ -171,6 +234,7 @@ static void seed_numba_cuda_docs(void)
         check_exact(what, &info, z, want, 4, 4);
         check_launch(what, &info, DUET_ALGO_TILED, dim(2, 2), dim(3, 3));
         DT_CHECK(info.tile == 3, "%s: tile %d", what, info.tile);
+        if (d == 0) seed_lowp("000 fast_matmul 4x4 @ 4x4", 4, 4, 4, x, 0, NULL, 1.0, want);
         free(x);
         free(want);
         free(z);
@@ -188,6 +252,7 @@ static void seed_numba_cuda_docs(void)
                  duet_dtype_name(dts[d]));
         check_exact(what, &info, z, want, 5, 7);
         check_launch(what, &info, DUET_ALGO_TILED, dim(1, 1), dim(32, 32));
+        if (d == 0) seed_lowp("000 fast_matmul 5x23 @ 23x7", 5, 23, 7, x, 0, NULL, 1.0, want);
         free(x);
         free(want);
         free(z);
@@ -351,6 +416,7 @@ static void seed_numba_notebook(void)
     for (int i = 0; i < 24 * 22; i++) want[i] = 144.0;
     check_exact("003 matmul 24x12 @ 12x22 f64 block 16x16", &info, c, want, 24, 22);
     check_launch("003 matmul 24x12 @ 12x22", &info, DUET_ALGO_NAIVE, dim(2, 2), dim(16, 16));
+    seed_lowp("003 matmul 24x12 @ 12x22", 24, 12, 22, NULL, 3.0, NULL, 4.0, want);
     free(c);
     free(want);
 
@@ -367,6 +433,7 @@ static void seed_numba_notebook(void)
                  duet_dtype_name(dts[d]));
         check_exact(what, &info, c, want, 32, 16);
         check_launch(what, &info, DUET_ALGO_TILED, dim(1, 2), dim(16, 16));
+        if (d == 0) seed_lowp("003 fast_matmul 32x48 @ 48x16", 32, 48, 16, NULL, 3.0, NULL, 4.0, want);
         free(c);
         free(want);
     }
@@ -413,6 +480,7 @@ static void dli_mm(int64_t m, int64_t k, int64_t n, duet_algorithm algo, int til
     double *got = seed_gemm(DUET_DTYPE_I32, m, k, n, a, 0, b, 0, &o);
     check_exact(what, &info, got, want, m, n);
     check_launch(what, &info, algo, want_grid, want_block);
+    seed_lowp(what, m, k, n, a, 0, b, 0, want);
     free(a);
     free(b);
     free(want);

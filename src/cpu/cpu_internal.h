@@ -64,6 +64,37 @@ void cpu_walk(int64_t batch, int64_t rows, int64_t cols, int64_t tz, int64_t ty,
  * 0 when v is NaN, not an integer or outside the int32 range. */
 int cpu_to_u32(double v, uint32_t *out);
 
+/* ---- f16, bf16 and i8 gemm (gemm_lowp_cpu.c) ---- */
+
+/* Packs of count lanes x kc elements into panels of width lanes, as gemm_cpu.c's packs, widened
+ * to 4-byte elements: f16 and bf16 to f32, i8 to i32 (sign-extended). */
+void cpu_gemm_pack_f16(const void *src, int64_t s_lane, int64_t s_k, int64_t count, int64_t kc,
+                       int width, void *dst);
+void cpu_gemm_pack_bf16(const void *src, int64_t s_lane, int64_t s_k, int64_t count, int64_t kc,
+                        int width, void *dst);
+void cpu_gemm_pack_i8(const void *src, int64_t s_lane, int64_t s_k, int64_t count, int64_t kc,
+                      int width, void *dst);
+
+/* The mv x nv outputs at c (strides rs, cs) = alpha * acc + beta * C in f32 (beta == 0: C is
+ * not read), rounded once to C's dtype (nearest even; overflow to inf; NaN stays NaN). acc has
+ * rows of acc_ld floats. */
+void cpu_gemm_finish_f32(const float *acc, int64_t acc_ld, void *c, int64_t rs, int64_t cs,
+                         int64_t mv, int64_t nv, float alpha, float beta);
+void cpu_gemm_finish_f16(const float *acc, int64_t acc_ld, void *c, int64_t rs, int64_t cs,
+                         int64_t mv, int64_t nv, float alpha, float beta);
+void cpu_gemm_finish_bf16(const float *acc, int64_t acc_ld, void *c, int64_t rs, int64_t cs,
+                          int64_t mv, int64_t nv, float alpha, float beta);
+
+/* C = beta * C for the cpu_walk rows of a gemm with no product (k == 0 or alpha == 0), C of
+ * f32, f16 or bf16, arg a cpu_gemm_scale. */
+typedef struct cpu_gemm_scale {
+    const dt_view *c;
+    float beta;
+} cpu_gemm_scale;
+void cpu_gemm_scale_row_f32(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
+void cpu_gemm_scale_row_f16(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
+void cpu_gemm_scale_row_bf16(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
+
 #ifdef __cplusplus
 }
 #endif

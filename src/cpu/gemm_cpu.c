@@ -117,6 +117,7 @@ GEMM_REFERENCE(i32, uint32_t, u32)
 #define GEMM_KC      256
 #define GEMM_MC      168        /* a multiple of every mr (4 and 6)           */
 #define GEMM_B_BYTES (4u << 20) /* the packed block of B: nc = 4 MiB / (kc e) */
+#define GEMM_NC_ACC  512        /* nc of f16 and bf16 inputs (f32 sums of C)   */
 
 /* count lanes (rows of A, columns of B) of kc elements each, lane l element p at
  * src[l * s_lane + p * s_k], into panels of width lanes: panel q holds lane q * width + w,
@@ -292,60 +293,77 @@ typedef struct gemm_kernel {
     gemm_ukr_fn ukr;
 } gemm_kernel;
 
+typedef void (*gemm_finish_fn)(const float *acc, int64_t acc_ld, void *c, int64_t rs, int64_t cs,
+                               int64_t mv, int64_t nv, float alpha, float beta);
+
+/* One row per supported (A and B, C) dtype pair. The packed panels, the micro-kernel and the
+ * accumulators are in the compute dtype (elem bytes); A and B are read as in_elem bytes and
+ * widened by pack, C is c_elem bytes. f16 and bf16 inputs keep f32 sums of the whole of k and
+ * finish C once (finish); the others add each block of k to C (update). The seeds' algorithms
+ * (row, tile) exist for f32, f64 and i32 only: the common layer sends the rest to AUTO. */
 typedef struct gemm_type {
-    size_t elem;
+    duet_dtype dtype, c_dtype, compute;
+    const char *suffix; /* of the kernel name */
+    size_t elem, in_elem, c_elem;
     cpu_row_fn row, scale_row;
     gemm_tile_fn tile;
     gemm_pack_fn pack;
     gemm_update_fn update;
+    gemm_finish_fn finish;
     gemm_kernel portable;
 } gemm_type;
 
+#define F32 DUET_DTYPE_F32
+#define F64 DUET_DTYPE_F64
+#define I32 DUET_DTYPE_I32
+#define F16 DUET_DTYPE_F16
+#define BF16 DUET_DTYPE_BF16
+#define I8 DUET_DTYPE_I8
+
 static const gemm_type gemm_types[] = {
-    {4,
-     gemm_row_f32,
-     gemm_scale_row_f32,
-     gemm_tile_f32,
-     gemm_pack_32,
-     gemm_update_f32,
-     {4, 8, gemm_ukr_f32_c}},
-    {8,
-     gemm_row_f64,
-     gemm_scale_row_f64,
-     gemm_tile_f64,
-     gemm_pack_64,
-     gemm_update_f64,
-     {4, 4, gemm_ukr_f64_c}},
-    {4,
-     gemm_row_i32,
-     gemm_scale_row_i32,
-     gemm_tile_i32,
-     gemm_pack_32,
-     gemm_update_i32,
-     {4, 8, gemm_ukr_i32_c}},
+    {F32, F32, F32, "f32", 4, 4, 4, gemm_row_f32, gemm_scale_row_f32, gemm_tile_f32, gemm_pack_32,
+     gemm_update_f32, NULL, {4, 8, gemm_ukr_f32_c}},
+    {F64, F64, F64, "f64", 8, 8, 8, gemm_row_f64, gemm_scale_row_f64, gemm_tile_f64, gemm_pack_64,
+     gemm_update_f64, NULL, {4, 4, gemm_ukr_f64_c}},
+    {I32, I32, I32, "i32", 4, 4, 4, gemm_row_i32, gemm_scale_row_i32, gemm_tile_i32, gemm_pack_32,
+     gemm_update_i32, NULL, {4, 8, gemm_ukr_i32_c}},
+    {F16, F16, F32, "f16", 4, 2, 2, NULL, cpu_gemm_scale_row_f16, NULL, cpu_gemm_pack_f16, NULL,
+     cpu_gemm_finish_f16, {4, 8, gemm_ukr_f32_c}},
+    {F16, F32, F32, "f16_f32", 4, 2, 4, NULL, cpu_gemm_scale_row_f32, NULL, cpu_gemm_pack_f16,
+     NULL, cpu_gemm_finish_f32, {4, 8, gemm_ukr_f32_c}},
+    {BF16, BF16, F32, "bf16", 4, 2, 2, NULL, cpu_gemm_scale_row_bf16, NULL, cpu_gemm_pack_bf16,
+     NULL, cpu_gemm_finish_bf16, {4, 8, gemm_ukr_f32_c}},
+    {BF16, F32, F32, "bf16_f32", 4, 2, 4, NULL, cpu_gemm_scale_row_f32, NULL, cpu_gemm_pack_bf16,
+     NULL, cpu_gemm_finish_f32, {4, 8, gemm_ukr_f32_c}},
+    {I8, I32, I32, "i8_i32", 4, 1, 4, NULL, gemm_scale_row_i32, NULL, cpu_gemm_pack_i8,
+     gemm_update_i32, NULL, {4, 8, gemm_ukr_i32_c}},
 };
 
-static const gemm_type *gemm_type_of(duet_dtype dtype)
+#undef F32
+#undef F64
+#undef I32
+#undef F16
+#undef BF16
+#undef I8
+
+static const gemm_type *gemm_type_of(duet_dtype dtype, duet_dtype c_dtype)
 {
-    switch (dtype) {
-    case DUET_DTYPE_F32: return &gemm_types[0];
-    case DUET_DTYPE_F64: return &gemm_types[1];
-    case DUET_DTYPE_I32: return &gemm_types[2];
-    default: return NULL;
-    }
+    for (size_t x = 0; x < sizeof gemm_types / sizeof gemm_types[0]; ++x)
+        if (gemm_types[x].dtype == dtype && gemm_types[x].c_dtype == c_dtype)
+            return &gemm_types[x];
+    return NULL;
 }
 
-static gemm_kernel gemm_kernel_for(duet_dtype dtype, const gemm_type *type)
+static gemm_kernel gemm_kernel_for(const gemm_type *type)
 {
 #ifdef CPU_GEMM_X86
     if (cpu_has_avx2_fma()) {
         static const gemm_kernel f32 = {6, 16, gemm_ukr_f32_avx2};
         static const gemm_kernel f64 = {6, 8, gemm_ukr_f64_avx2};
         static const gemm_kernel i32 = {6, 16, gemm_ukr_i32_avx2};
+        const duet_dtype dtype = type->compute;
         return dtype == DUET_DTYPE_F64 ? f64 : dtype == DUET_DTYPE_I32 ? i32 : f32;
     }
-#else
-    (void)dtype;
 #endif /* CPU_GEMM_X86 */
     return type->portable;
 }
@@ -358,6 +376,7 @@ typedef struct gemm_packed {
     gemm_kernel kern;
     int64_t mc, kc, nc;      /* block sizes (mc, nc multiples of mr, nr)  */
     size_t a_bytes, b_bytes; /* one packed block of A, of B: a workspace */
+    size_t acc_bytes;        /* mc x nc f32 sums of a finishing type, or 0 */
 } gemm_packed;
 
 /* The largest micro-tile: 6 x 16 of 8 bytes at most; 64-byte aligned for vector stores. */
@@ -375,11 +394,11 @@ static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int6
                              int64_t j1, unsigned char *ws)
 {
     const dt_gemm *g = pk->job->g;
-    const size_t e = pk->type->elem;
+    const size_t e = pk->type->elem, ie = pk->type->in_elem, ce = pk->type->c_elem;
     const int mr = pk->kern.mr, nr = pk->kern.nr;
-    const unsigned char *A = (const unsigned char *)g->a.base + (size_t)(bi * g->a.bs) * e;
-    const unsigned char *B = (const unsigned char *)g->b.base + (size_t)(bi * g->b.bs) * e;
-    unsigned char *C = (unsigned char *)g->c.base + (size_t)(bi * g->c.bs) * e;
+    const unsigned char *A = (const unsigned char *)g->a.base + (size_t)(bi * g->a.bs) * ie;
+    const unsigned char *B = (const unsigned char *)g->b.base + (size_t)(bi * g->b.bs) * ie;
+    unsigned char *C = (unsigned char *)g->c.base + (size_t)(bi * g->c.bs) * ce;
     unsigned char *a_pack = ws, *b_pack = ws + pk->a_bytes;
     gemm_tile_buf ab;
 
@@ -389,12 +408,12 @@ static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int6
         for (int64_t pc = 0; pc < g->k; pc += pk->kc) {
             const int64_t kc = min64(pk->kc, g->k - pc);
             for (int64_t q = 0; q < panels; ++q)
-                pk->type->pack(B + (size_t)(pc * g->b.rs + (jc + q * nr) * g->b.cs) * e, g->b.cs,
+                pk->type->pack(B + (size_t)(pc * g->b.rs + (jc + q * nr) * g->b.cs) * ie, g->b.cs,
                                g->b.rs, min64(nr, nc - q * nr), kc, nr,
                                b_pack + (size_t)(q * nr * kc) * e);
             for (int64_t ic = i0; ic < i1; ic += pk->mc) {
                 const int64_t mc = min64(pk->mc, i1 - ic);
-                pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * e, g->a.rs, g->a.cs, mc,
+                pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * ie, g->a.rs, g->a.cs, mc,
                                kc, mr, a_pack);
                 for (int64_t q = 0; q < panels; ++q) {
                     const int64_t jr = jc + q * nr, nv = min64(nr, nc - q * nr);
@@ -402,12 +421,66 @@ static void gemm_packed_slab(const gemm_packed *pk, int64_t bi, int64_t i0, int6
                     for (int64_t ir = 0; ir < mc; ir += mr) {
                         pk->kern.ukr(kc, a_pack + (size_t)(ir * kc) * e, bq, ab.bytes);
                         pk->type->update(ab.bytes, nr,
-                                         C + (size_t)((ic + ir) * g->c.rs + jr * g->c.cs) * e,
+                                         C + (size_t)((ic + ir) * g->c.rs + jr * g->c.cs) * ce,
                                          g->c.rs, g->c.cs, min64(mr, mc - ir), nv, pk->job->alpha,
                                          pk->job->beta, pc == 0);
                     }
                 }
             }
+        }
+    }
+}
+
+/* As gemm_packed_slab for a finishing type (f16 and bf16 inputs): each mc x nc block of C
+ * keeps its f32 sums in the workspace over the whole of k and is finished once, so k is the
+ * inner block loop here and the block of B is packed again for every block of A (O(kn) per
+ * O(mc kn) of arithmetic). Each output still adds its products in the same order. */
+static void gemm_packed_slab_acc(const gemm_packed *pk, int64_t bi, int64_t i0, int64_t i1,
+                                 int64_t j0, int64_t j1, unsigned char *ws)
+{
+    const dt_gemm *g = pk->job->g;
+    const size_t e = pk->type->elem, ie = pk->type->in_elem, ce = pk->type->c_elem;
+    const int mr = pk->kern.mr, nr = pk->kern.nr;
+    const unsigned char *A = (const unsigned char *)g->a.base + (size_t)(bi * g->a.bs) * ie;
+    const unsigned char *B = (const unsigned char *)g->b.base + (size_t)(bi * g->b.bs) * ie;
+    unsigned char *C = (unsigned char *)g->c.base + (size_t)(bi * g->c.bs) * ce;
+    unsigned char *a_pack = ws, *b_pack = ws + pk->a_bytes;
+    float *acc = (float *)(ws + pk->a_bytes + pk->b_bytes);
+    const int64_t ld = pk->nc;
+    gemm_tile_buf ab;
+
+    for (int64_t jc = j0; jc < j1; jc += pk->nc) {
+        const int64_t nc = min64(pk->nc, j1 - jc);
+        const int64_t panels = dt_ceil_div(nc, nr);
+        for (int64_t ic = i0; ic < i1; ic += pk->mc) {
+            const int64_t mc = min64(pk->mc, i1 - ic);
+            for (int64_t pc = 0; pc < g->k; pc += pk->kc) {
+                const int64_t kc = min64(pk->kc, g->k - pc);
+                for (int64_t q = 0; q < panels; ++q)
+                    pk->type->pack(B + (size_t)(pc * g->b.rs + (jc + q * nr) * g->b.cs) * ie,
+                                   g->b.cs, g->b.rs, min64(nr, nc - q * nr), kc, nr,
+                                   b_pack + (size_t)(q * nr * kc) * e);
+                pk->type->pack(A + (size_t)(ic * g->a.rs + pc * g->a.cs) * ie, g->a.rs, g->a.cs,
+                               mc, kc, mr, a_pack);
+                for (int64_t q = 0; q < panels; ++q) {
+                    const int64_t nv = min64(nr, nc - q * nr);
+                    const unsigned char *bq = b_pack + (size_t)(q * nr * kc) * e;
+                    for (int64_t ir = 0; ir < mc; ir += mr) {
+                        pk->kern.ukr(kc, a_pack + (size_t)(ir * kc) * e, bq, ab.bytes);
+                        const int64_t mv = min64(mr, mc - ir);
+                        for (int64_t r = 0; r < mv; ++r) {
+                            float *y = acc + (ir + r) * ld + q * nr;
+                            const float *x = ab.f32 + r * nr;
+                            if (pc == 0)
+                                for (int64_t c = 0; c < nv; ++c) y[c] = x[c];
+                            else
+                                for (int64_t c = 0; c < nv; ++c) y[c] += x[c];
+                        }
+                    }
+                }
+            }
+            pk->type->finish(acc, ld, C + (size_t)(ic * g->c.rs + jc * g->c.cs) * ce, g->c.rs,
+                             g->c.cs, mc, nc, pk->job->alpha.f32, pk->job->beta.f32);
         }
     }
 }
@@ -418,13 +491,14 @@ static int64_t round_up(int64_t x, int64_t to) { return dt_ceil_div(x, to) * to;
  * slabs of whole micro-panels along its longer axis (in panels), one slab per thread, and
  * each thread packs what its slab reads into a workspace of its own. Re-packing the operand
  * that the slabs share costs O(mk + kn) per thread against O(mnk / threads) of arithmetic. */
-static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
+static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job *job,
+                                   const gemm_type *type)
 {
     const dt_gemm *g = job->g;
     gemm_packed pk;
     pk.job = job;
     pk.type = type;
-    pk.kern = gemm_kernel_for(g->dtype, type);
+    pk.kern = gemm_kernel_for(type);
     const int mr = pk.kern.mr, nr = pk.kern.nr;
     const int64_t per_matrix = g->m * g->n * g->k; /* < 2^63: the operands exist */
     const int64_t total = per_matrix > INT64_MAX / g->batch ? INT64_MAX : per_matrix * g->batch;
@@ -442,16 +516,21 @@ static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
 
     const int64_t slab_n = split_n ? dt_ceil_div(n_panels, slabs) * nr : round_up(g->n, nr);
     pk.kc = min64(GEMM_KC, g->k);
-    pk.nc = min64(slab_n, (int64_t)(GEMM_B_BYTES / ((size_t)GEMM_KC * type->elem)) / nr * nr);
+    /* A finishing type holds mc x nc sums as well: a narrower block of B keeps them in L2. */
+    const int64_t b_cap = type->finish ? GEMM_NC_ACC
+                                       : (int64_t)(GEMM_B_BYTES / ((size_t)GEMM_KC * type->elem));
+    pk.nc = min64(slab_n, b_cap / nr * nr);
     pk.mc = min64(GEMM_MC / mr * mr, round_up(g->m, mr));
     pk.a_bytes = (size_t)(pk.mc * pk.kc) * type->elem;
     pk.b_bytes = (size_t)(pk.nc * pk.kc) * type->elem;
+    pk.acc_bytes = type->finish ? (size_t)(pk.mc * pk.nc) * sizeof(float) : 0;
     /* Whole cache lines per workspace: threads never write one line. */
-    const size_t one = (pk.a_bytes + pk.b_bytes + 63) / 64 * 64;
-    unsigned char *ws = aligned_alloc(64, one * (size_t)nt);
-    if (!ws)
-        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, "duet_gemm",
-                       "cannot allocate %zu bytes of packing buffers", one * (size_t)nt);
+    const size_t one = (pk.a_bytes + pk.b_bytes + pk.acc_bytes + 63) / 64 * 64;
+    /* The stream's workspace (64-byte aligned host memory here): no allocation per call. */
+    void *wsp = NULL;
+    duet_status st = dt_workspace_reserve(ctx, stream, g->ws, one * (size_t)nt, "duet_gemm", &wsp);
+    if (st != DUET_SUCCESS) return st;
+    unsigned char *ws = wsp;
 
     const int64_t panels = split_n ? n_panels : m_panels;
     const int64_t tasks = group * slabs;
@@ -465,15 +544,14 @@ static duet_status gemm_packed_run(const gemm_job *job, const gemm_type *type)
             const int64_t bi = b0 + x / slabs, s = x % slabs;
             const int64_t p0 = s * panels / slabs, p1 = (s + 1) * panels / slabs;
             if (p0 == p1) continue;
-            if (split_n)
-                gemm_packed_slab(&pk, bi, 0, g->m, p0 * nr, min64(p1 * nr, g->n),
-                                 ws + (size_t)tid * one);
+            const int64_t i0 = split_n ? 0 : p0 * mr, i1 = split_n ? g->m : min64(p1 * mr, g->m);
+            const int64_t j0 = split_n ? p0 * nr : 0, j1 = split_n ? min64(p1 * nr, g->n) : g->n;
+            if (type->finish)
+                gemm_packed_slab_acc(&pk, bi, i0, i1, j0, j1, ws + (size_t)tid * one);
             else
-                gemm_packed_slab(&pk, bi, p0 * mr, min64(p1 * mr, g->m), 0, g->n,
-                                 ws + (size_t)tid * one);
+                gemm_packed_slab(&pk, bi, i0, i1, j0, j1, ws + (size_t)tid * one);
         }
     }
-    free(ws);
     return DUET_SUCCESS;
 }
 
@@ -494,16 +572,21 @@ static void gemm_tiled_run(const gemm_job *job, const gemm_type *type)
 duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_plan *plan,
                     duet_launch_info *info)
 {
-    (void)ctx;
-    (void)stream;
-    const gemm_type *type = gemm_type_of(g->dtype);
+    const gemm_type *type = gemm_type_of(g->dtype, g->c_dtype);
     if (!type)
-        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "the cpu backend has no %s gemm",
-                       duet_dtype_name(g->dtype));
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm",
+                       "the cpu backend has no gemm of %s inputs with %s C",
+                       duet_dtype_name(g->dtype), duet_dtype_name(g->c_dtype));
+    if (plan->algo != DUET_ALGO_AUTO && !type->row)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm",
+                       "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
+                       duet_algorithm_name(plan->algo), duet_dtype_name(g->dtype));
     gemm_job job;
     job.g = g;
     job.tile = plan->tile;
-    switch (g->dtype) {
+    /* alpha and beta in the compute dtype: TF32 and 3XTF32 run as exact f32 here, and
+     * info.math reports DEFAULT (dt_fill_info clears it). */
+    switch (type->compute) {
     case DUET_DTYPE_F32:
         job.alpha.f32 = (float)g->alpha;
         job.beta.f32 = (float)g->beta;
@@ -515,20 +598,25 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
     default:
         if (!cpu_to_u32(g->alpha, &job.alpha.u32) || !cpu_to_u32(g->beta, &job.beta.u32))
             return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_gemm",
-                           "i32 gemm needs integral alpha and beta in the int32 range "
+                           "%s gemm needs integral alpha and beta in the int32 range "
                            "(got %g and %g)",
-                           g->alpha, g->beta);
+                           duet_dtype_name(g->dtype), g->alpha, g->beta);
         break;
     }
-    const char *dt = duet_dtype_name(g->dtype);
+    const char *dt = type->suffix;
     if (g->m <= 0 || g->n <= 0 || g->batch <= 0) {
         cpu_fill_info(info, "gemm", dt, plan);
         if (info) info->launches = 0;
         return DUET_SUCCESS;
     }
-    /* The common layer turns these into a scale of C; kept safe here all the same. */
+    /* The common layer turns these into a scale of C, except for an f16 or bf16 C, which has
+     * no elementwise op: C = beta * C in f32, rounded once (beta == 0 writes zeros). */
     if (g->k <= 0 || g->alpha == 0) {
-        cpu_walk(g->batch, g->m, g->n, g->batch, g->m, g->n, 1, type->scale_row, &job);
+        cpu_gemm_scale sc;
+        sc.c = &g->c;
+        sc.beta = (float)g->beta;
+        void *arg = type->finish ? (void *)&sc : (void *)&job;
+        cpu_walk(g->batch, g->m, g->n, g->batch, g->m, g->n, 1, type->scale_row, arg);
         cpu_fill_info(info, "gemm", dt, plan);
         return DUET_SUCCESS;
     }
@@ -549,7 +637,7 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
                            plan->tile, GEMM_TILE_MAX);
         gemm_tiled_run(&job, type);
         break;
-    case DUET_ALGO_AUTO: st = gemm_packed_run(&job, type); break;
+    case DUET_ALGO_AUTO: st = gemm_packed_run(ctx, stream, &job, type); break;
     default:
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "gemm has no %s algorithm",
                        duet_algorithm_name(plan->algo));
