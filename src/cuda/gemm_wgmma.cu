@@ -1,0 +1,210 @@
+/* gemm_wgmma.cu - host side of the Hopper GEMM: coverage checks, tensor maps, the launch. */
+#include "cuda/gemm_wgmma.h"
+
+#include "cuda/runtime_cuda.h"
+#include "gemm_wgmma.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <atomic>
+#include <mutex>
+#include <stdio.h>
+#include <string.h>
+
+namespace {
+
+/* Below this many C elements (m * n * batch) the 128 x 256 tiles leave most SMs idle and the
+ * portable kernel's smaller tiles win (measured on the H100, see docs/results). The lab
+ * (scripts/gemm_wgmma_lab.cu) sets it to 0 to run every shape here. */
+#ifndef DUET_WGMMA_MIN_OUTPUT_ELEMS
+#define DUET_WGMMA_MIN_OUTPUT_ELEMS ((int64_t)1024 * 1024)
+#endif
+const int64_t kMinOutputElems = DUET_WGMMA_MIN_OUTPUT_ELEMS;
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point, so that duet does not
+ * link libcuda; looked up once. */
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
+{
+    static std::once_flag once;
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    std::call_once(once, [] {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                             &q) == cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+        else
+            (void)cudaGetLastError();
+    });
+    return fn;
+}
+
+/* A 3D (K, rows, batch) map of a K-major operand: box of one 128-byte K slice by box_rows,
+ * 128-byte swizzle, zero fill out of range. batch_stride 0 (a shared operand) maps a batch
+ * dimension of 1 that every batch reads at coordinate 0. */
+bool encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, void *base,
+                    int64_t k, int64_t rows, int64_t ld, int64_t batch, int64_t batch_stride,
+                    int box_rows)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn();
+    if (!fn) return false;
+    const bool batched = batch > 1 && batch_stride != 0;
+    cuuint64_t dims[3] = {(cuuint64_t)k, (cuuint64_t)rows, (cuuint64_t)(batched ? batch : 1)};
+    cuuint64_t strides[2] = {(cuuint64_t)(ld * (int64_t)elem),
+                             (cuuint64_t)((batched ? batch_stride : ld * rows) * (int64_t)elem)};
+    cuuint32_t box[3] = {(cuuint32_t)(WG_KBYTES / elem), (cuuint32_t)box_rows, 1};
+    cuuint32_t estr[3] = {1, 1, 1};
+    return fn(map, type, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+bool stride16(int64_t stride, size_t elem) { return ((stride * (int64_t)elem) & 15) == 0; }
+
+template <int KIND, typename CT>
+cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const wg_params &p, int grid,
+                   cudaStream_t stream)
+{
+    /* The opt-in above 48 KiB of shared memory, once per kernel (idempotent, so a race
+     * between threads only repeats it). */
+    static std::atomic<int> ready{0};
+    if (!ready.load(std::memory_order_acquire)) {
+        cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             WG_SHARED_BYTES);
+        if (e != cudaSuccess) return e;
+        ready.store(1, std::memory_order_release);
+    }
+    gemm_wgmma_kernel<KIND, CT><<<grid, WG_THREADS, WG_SHARED_BYTES, stream>>>(ta, tb, p);
+    return cudaGetLastError();
+}
+
+} /* namespace */
+
+duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
+                           duet_launch_info *info)
+{
+    if (!props || props->capability_major != 9 || props->capability_minor != 0)
+        return DUET_ERROR_UNSUPPORTED;
+    if (props->shared_mem_per_block_optin < (size_t)WG_SHARED_BYTES) return DUET_ERROR_UNSUPPORTED;
+
+    int kind;
+    size_t elem;
+    CUtensorMapDataType type;
+    const char *in_name;
+    switch (g->dtype) {
+    case DUET_DTYPE_BF16:
+    case DUET_DTYPE_F16:
+        if (g->c_dtype != g->dtype && g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        kind = g->dtype == DUET_DTYPE_BF16 ? WG_BF16 : WG_F16;
+        elem = 2;
+        type = g->dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        in_name = g->dtype == DUET_DTYPE_BF16 ? "bf16" : "f16";
+        break;
+    case DUET_DTYPE_F32:
+        if (g->math != DUET_MATH_TF32 || g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        kind = WG_TF32;
+        elem = 4;
+        type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; /* the wgmma reads the upper 19 bits */
+        in_name = "tf32";
+        break;
+    case DUET_DTYPE_I8:
+        if (g->c_dtype != DUET_DTYPE_I32) return DUET_ERROR_UNSUPPORTED;
+        kind = WG_I8;
+        elem = 1;
+        type = CU_TENSOR_MAP_DATA_TYPE_UINT8; /* bits only; the wgmma reads them as s8 */
+        in_name = "i8";
+        break;
+    default: return DUET_ERROR_UNSUPPORTED;
+    }
+
+    /* Coverage: K-major A and B, C rows contiguous, TMA's 16-byte rules, int32 coordinates. */
+    const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return DUET_ERROR_UNSUPPORTED;
+    if (m > INT32_MAX - WG_BN || n > INT32_MAX - WG_BN || k > INT32_MAX - 256 ||
+        batch > INT32_MAX)
+        return DUET_ERROR_UNSUPPORTED;
+    if (g->a.cs != 1 || g->b.rs != 1 || g->c.cs != 1) return DUET_ERROR_UNSUPPORTED;
+    if (!aligned16(g->a.base) || !aligned16(g->b.base) || !stride16(g->a.rs, elem) ||
+        !stride16(g->b.cs, elem) || (batch > 1 && (!stride16(g->a.bs, elem) ||
+                                                   !stride16(g->b.bs, elem))))
+        return DUET_ERROR_UNSUPPORTED;
+    int64_t out_elems;
+    if (!dt_mul_ok(m, n, &out_elems) || !dt_mul_ok(out_elems, batch, &out_elems) ||
+        out_elems < kMinOutputElems)
+        return DUET_ERROR_UNSUPPORTED;
+
+    CUtensorMap ta, tb;
+    if (!encode_operand(&ta, type, elem, g->a.base, k, m, g->a.rs, batch, g->a.bs, WG_BM) ||
+        !encode_operand(&tb, type, elem, g->b.base, k, n, g->b.cs, batch, g->b.bs, WG_BN))
+        return DUET_ERROR_UNSUPPORTED;
+
+    wg_params p;
+    memset(&p, 0, sizeof p);
+    p.c = g->c.base;
+    p.ldc = g->c.rs;
+    p.bsc = g->c.bs;
+    p.m = (int)m;
+    p.n = (int)n;
+    p.ktiles = (int)dt_ceil_div(k * (int64_t)elem, WG_KBYTES);
+    p.tiles_m = (int)dt_ceil_div(m, WG_BM);
+    p.tiles_n = (int)dt_ceil_div(n, WG_BN);
+    p.tiles_total = (int64_t)p.tiles_m * p.tiles_n * batch;
+    p.a_batched = batch > 1 && g->a.bs != 0;
+    p.b_batched = batch > 1 && g->b.bs != 0;
+    p.beta_zero = g->beta == 0.0;
+    p.alpha = (float)g->alpha;
+    p.beta = (float)g->beta;
+    /* Integral alpha and beta: their int32 values' uint32 images multiply modulo 2^32. */
+    p.ialpha = (uint32_t)(int32_t)g->alpha;
+    p.ibeta = (uint32_t)(int32_t)g->beta;
+
+    const int sms = props->compute_units > 0 ? props->compute_units : 1;
+    const int grid = (int)(p.tiles_total < sms ? p.tiles_total : sms);
+
+    const duet_dtype cd = g->c_dtype;
+    cudaError_t err = cudaErrorInvalidValue;
+    switch (kind) {
+    case WG_BF16:
+        err = cd == DUET_DTYPE_F32 ? launch<WG_BF16, float>(ta, tb, p, grid, stream)
+                                   : launch<WG_BF16, __nv_bfloat16>(ta, tb, p, grid, stream);
+        break;
+    case WG_F16:
+        err = cd == DUET_DTYPE_F32 ? launch<WG_F16, float>(ta, tb, p, grid, stream)
+                                   : launch<WG_F16, __half>(ta, tb, p, grid, stream);
+        break;
+    case WG_TF32: err = launch<WG_TF32, float>(ta, tb, p, grid, stream); break;
+    case WG_I8: err = launch<WG_I8, int32_t>(ta, tb, p, grid, stream); break;
+    default: break;
+    }
+
+    char name[64];
+    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s", WG_BM, WG_BN,
+             (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd));
+    if (err != cudaSuccess) {
+        const duet_status status = duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY
+                                       ? DUET_ERROR_DEVICE_LOST
+                                       : DUET_ERROR_LAUNCH_FAILED;
+        return dt_fail(status, "duet_gemm", "launch of %s<<<(%d,1,1), %d, %d>>>: %s", name, grid,
+                       WG_THREADS, (int)WG_SHARED_BYTES, cudaGetErrorString(err));
+    }
+
+    dt_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.algo = DUET_ALGO_AUTO;
+    plan.tile = WG_BM;
+    plan.cfg.grid.x = (uint32_t)grid;
+    plan.cfg.grid.y = 1;
+    plan.cfg.grid.z = 1;
+    plan.cfg.block.x = WG_THREADS;
+    plan.cfg.block.y = 1;
+    plan.cfg.block.z = 1;
+    plan.cfg.shared_bytes = WG_SHARED_BYTES;
+    dt_fill_info(info, name, &plan, 1);
+    if (info && kind == WG_TF32) info->math = DUET_MATH_TF32;
+    return DUET_SUCCESS;
+}
