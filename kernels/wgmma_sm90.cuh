@@ -112,6 +112,26 @@ DUET_SM90_INLINE void sm90_tma_load_3d(void *dst, const void *map, uint64_t *bar
                  : "memory");
 }
 
+/* Stores a box of shared memory to the 3D tensor map at (c0, c1, c2) as one bulk group (the
+ * issuing thread's); out-of-range elements are not written. */
+DUET_SM90_INLINE void sm90_tma_store_3d(const void *map, const void *src, int c0, int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(sm90_smem_addr(src))
+                 : "memory");
+}
+DUET_SM90_INLINE void sm90_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* Waits until this thread's bulk groups have finished reading shared memory. */
+DUET_SM90_INLINE void sm90_bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+/* Makes this thread's ordinary shared-memory stores visible to the async proxy (TMA). */
+DUET_SM90_INLINE void sm90_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* A barrier among `threads` threads on hardware barrier id (1..15; 0 is __syncthreads). */
+DUET_SM90_INLINE void sm90_named_barrier(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 /* ---- registers --------------------------------------------------------------------------- */
 
 /* Hands registers between warpgroups (every warp of the warpgroup executes it). */

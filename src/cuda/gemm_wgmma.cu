@@ -14,13 +14,14 @@
 
 namespace {
 
-/* Below this many C elements (m * n * batch) the 128 x 256 tiles leave most SMs idle and the
- * portable kernel's smaller tiles win (measured on the H100, see docs/results). The lab
- * (scripts/gemm_wgmma_lab.cu) sets it to 0 to run every shape here. */
-#ifndef DUET_WGMMA_MIN_OUTPUT_ELEMS
-#define DUET_WGMMA_MIN_OUTPUT_ELEMS ((int64_t)1024 * 1024)
+/* With fewer 128 x 256 tiles (all batches together) than this many quarters of the SM count,
+ * most SMs idle: on the H100 the path fell from 0.89x cuBLAS at 2048^3 (128 tiles, one wave)
+ * to 0.67x at 1536^3 (72 tiles) and about 0.5x at 1024^3 (docs/results/wgmma-lab-*.log),
+ * where the portable kernel's smaller tiles spread better. The lab sets it to 0 to run every
+ * shape here. */
+#ifndef DUET_WGMMA_MIN_WAVE_QUARTERS
+#define DUET_WGMMA_MIN_WAVE_QUARTERS 3
 #endif
-const int64_t kMinOutputElems = DUET_WGMMA_MIN_OUTPUT_ELEMS;
 
 /* cuTensorMapEncodeTiled through the runtime's driver entry point, so that duet does not
  * link libcuda; looked up once. */
@@ -64,21 +65,43 @@ bool encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, voi
 bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 bool stride16(int64_t stride, size_t elem) { return ((stride * (int64_t)elem) & 15) == 0; }
 
-template <int KIND, typename CT>
-cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const wg_params &p, int grid,
-                   cudaStream_t stream)
+/* The lab turns the shared-memory epilogue off to compare it with the register one. */
+bool g_no_tma_store = false;
+
+/* A 3D (N, M, batch) map of a 16-bit C with rows of 16-byte multiples, for the TMA-store
+ * epilogue: 64 x 64 boxes (128-byte rows) in the 128-byte swizzle. */
+bool encode_c(CUtensorMap *map, CUtensorMapDataType type, void *base, int64_t m, int64_t n,
+              int64_t ldc, int64_t batch, int64_t batch_stride)
 {
+    PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn();
+    if (!fn) return false;
+    cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)batch};
+    cuuint64_t strides[2] = {(cuuint64_t)(ldc * 2),
+                             (cuuint64_t)((batch > 1 ? batch_stride : ldc * m) * 2)};
+    cuuint32_t box[3] = {64, 64, 1};
+    cuuint32_t estr[3] = {1, 1, 1};
+    return fn(map, type, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <int KIND, typename CT>
+cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorMap &tc,
+                   const wg_params &p, int grid, cudaStream_t stream, size_t *shared)
+{
+    const int bytes = wg_config<CT>::shared_bytes;
+    *shared = (size_t)bytes;
     /* The opt-in above 48 KiB of shared memory, once per kernel (idempotent, so a race
      * between threads only repeats it). */
     static std::atomic<int> ready{0};
     if (!ready.load(std::memory_order_acquire)) {
         cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             WG_SHARED_BYTES);
+                                             bytes);
         if (e != cudaSuccess) return e;
         ready.store(1, std::memory_order_release);
     }
-    gemm_wgmma_kernel<KIND, CT><<<grid, WG_THREADS, WG_SHARED_BYTES, stream>>>(ta, tb, p);
+    gemm_wgmma_kernel<KIND, CT><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p);
     return cudaGetLastError();
 }
 
@@ -89,7 +112,9 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
 {
     if (!props || props->capability_major != 9 || props->capability_minor != 0)
         return DUET_ERROR_UNSUPPORTED;
-    if (props->shared_mem_per_block_optin < (size_t)WG_SHARED_BYTES) return DUET_ERROR_UNSUPPORTED;
+    if (props->shared_mem_per_block_optin < (size_t)wg_config<float>::shared_bytes ||
+        props->shared_mem_per_block_optin < (size_t)wg_config<__half>::shared_bytes)
+        return DUET_ERROR_UNSUPPORTED;
 
     int kind;
     size_t elem;
@@ -133,10 +158,9 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
         !stride16(g->b.cs, elem) || (batch > 1 && (!stride16(g->a.bs, elem) ||
                                                    !stride16(g->b.bs, elem))))
         return DUET_ERROR_UNSUPPORTED;
-    int64_t out_elems;
-    if (!dt_mul_ok(m, n, &out_elems) || !dt_mul_ok(out_elems, batch, &out_elems) ||
-        out_elems < kMinOutputElems)
-        return DUET_ERROR_UNSUPPORTED;
+    const int sms = props->compute_units > 0 ? props->compute_units : 1;
+    const int64_t tiles = dt_ceil_div(m, WG_BM) * dt_ceil_div(n, WG_BN) * batch;
+    if (tiles * 4 < (int64_t)DUET_WGMMA_MIN_WAVE_QUARTERS * sms) return DUET_ERROR_UNSUPPORTED;
 
     CUtensorMap ta, tb;
     if (!encode_operand(&ta, type, elem, g->a.base, k, m, g->a.rs, batch, g->a.bs, WG_BM) ||
@@ -163,22 +187,34 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
     p.ialpha = (uint32_t)(int32_t)g->alpha;
     p.ibeta = (uint32_t)(int32_t)g->beta;
 
-    const int sms = props->compute_units > 0 ? props->compute_units : 1;
+    /* 16-bit C, beta == 0 (C unread), TMA's 16-byte rules on C: the shared-memory epilogue. */
+    CUtensorMap tc;
+    memset(&tc, 0, sizeof tc);
+    const size_t celem = g->c_dtype == DUET_DTYPE_F32 || g->c_dtype == DUET_DTYPE_I32 ? 4 : 2;
+    /* n % 8 too: the TMA store writes a row's last 16-byte chunk whole (seen on the H100: a
+     * row of 70 bf16 wrote the 2 padding elements of ldc 72). */
+    if (celem == 2 && p.beta_zero && !g_no_tma_store && n % 8 == 0 && aligned16(g->c.base) &&
+        stride16(g->c.rs, 2) && (batch == 1 || (g->c.bs != 0 && stride16(g->c.bs, 2))))
+        p.tma_store = encode_c(&tc, g->c_dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                               g->c.base, m, n, g->c.rs, batch, g->c.bs);
+
     const int grid = (int)(p.tiles_total < sms ? p.tiles_total : sms);
 
     const duet_dtype cd = g->c_dtype;
     cudaError_t err = cudaErrorInvalidValue;
+    size_t shared = 0;
     switch (kind) {
     case WG_BF16:
-        err = cd == DUET_DTYPE_F32 ? launch<WG_BF16, float>(ta, tb, p, grid, stream)
-                                   : launch<WG_BF16, __nv_bfloat16>(ta, tb, p, grid, stream);
+        err = cd == DUET_DTYPE_F32 ? launch<WG_BF16, float>(ta, tb, tc, p, grid, stream, &shared)
+                                   : launch<WG_BF16, __nv_bfloat16>(ta, tb, tc, p, grid, stream, &shared);
         break;
     case WG_F16:
-        err = cd == DUET_DTYPE_F32 ? launch<WG_F16, float>(ta, tb, p, grid, stream)
-                                   : launch<WG_F16, __half>(ta, tb, p, grid, stream);
+        err = cd == DUET_DTYPE_F32 ? launch<WG_F16, float>(ta, tb, tc, p, grid, stream, &shared)
+                                   : launch<WG_F16, __half>(ta, tb, tc, p, grid, stream, &shared);
         break;
-    case WG_TF32: err = launch<WG_TF32, float>(ta, tb, p, grid, stream); break;
-    case WG_I8: err = launch<WG_I8, int32_t>(ta, tb, p, grid, stream); break;
+    case WG_TF32: err = launch<WG_TF32, float>(ta, tb, tc, p, grid, stream, &shared); break;
+    case WG_I8: err = launch<WG_I8, int32_t>(ta, tb, tc, p, grid, stream, &shared); break;
     default: break;
     }
 
@@ -189,8 +225,8 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
         const duet_status status = duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY
                                        ? DUET_ERROR_DEVICE_LOST
                                        : DUET_ERROR_LAUNCH_FAILED;
-        return dt_fail(status, "duet_gemm", "launch of %s<<<(%d,1,1), %d, %d>>>: %s", name, grid,
-                       WG_THREADS, (int)WG_SHARED_BYTES, cudaGetErrorString(err));
+        return dt_fail(status, "duet_gemm", "launch of %s<<<(%d,1,1), %d, %zu>>>: %s", name, grid,
+                       WG_THREADS, shared, cudaGetErrorString(err));
     }
 
     dt_plan plan;
@@ -203,7 +239,7 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
     plan.cfg.block.x = WG_THREADS;
     plan.cfg.block.y = 1;
     plan.cfg.block.z = 1;
-    plan.cfg.shared_bytes = WG_SHARED_BYTES;
+    plan.cfg.shared_bytes = shared;
     dt_fill_info(info, name, &plan, 1);
     if (info && kind == WG_TF32) info->math = DUET_MATH_TF32;
     return DUET_SUCCESS;
