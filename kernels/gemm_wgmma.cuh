@@ -74,24 +74,16 @@ template <> struct wg_traits<WG_I8> { typedef int32_t acc_t; };
 
 #if DUET_SM90_DEVICE
 
-/* One 32-byte K step of the 64 x 256 warpgroup tile. */
-template <int KIND> DUET_SM90_INLINE void wg_mma(typename wg_traits<KIND>::acc_t *d, uint64_t da,
-                                                 uint64_t db, int scale_d);
-template <> DUET_SM90_INLINE void wg_mma<WG_BF16>(float *d, uint64_t da, uint64_t db, int sd)
+/* One K step of the 64 x 256 warpgroup tile (32 bytes of K-major rows; 16 rows of MN-major
+ * ones). TA, TB: the operand is MN-major (the 16-bit kinds only). */
+template <int KIND, int TA, int TB>
+DUET_SM90_INLINE void wg_mma(typename wg_traits<KIND>::acc_t *d, uint64_t da, uint64_t db,
+                             int sd)
 {
-    sm90_wgmma_m64n256k16_bf16<0, 0>(d, da, db, sd);
-}
-template <> DUET_SM90_INLINE void wg_mma<WG_F16>(float *d, uint64_t da, uint64_t db, int sd)
-{
-    sm90_wgmma_m64n256k16_f16<0, 0>(d, da, db, sd);
-}
-template <> DUET_SM90_INLINE void wg_mma<WG_TF32>(float *d, uint64_t da, uint64_t db, int sd)
-{
-    sm90_wgmma_m64n256k8_tf32(d, da, db, sd);
-}
-template <> DUET_SM90_INLINE void wg_mma<WG_I8>(int32_t *d, uint64_t da, uint64_t db, int sd)
-{
-    sm90_wgmma_m64n256k32_s8(d, da, db, sd);
+    if constexpr (KIND == WG_BF16) sm90_wgmma_m64n256k16_bf16<TA, TB>(d, da, db, sd);
+    else if constexpr (KIND == WG_F16) sm90_wgmma_m64n256k16_f16<TA, TB>(d, da, db, sd);
+    else if constexpr (KIND == WG_TF32) sm90_wgmma_m64n256k8_tf32(d, da, db, sd);
+    else sm90_wgmma_m64n256k32_s8(d, da, db, sd);
 }
 
 /* C element conversions for the epilogue. */
@@ -170,7 +162,10 @@ DUET_SM90_INLINE void wg_tile_coords(int64_t t, const wg_params &p, int &bt, int
 
 /* The tensor maps are 3D (K, rows, batch) with a (128-byte K slice) x rows x 1 box and the
  * 128-byte swizzle; A's box has WG_BM rows, B's WG_BN (B is stored N x K, K-major). */
-template <int KIND, typename CT>
+/* LAYOUT bit 0: A is M-major (a.rs == 1); bit 1: B is N-major (b.cs == 1). An MN-major
+ * operand's map is (M or N, K, batch) with 64 x 64 boxes (64 elements = 128 bytes wide, 64 K
+ * rows), loaded 2 (A) or 4 (B) boxes per stage, 8 KiB apart; the stage sizes stay the same. */
+template <int KIND, typename CT, int LAYOUT>
 __global__ void __launch_bounds__(WG_THREADS, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tma,
                       const __grid_constant__ CUtensorMap tmb,
@@ -181,6 +176,8 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
     constexpr int kStages = wg_config<CT>::stages;
     constexpr bool TMA_STORE = wg_config<CT>::tma_store;
     constexpr int kelems = KIND == WG_TF32 ? 32 : (KIND == WG_I8 ? 128 : 64);
+    constexpr int a_mn = LAYOUT & 1, b_mn = (LAYOUT >> 1) & 1;
+    static_assert(!(a_mn || b_mn) || kelems == 64, "MN-major operands are 16-bit only");
 
     extern __shared__ uint8_t wg_smem_raw[];
     uint8_t *smem = reinterpret_cast<uint8_t *>(
@@ -220,10 +217,24 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                     /* A fresh barrier reports its "previous" phase (parity 1) complete. */
                     sm90_mbar_wait(&empty[s], phase ^ 1);
                     sm90_mbar_arrive_expect_tx(&full[s], WG_A_STAGE_BYTES + WG_B_STAGE_BYTES);
-                    sm90_tma_load_3d(sa + s * WG_A_STAGE_BYTES, &tma, &full[s], kt * kelems,
-                                     tm * WG_BM, ba);
-                    sm90_tma_load_3d(sb + s * WG_B_STAGE_BYTES, &tmb, &full[s], kt * kelems,
-                                     tn * WG_BN, bb);
+                    if (a_mn) {
+#pragma unroll
+                        for (int q = 0; q < WG_BM / 64; ++q)
+                            sm90_tma_load_3d(sa + s * WG_A_STAGE_BYTES + q * 8192, &tma, &full[s],
+                                             tm * WG_BM + 64 * q, kt * kelems, ba);
+                    } else {
+                        sm90_tma_load_3d(sa + s * WG_A_STAGE_BYTES, &tma, &full[s], kt * kelems,
+                                         tm * WG_BM, ba);
+                    }
+                    if (b_mn) {
+#pragma unroll
+                        for (int q = 0; q < WG_BN / 64; ++q)
+                            sm90_tma_load_3d(sb + s * WG_B_STAGE_BYTES + q * 8192, &tmb, &full[s],
+                                             tn * WG_BN + 64 * q, kt * kelems, bb);
+                    } else {
+                        sm90_tma_load_3d(sb + s * WG_B_STAGE_BYTES, &tmb, &full[s], kt * kelems,
+                                         tn * WG_BN, bb);
+                    }
                     if (++s == kStages) {
                         s = 0;
                         phase ^= 1;
@@ -250,11 +261,18 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
                 for (int i = 0; i < 128; ++i) sm90_fence_operand(acc[i]);
                 sm90_wgmma_fence();
-                const uint64_t da = sm90_desc_kmajor_sw128(sa_addr + s * WG_A_STAGE_BYTES);
-                const uint64_t db = sm90_desc_kmajor_sw128(sb_addr + s * WG_B_STAGE_BYTES);
+                const uint32_t a_at = sa_addr + s * WG_A_STAGE_BYTES;
+                const uint32_t b_at = sb_addr + s * WG_B_STAGE_BYTES;
+                const uint64_t da = a_mn ? sm90_desc_mnmajor_sw128(a_at, 8192)
+                                         : sm90_desc_kmajor_sw128(a_at);
+                const uint64_t db = b_mn ? sm90_desc_mnmajor_sw128(b_at, 8192)
+                                         : sm90_desc_kmajor_sw128(b_at);
+                /* A K step: 32 bytes along a K-major row, 16 rows (2048 bytes) of an MN-major
+                 * box; descriptors count in 16-byte units. */
 #pragma unroll
                 for (int kk = 0; kk < WG_KBYTES / 32; ++kk)
-                    wg_mma<KIND>(acc, da + 2 * kk, db + 2 * kk, (kt | kk) != 0);
+                    wg_mma<KIND, a_mn, b_mn>(acc, da + (a_mn ? 128 : 2) * kk,
+                                             db + (b_mn ? 128 : 2) * kk, (kt | kk) != 0);
                 sm90_wgmma_commit();
                 /* The previous stage's group is done once at most this one is pending. */
                 sm90_wgmma_wait<1>();

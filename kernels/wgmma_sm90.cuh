@@ -43,6 +43,20 @@ DUET_SM90_INLINE uint64_t sm90_desc_kmajor_sw128(uint32_t smem_addr)
     return d;
 }
 
+/* wgmma descriptor of an MN-major operand tile written by TMA as 64-element (128-byte) wide
+ * boxes in the 128-byte swizzle: each box holds K rows of 128 bytes, so 8-row K groups are
+ * 1024 bytes apart (stride-dimension offset) and the boxes along M or N mn_stride bytes apart
+ * (leading-dimension offset). Stepping along K adds 128 bytes per K row to the start. */
+DUET_SM90_INLINE uint64_t sm90_desc_mnmajor_sw128(uint32_t smem_addr, uint32_t mn_stride)
+{
+    uint64_t d = 0;
+    d |= (uint64_t)((smem_addr & 0x3FFFF) >> 4);
+    d |= (uint64_t)((mn_stride & 0x3FFFF) >> 4) << 16;
+    d |= (uint64_t)(1024 >> 4) << 32;
+    d |= (uint64_t)1 << 62; /* swizzle mode 1: 128B */
+    return d;
+}
+
 /* ---- wgmma fences and groups ------------------------------------------------------------- */
 
 /* Orders this thread's register and shared-memory accesses before the next wgmma reads them. */

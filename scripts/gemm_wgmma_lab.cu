@@ -145,6 +145,7 @@ struct Case {
     double alpha, beta;
     bool time, host_ref;
     bool direct; // 16-bit C: the register epilogue instead of the TMA store
+    int a_mn, b_mn; // A M-major (stored K x M, lda >= m), B N-major (stored K x N, ldb >= n)
 };
 
 static cublasHandle_t g_blas;
@@ -157,8 +158,8 @@ static int g_failures = 0;
 static const char *kname(const Case &t)
 {
     static char buf[32];
-    snprintf(buf, sizeof buf, "%s->%s", t.in == DUET_DTYPE_F32 ? "tf32" : duet_dtype_name(t.in),
-             duet_dtype_name(t.c));
+    snprintf(buf, sizeof buf, "%s->%s %c%c", t.in == DUET_DTYPE_F32 ? "tf32" : duet_dtype_name(t.in),
+             duet_dtype_name(t.c), t.a_mn ? 'm' : 'k', t.b_mn ? 'n' : 'k');
     return buf;
 }
 
@@ -185,12 +186,16 @@ static void run_cublas(const Case &t, const void *A, const void *B, void *C, int
     cublasComputeType_t ct = t.in == DUET_DTYPE_I8    ? CUBLAS_COMPUTE_32I
                              : t.in == DUET_DTYPE_F32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                       : CUBLAS_COMPUTE_32F;
+    // An N-major B is the column-major n x k matrix (op N); an M-major A the column-major
+    // m x k one (op T).
+    const cublasOperation_t opb = t.b_mn ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t opa = t.a_mn ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (t.batch == 1)
-        CB(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)t.n, (int)t.m, (int)t.k, pa, B,
+        CB(cublasGemmEx(g_blas, opb, opa, (int)t.n, (int)t.m, (int)t.k, pa, B,
                         cu_type(t.in), (int)ldb, A, cu_type(t.in), (int)lda, pb, C, cu_type(t.c),
                         (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
     else
-        CB(cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)t.n, (int)t.m,
+        CB(cublasGemmStridedBatchedEx(g_blas, opb, opa, (int)t.n, (int)t.m,
                                       (int)t.k, pa, B, cu_type(t.in), (int)ldb, sb, A,
                                       cu_type(t.in), (int)lda, sa, pb, C, cu_type(t.c), (int)ldc,
                                       sc, (int)t.batch, ct, CUBLAS_GEMM_DEFAULT));
@@ -204,10 +209,17 @@ static float median_ms(std::vector<float> v)
 
 static void run_case(const Case &t)
 {
-    const int64_t lda = t.lda ? t.lda : t.k, ldb = t.ldb ? t.ldb : t.k, ldc = t.ldc ? t.ldc : t.n;
-    const int64_t sa = t.a_bcast ? 0 : t.m * lda, sb = t.b_bcast ? 0 : t.n * ldb, sc = t.m * ldc;
-    const int64_t na = (t.a_bcast ? 1 : t.batch) * t.m * lda;
-    const int64_t nb = (t.b_bcast ? 1 : t.batch) * t.n * ldb;
+    const int64_t lda = t.lda ? t.lda : (t.a_mn ? t.m : t.k);
+    const int64_t ldb = t.ldb ? t.ldb : (t.b_mn ? t.n : t.k);
+    const int64_t ldc = t.ldc ? t.ldc : t.n;
+    const int64_t arows = t.a_mn ? t.k : t.m, brows = t.b_mn ? t.k : t.n;
+    const int64_t sa = t.a_bcast ? 0 : arows * lda, sb = t.b_bcast ? 0 : brows * ldb;
+    const int64_t sc = t.m * ldc;
+    const int64_t na = (t.a_bcast ? 1 : t.batch) * arows * lda;
+    const int64_t nb = (t.b_bcast ? 1 : t.batch) * brows * ldb;
+    // Element (i, kk) of A and (kk, j) of B.
+    const int64_t a_si = t.a_mn ? 1 : lda, a_sk = t.a_mn ? lda : 1;
+    const int64_t b_sj = t.b_mn ? 1 : ldb, b_sk = t.b_mn ? ldb : 1;
     const int64_t nc = t.batch * t.m * ldc;
     const size_t ei = esize(t.in), ec = esize(t.c);
     void *A, *B, *C, *Cref, *C0;
@@ -233,12 +245,12 @@ static void run_case(const Case &t)
     g.alpha = t.alpha;
     g.beta = t.beta;
     g.a.base = A;
-    g.a.rs = lda;
-    g.a.cs = 1;
+    g.a.rs = a_si;
+    g.a.cs = a_sk;
     g.a.bs = sa;
     g.b.base = B;
-    g.b.rs = 1;
-    g.b.cs = ldb;
+    g.b.rs = b_sk;
+    g.b.cs = b_sj;
     g.b.bs = sb;
     g.c.base = C;
     g.c.rs = ldc;
@@ -250,7 +262,7 @@ static void run_case(const Case &t)
     duet_launch_info info;
     duet_status st = gemm_wgmma_run(&g, 0, &g_props, &info);
     if (st != DUET_SUCCESS) {
-        printf("%-11s %5lld %5lld %5lld b%-3lld  UNSUPPORTED or failed: status %d %s\n", kname(t),
+        printf("%-14s %5lld %5lld %5lld b%-3lld  UNSUPPORTED or failed: status %d %s\n", kname(t),
                (long long)t.m, (long long)t.n, (long long)t.k, (long long)t.batch, (int)st, g_err);
         ++g_failures;
         goto done;
@@ -324,8 +336,8 @@ static void run_case(const Case &t)
                         if (is_int) {
                             uint32_t acc = 0;
                             for (int64_t kk = 0; kk < t.k; ++kk)
-                                acc += (uint32_t)(int32_t)((const int8_t *)pa)[i * lda + kk] *
-                                       (uint32_t)(int32_t)((const int8_t *)pb)[j * ldb + kk];
+                                acc += (uint32_t)(int32_t)((const int8_t *)pa)[i * a_si + kk * a_sk] *
+                                       (uint32_t)(int32_t)((const int8_t *)pb)[j * b_sj + kk * b_sk];
                             uint32_t c0 = (uint32_t)((const int32_t *)h0.data())[ci];
                             uint32_t v = (uint32_t)(int32_t)t.alpha * acc +
                                          (t.beta != 0 ? (uint32_t)(int32_t)t.beta * c0 : 0u);
@@ -334,8 +346,8 @@ static void run_case(const Case &t)
                         } else {
                             double acc = 0, gauge = 0;
                             for (int64_t kk = 0; kk < t.k; ++kk) {
-                                double x = hval(pa, i * lda + kk, t.in),
-                                       y = hval(pb, j * ldb + kk, t.in);
+                                double x = hval(pa, i * a_si + kk * a_sk, t.in),
+                                       y = hval(pb, j * b_sj + kk * b_sk, t.in);
                                 if (t.in == DUET_DTYPE_F32) { // tf32 reads truncated inputs
                                     x = tf32_trunc(x);
                                     y = tf32_trunc(y);
@@ -373,7 +385,7 @@ static void run_case(const Case &t)
                      bad, nans);
 
         if (!t.time) {
-            printf("%-11s %5lld %5lld %5lld b%-3lld a=%g b=%g%s%s  %s  [%s]\n", kname(t),
+            printf("%-14s %5lld %5lld %5lld b%-3lld a=%g b=%g%s%s  %s  [%s]\n", kname(t),
                    (long long)t.m, (long long)t.n, (long long)t.k, (long long)t.batch, t.alpha,
                    t.beta, t.a_bcast ? " bcastA" : "", t.b_bcast ? " bcastB" : "", check,
                    t.host_ref ? "host ref" : "vs cuBLAS");
@@ -400,7 +412,7 @@ static void run_case(const Case &t)
             }
             const double flop = 2.0 * t.m * t.n * t.k * t.batch;
             const float md = median_ms(td), mc = median_ms(tc);
-            printf("%-11s %5lld %5lld %5lld b%-3lld  duet %8.3f ms %6.1f T  cublas %8.3f ms %6.1f T"
+            printf("%-14s %5lld %5lld %5lld b%-3lld  duet %8.3f ms %6.1f T  cublas %8.3f ms %6.1f T"
                    "  ratio %.3f  %s%s\n",
                    kname(t), (long long)t.m, (long long)t.n, (long long)t.k, (long long)t.batch,
                    md, flop / md * 1e-9, mc, flop / mc * 1e-9, mc / md, check,
@@ -476,6 +488,20 @@ int main(int argc, char **argv)
             run_case(t);
         }
 
+    // The other operand layouts (16-bit inputs): leading dimensions padded past m or n.
+    for (const Combo &co : combos) {
+        if (co.in != BF && co.in != H) continue;
+        for (int lay = 1; lay < 4; ++lay)
+            for (const Shape &s : small) {
+                if (quick && (&s - small) % 3) continue;
+                Case t{co.in, co.c, s.m, s.n, s.k, s.batch, s.lda, s.ldb, s.ldc, s.ab, s.bb,
+                       s.alpha, s.beta, false, true, false, lay & 1, lay >> 1};
+                if (t.a_mn) t.lda = (t.m + 7) / 8 * 8 + 8 * (lay & 2 ? 0 : 1);
+                if (t.b_mn) t.ldb = (t.n + 7) / 8 * 8 + 8;
+                run_case(t);
+            }
+    }
+
     if (!check_only) {
         printf("\n== part 2: vs cuBLAS, timed ==\n");
         struct Big { int64_t m, n, k, lda, ldb, ldc; };
@@ -489,6 +515,19 @@ int main(int argc, char **argv)
                 if (co.in == I8 && s.m == 4095) continue; // cuBLAS: not supported
                 run_case(t);
             }
+        // The other operand layouts at size (lds = m or n).
+        for (int lay = 1; lay < 4; ++lay) {
+            const Combo lc[] = {{BF, F}, {BF, BF}, {H, H}};
+            for (const Combo &co : lc)
+                for (int64_t sz : {4096, 8192}) {
+                    if (quick && sz == 8192) continue;
+                    if (sz == 8192 && co.in == H) continue;
+                    run_case(Case{co.in, co.c, sz, sz, sz, 1, 0, 0, 0, 0, 0, 1, 0, true, false,
+                                  false, lay & 1, lay >> 1});
+                }
+            run_case(Case{BF, BF, 4095, 4097, 4093, 1, 4096, 4104, 4097, 0, 0, 1, 0, true,
+                          false, false, lay & 1, lay >> 1});
+        }
         // The 16-bit C epilogues side by side (TMA store above, registers here).
         run_case(Case{BF, BF, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false, true});
         run_case(Case{H, H, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false, true});

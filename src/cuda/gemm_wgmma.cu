@@ -42,20 +42,22 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
     return fn;
 }
 
-/* A 3D (K, rows, batch) map of a K-major operand: box of one 128-byte K slice by box_rows,
- * 128-byte swizzle, zero fill out of range. batch_stride 0 (a shared operand) maps a batch
- * dimension of 1 that every batch reads at coordinate 0. */
+/* A 3D (inner, outer, batch) map of an operand whose inner dimension is contiguous, with the
+ * 128-byte swizzle and zero fill out of range. K-major: (K, rows) with a box of one 128-byte
+ * K slice by box_outer rows; MN-major: (M or N, K) with 64 x 64 boxes. batch_stride 0 (a
+ * shared operand) maps a batch dimension of 1 that every batch reads at coordinate 0. */
 bool encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, void *base,
-                    int64_t k, int64_t rows, int64_t ld, int64_t batch, int64_t batch_stride,
-                    int box_rows)
+                    int64_t inner, int64_t outer, int64_t ld, int64_t batch, int64_t batch_stride,
+                    int box_inner, int box_outer)
 {
     PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn();
     if (!fn) return false;
     const bool batched = batch > 1 && batch_stride != 0;
-    cuuint64_t dims[3] = {(cuuint64_t)k, (cuuint64_t)rows, (cuuint64_t)(batched ? batch : 1)};
+    cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)outer,
+                          (cuuint64_t)(batched ? batch : 1)};
     cuuint64_t strides[2] = {(cuuint64_t)(ld * (int64_t)elem),
-                             (cuuint64_t)((batched ? batch_stride : ld * rows) * (int64_t)elem)};
-    cuuint32_t box[3] = {(cuuint32_t)(WG_KBYTES / elem), (cuuint32_t)box_rows, 1};
+                             (cuuint64_t)((batched ? batch_stride : ld * outer) * (int64_t)elem)};
+    cuuint32_t box[3] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer, 1};
     cuuint32_t estr[3] = {1, 1, 1};
     return fn(map, type, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -85,7 +87,7 @@ bool encode_c(CUtensorMap *map, CUtensorMapDataType type, void *base, int64_t m,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int KIND, typename CT>
+template <int KIND, typename CT, int LAYOUT>
 cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorMap &tc,
                    const wg_params &p, int grid, cudaStream_t stream, size_t *shared)
 {
@@ -95,14 +97,31 @@ cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorM
      * between threads only repeats it). */
     static std::atomic<int> ready{0};
     if (!ready.load(std::memory_order_acquire)) {
-        cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT>,
+        cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT, LAYOUT>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              bytes);
         if (e != cudaSuccess) return e;
         ready.store(1, std::memory_order_release);
     }
-    gemm_wgmma_kernel<KIND, CT><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p);
+    gemm_wgmma_kernel<KIND, CT, LAYOUT><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p);
     return cudaGetLastError();
+}
+
+/* The 16-bit kinds take every operand layout; TF32 and i8 wgmma read K-major operands only. */
+template <int KIND, typename CT>
+cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &tb,
+                          const CUtensorMap &tc, const wg_params &p, int grid,
+                          cudaStream_t stream, size_t *shared)
+{
+    if constexpr (KIND == WG_BF16 || KIND == WG_F16) {
+        switch (layout) {
+        case 1: return launch<KIND, CT, 1>(ta, tb, tc, p, grid, stream, shared);
+        case 2: return launch<KIND, CT, 2>(ta, tb, tc, p, grid, stream, shared);
+        case 3: return launch<KIND, CT, 3>(ta, tb, tc, p, grid, stream, shared);
+        default: break;
+        }
+    }
+    return launch<KIND, CT, 0>(ta, tb, tc, p, grid, stream, shared);
 }
 
 } /* namespace */
@@ -147,25 +166,39 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
     default: return DUET_ERROR_UNSUPPORTED;
     }
 
-    /* Coverage: K-major A and B, C rows contiguous, TMA's 16-byte rules, int32 coordinates. */
+    /* Coverage: C rows contiguous, TMA's 16-byte rules, int32 coordinates; A and B K-major,
+     * or for 16-bit inputs also MN-major (K-major preferred when both strides are 1). */
     const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return DUET_ERROR_UNSUPPORTED;
     if (m > INT32_MAX - WG_BN || n > INT32_MAX - WG_BN || k > INT32_MAX - 256 ||
         batch > INT32_MAX)
         return DUET_ERROR_UNSUPPORTED;
-    if (g->a.cs != 1 || g->b.rs != 1 || g->c.cs != 1) return DUET_ERROR_UNSUPPORTED;
-    if (!aligned16(g->a.base) || !aligned16(g->b.base) || !stride16(g->a.rs, elem) ||
-        !stride16(g->b.cs, elem) || (batch > 1 && (!stride16(g->a.bs, elem) ||
-                                                   !stride16(g->b.bs, elem))))
+    if (g->c.cs != 1) return DUET_ERROR_UNSUPPORTED;
+    const bool mn_ok = elem == 2;
+    const bool a_mn = g->a.cs != 1;
+    const bool b_mn = g->b.rs != 1;
+    if ((a_mn && (!mn_ok || g->a.rs != 1)) || (b_mn && (!mn_ok || g->b.cs != 1)))
+        return DUET_ERROR_UNSUPPORTED;
+    const int64_t lda = a_mn ? g->a.cs : g->a.rs, ldb = b_mn ? g->b.rs : g->b.cs;
+    if (!aligned16(g->a.base) || !aligned16(g->b.base) || !stride16(lda, elem) ||
+        !stride16(ldb, elem) ||
+        (batch > 1 && (!stride16(g->a.bs, elem) || !stride16(g->b.bs, elem))))
         return DUET_ERROR_UNSUPPORTED;
     const int sms = props->compute_units > 0 ? props->compute_units : 1;
     const int64_t tiles = dt_ceil_div(m, WG_BM) * dt_ceil_div(n, WG_BN) * batch;
     if (tiles * 4 < (int64_t)DUET_WGMMA_MIN_WAVE_QUARTERS * sms) return DUET_ERROR_UNSUPPORTED;
 
     CUtensorMap ta, tb;
-    if (!encode_operand(&ta, type, elem, g->a.base, k, m, g->a.rs, batch, g->a.bs, WG_BM) ||
-        !encode_operand(&tb, type, elem, g->b.base, k, n, g->b.cs, batch, g->b.bs, WG_BN))
-        return DUET_ERROR_UNSUPPORTED;
+    const int kbox = (int)(WG_KBYTES / elem);
+    const bool maps_ok =
+        (a_mn ? encode_operand(&ta, type, elem, g->a.base, m, k, lda, batch, g->a.bs, 64, 64)
+              : encode_operand(&ta, type, elem, g->a.base, k, m, lda, batch, g->a.bs, kbox,
+                               WG_BM)) &&
+        (b_mn ? encode_operand(&tb, type, elem, g->b.base, n, k, ldb, batch, g->b.bs, 64, 64)
+              : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox,
+                               WG_BN));
+    if (!maps_ok) return DUET_ERROR_UNSUPPORTED;
+    const int layout = (a_mn ? 1 : 0) | (b_mn ? 2 : 0);
 
     wg_params p;
     memset(&p, 0, sizeof p);
@@ -206,21 +239,28 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
     size_t shared = 0;
     switch (kind) {
     case WG_BF16:
-        err = cd == DUET_DTYPE_F32 ? launch<WG_BF16, float>(ta, tb, tc, p, grid, stream, &shared)
-                                   : launch<WG_BF16, __nv_bfloat16>(ta, tb, tc, p, grid, stream, &shared);
+        err = cd == DUET_DTYPE_F32
+                  ? launch_layout<WG_BF16, float>(layout, ta, tb, tc, p, grid, stream, &shared)
+                  : launch_layout<WG_BF16, __nv_bfloat16>(layout, ta, tb, tc, p, grid, stream,
+                                                          &shared);
         break;
     case WG_F16:
-        err = cd == DUET_DTYPE_F32 ? launch<WG_F16, float>(ta, tb, tc, p, grid, stream, &shared)
-                                   : launch<WG_F16, __half>(ta, tb, tc, p, grid, stream, &shared);
+        err = cd == DUET_DTYPE_F32
+                  ? launch_layout<WG_F16, float>(layout, ta, tb, tc, p, grid, stream, &shared)
+                  : launch_layout<WG_F16, __half>(layout, ta, tb, tc, p, grid, stream, &shared);
         break;
-    case WG_TF32: err = launch<WG_TF32, float>(ta, tb, tc, p, grid, stream, &shared); break;
-    case WG_I8: err = launch<WG_I8, int32_t>(ta, tb, tc, p, grid, stream, &shared); break;
+    case WG_TF32:
+        err = launch_layout<WG_TF32, float>(0, ta, tb, tc, p, grid, stream, &shared);
+        break;
+    case WG_I8: err = launch_layout<WG_I8, int32_t>(0, ta, tb, tc, p, grid, stream, &shared); break;
     default: break;
     }
 
     char name[64];
-    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s", WG_BM, WG_BN,
-             (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd));
+    /* The operands' contiguous dimensions: A's (k or m), then B's (k or n). */
+    static const char *const layout_names[4] = {"kk", "mk", "kn", "mn"};
+    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s", WG_BM, WG_BN,
+             (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd), layout_names[layout]);
     if (err != cudaSuccess) {
         const duet_status status = duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY
                                        ? DUET_ERROR_DEVICE_LOST
