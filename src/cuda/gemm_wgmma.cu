@@ -32,9 +32,14 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
     std::call_once(once, [] {
         void *p = nullptr;
         cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                             &q) == cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
+#if CUDART_VERSION >= 12050
+        const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                                               cudaEnableDefault, &q);
+#else
+        const cudaError_t e =
+            cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q);
+#endif
+        if (e == cudaSuccess && q == cudaDriverEntryPointSuccess)
             fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
         else
             (void)cudaGetLastError();
@@ -93,15 +98,18 @@ cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorM
 {
     const int bytes = wg_config<CT>::shared_bytes;
     *shared = (size_t)bytes;
-    /* The opt-in above 48 KiB of shared memory, once per kernel (idempotent, so a race
-     * between threads only repeats it). */
-    static std::atomic<int> ready{0};
-    if (!ready.load(std::memory_order_acquire)) {
-        cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT, LAYOUT>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             bytes);
+    /* The opt-in above 48 KiB of shared memory, once per kernel and device (idempotent, so a
+     * race between threads only repeats it; devices past 63 simply set it every time). */
+    static std::atomic<uint64_t> ready{0};
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return e;
+    const uint64_t bit = dev >= 0 && dev < 64 ? (uint64_t)1 << dev : 0;
+    if (!bit || !(ready.load(std::memory_order_acquire) & bit)) {
+        e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT, LAYOUT>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess) return e;
-        ready.store(1, std::memory_order_release);
+        ready.fetch_or(bit, std::memory_order_release);
     }
     gemm_wgmma_kernel<KIND, CT, LAYOUT><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p);
     return cudaGetLastError();
