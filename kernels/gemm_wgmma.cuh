@@ -29,14 +29,14 @@
  *   share A row panels and B column panels in L2. The producer runs ahead into the next tile
  *   while the consumers store the last one. */
 
-#define WG_BM 128
-#define WG_BN 256
-#define WG_KBYTES 128
-#define WG_THREADS 384
-#define WG_GROUP_M 8
+#define WG_BM            128
+#define WG_BN            256
+#define WG_KBYTES        128
+#define WG_THREADS       384
+#define WG_GROUP_M       8
 #define WG_A_STAGE_BYTES (WG_BM * WG_KBYTES)
 #define WG_B_STAGE_BYTES (WG_BN * WG_KBYTES)
-#define WG_C_TILE_BYTES (WG_BM * WG_BN * 2) /* a 16-bit C tile staged for the TMA store */
+#define WG_C_TILE_BYTES  (WG_BM * WG_BN * 2) /* a 16-bit C tile staged for the TMA store */
 
 /* A 16-bit C is written through shared memory by TMA stores, which need the 64 KiB that a
  * fourth stage would take; an f32 or i32 C (twice the bytes) is stored from registers. */
@@ -45,8 +45,7 @@ template <typename CT> struct wg_config {
     static constexpr int stages = tma_store ? 3 : 4;
     /* Stages, the C tile, 2 mbarriers per stage, slack to align to the swizzle's 1024 bytes. */
     static constexpr int shared_bytes = stages * (WG_A_STAGE_BYTES + WG_B_STAGE_BYTES) +
-                                        (tma_store ? WG_C_TILE_BYTES : 0) + 2 * stages * 8 +
-                                        1024;
+                                        (tma_store ? WG_C_TILE_BYTES : 0) + 2 * stages * 8 + 1024;
 };
 
 /* Input kinds (A's and B's dtype and the instruction that multiplies them). */
@@ -54,36 +53,47 @@ enum wg_kind { WG_BF16 = 0, WG_F16 = 1, WG_TF32 = 2, WG_I8 = 3 };
 
 struct wg_params {
     void *c;
-    int64_t ldc, bsc;        /* C's row and batch strides, in elements (c.cs == 1)      */
-    int m, n, ktiles;        /* ktiles: K in 128-byte slices, rounded up                */
+    int64_t ldc, bsc; /* C's row and batch strides, in elements (c.cs == 1)      */
+    int m, n, ktiles; /* ktiles: K in 128-byte slices, rounded up                */
     int tiles_m, tiles_n;
-    int64_t tiles_total;     /* tiles_m * tiles_n * batch                               */
+    int64_t tiles_total;      /* tiles_m * tiles_n * batch                               */
     int a_batched, b_batched; /* 0: the operand is shared by every batch (stride 0)     */
     int beta_zero;
-    int tma_store;           /* C through shared memory and the tensor map tmc (16-bit C,
-                                beta == 0, 16-byte aligned rows)                          */
-    float alpha, beta;       /* floating kinds                                          */
-    uint32_t ialpha, ibeta;  /* i8: int32 values whose uint32 images wrap modulo 2^32   */
+    int tma_store;          /* C through shared memory and the tensor map tmc (16-bit C,
+                               beta == 0, 16-byte aligned rows)                          */
+    float alpha, beta;      /* floating kinds                                          */
+    uint32_t ialpha, ibeta; /* i8: int32 values whose uint32 images wrap modulo 2^32   */
 };
 
 template <int KIND> struct wg_traits;
-template <> struct wg_traits<WG_BF16> { typedef float acc_t; };
-template <> struct wg_traits<WG_F16> { typedef float acc_t; };
-template <> struct wg_traits<WG_TF32> { typedef float acc_t; };
-template <> struct wg_traits<WG_I8> { typedef int32_t acc_t; };
+template <> struct wg_traits<WG_BF16> {
+    typedef float acc_t;
+};
+template <> struct wg_traits<WG_F16> {
+    typedef float acc_t;
+};
+template <> struct wg_traits<WG_TF32> {
+    typedef float acc_t;
+};
+template <> struct wg_traits<WG_I8> {
+    typedef int32_t acc_t;
+};
 
 #if DUET_SM90_DEVICE
 
 /* One K step of the 64 x 256 warpgroup tile (32 bytes of K-major rows; 16 rows of MN-major
  * ones). TA, TB: the operand is MN-major (the 16-bit kinds only). */
 template <int KIND, int TA, int TB>
-DUET_SM90_INLINE void wg_mma(typename wg_traits<KIND>::acc_t *d, uint64_t da, uint64_t db,
-                             int sd)
+DUET_SM90_INLINE void wg_mma(typename wg_traits<KIND>::acc_t *d, uint64_t da, uint64_t db, int sd)
 {
-    if constexpr (KIND == WG_BF16) sm90_wgmma_m64n256k16_bf16<TA, TB>(d, da, db, sd);
-    else if constexpr (KIND == WG_F16) sm90_wgmma_m64n256k16_f16<TA, TB>(d, da, db, sd);
-    else if constexpr (KIND == WG_TF32) sm90_wgmma_m64n256k8_tf32(d, da, db, sd);
-    else sm90_wgmma_m64n256k32_s8(d, da, db, sd);
+    if constexpr (KIND == WG_BF16)
+        sm90_wgmma_m64n256k16_bf16<TA, TB>(d, da, db, sd);
+    else if constexpr (KIND == WG_F16)
+        sm90_wgmma_m64n256k16_f16<TA, TB>(d, da, db, sd);
+    else if constexpr (KIND == WG_TF32)
+        sm90_wgmma_m64n256k8_tf32(d, da, db, sd);
+    else
+        sm90_wgmma_m64n256k32_s8(d, da, db, sd);
 }
 
 /* C element conversions for the epilogue. */
@@ -180,13 +190,12 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
     static_assert(!(a_mn || b_mn) || kelems == 64, "MN-major operands are 16-bit only");
 
     extern __shared__ uint8_t wg_smem_raw[];
-    uint8_t *smem = reinterpret_cast<uint8_t *>(
-        (reinterpret_cast<uintptr_t>(wg_smem_raw) + 1023) & ~static_cast<uintptr_t>(1023));
+    uint8_t *smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(wg_smem_raw) + 1023) &
+                                                ~static_cast<uintptr_t>(1023));
     uint8_t *sa = smem;
     uint8_t *sb = smem + kStages * WG_A_STAGE_BYTES;
     uint8_t *sc = sb + kStages * WG_B_STAGE_BYTES; /* C tile (TMA_STORE only) */
-    uint64_t *full =
-        reinterpret_cast<uint64_t *>(sc + (TMA_STORE ? WG_C_TILE_BYTES : 0));
+    uint64_t *full = reinterpret_cast<uint64_t *>(sc + (TMA_STORE ? WG_C_TILE_BYTES : 0));
     uint64_t *empty = full + kStages;
 
     const int wg = threadIdx.x / 128;
@@ -263,10 +272,10 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                 sm90_wgmma_fence();
                 const uint32_t a_at = sa_addr + s * WG_A_STAGE_BYTES;
                 const uint32_t b_at = sb_addr + s * WG_B_STAGE_BYTES;
-                const uint64_t da = a_mn ? sm90_desc_mnmajor_sw128(a_at, 8192)
-                                         : sm90_desc_kmajor_sw128(a_at);
-                const uint64_t db = b_mn ? sm90_desc_mnmajor_sw128(b_at, 8192)
-                                         : sm90_desc_kmajor_sw128(b_at);
+                const uint64_t da =
+                    a_mn ? sm90_desc_mnmajor_sw128(a_at, 8192) : sm90_desc_kmajor_sw128(a_at);
+                const uint64_t db =
+                    b_mn ? sm90_desc_mnmajor_sw128(b_at, 8192) : sm90_desc_kmajor_sw128(b_at);
                 /* A K step: 32 bytes along a K-major row, 16 rows (2048 bytes) of an MN-major
                  * box; descriptors count in 16-byte units. */
 #pragma unroll
@@ -309,8 +318,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                         CT v[2] = {wg_from_float<CT>(p.alpha * acc[4 * j + 2 * h]),
                                    wg_from_float<CT>(p.alpha * acc[4 * j + 2 * h + 1])};
                         *reinterpret_cast<uint32_t *>(half + (j / 8) * 8192 + r * 128 +
-                                                      (((j % 8) ^ (r % 8)) * 16) +
-                                                      (lane % 4) * 4) =
+                                                      (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4) =
                             *reinterpret_cast<const uint32_t *>(v);
                     }
                 }

@@ -62,21 +62,21 @@ const char *duet_dtype_name(duet_dtype d)
     return "?";
 }
 
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                            \
-        }                                                                                       \
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
+            exit(2);                                                                               \
+        }                                                                                          \
     } while (0)
-#define CB(x)                                                                            \
-    do {                                                                                 \
-        cublasStatus_t s_ = (x);                                                         \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                               \
-            fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(2);                                                                     \
-        }                                                                                \
+#define CB(x)                                                                                      \
+    do {                                                                                           \
+        cublasStatus_t s_ = (x);                                                                   \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_);     \
+            exit(2);                                                                               \
+        }                                                                                          \
     } while (0)
 
 // ---- data --------------------------------------------------------------------------------
@@ -100,7 +100,9 @@ __global__ void fill_kernel(void *p, size_t count, int dtype, uint64_t seed, int
         case DUET_DTYPE_BF16: ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(u); break;
         case DUET_DTYPE_F16: ((__half *)p)[i] = __float2half_rn(u); break;
         case DUET_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)(r >> 56); break;
-        case DUET_DTYPE_I32: ((int32_t *)p)[i] = nan ? (int32_t)0x7fc00000 : (int32_t)(r >> 40) - (1 << 23); break;
+        case DUET_DTYPE_I32:
+            ((int32_t *)p)[i] = nan ? (int32_t)0x7fc00000 : (int32_t)(r >> 40) - (1 << 23);
+            break;
         }
     }
 }
@@ -140,11 +142,11 @@ static double tf32_trunc(double v)
 struct Case {
     duet_dtype in, c;
     int64_t m, n, k, batch;
-    int64_t lda, ldb, ldc;   // 0: packed (k, k, n)
-    int a_bcast, b_bcast;    // batch stride 0
+    int64_t lda, ldb, ldc; // 0: packed (k, k, n)
+    int a_bcast, b_bcast;  // batch stride 0
     double alpha, beta;
     bool time, host_ref;
-    bool direct; // 16-bit C: the register epilogue instead of the TMA store
+    bool direct;    // 16-bit C: the register epilogue instead of the TMA store
     int a_mn, b_mn; // A M-major (stored K x M, lda >= m), B N-major (stored K x N, ldb >= n)
 };
 
@@ -158,8 +160,9 @@ static int g_failures = 0;
 static const char *kname(const Case &t)
 {
     static char buf[32];
-    snprintf(buf, sizeof buf, "%s->%s %c%c", t.in == DUET_DTYPE_F32 ? "tf32" : duet_dtype_name(t.in),
-             duet_dtype_name(t.c), t.a_mn ? 'm' : 'k', t.b_mn ? 'n' : 'k');
+    snprintf(buf, sizeof buf, "%s->%s %c%c",
+             t.in == DUET_DTYPE_F32 ? "tf32" : duet_dtype_name(t.in), duet_dtype_name(t.c),
+             t.a_mn ? 'm' : 'k', t.b_mn ? 'n' : 'k');
     return buf;
 }
 
@@ -191,14 +194,14 @@ static void run_cublas(const Case &t, const void *A, const void *B, void *C, int
     const cublasOperation_t opb = t.b_mn ? CUBLAS_OP_N : CUBLAS_OP_T;
     const cublasOperation_t opa = t.a_mn ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (t.batch == 1)
-        CB(cublasGemmEx(g_blas, opb, opa, (int)t.n, (int)t.m, (int)t.k, pa, B,
-                        cu_type(t.in), (int)ldb, A, cu_type(t.in), (int)lda, pb, C, cu_type(t.c),
-                        (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
+        CB(cublasGemmEx(g_blas, opb, opa, (int)t.n, (int)t.m, (int)t.k, pa, B, cu_type(t.in),
+                        (int)ldb, A, cu_type(t.in), (int)lda, pb, C, cu_type(t.c), (int)ldc, ct,
+                        CUBLAS_GEMM_DEFAULT));
     else
-        CB(cublasGemmStridedBatchedEx(g_blas, opb, opa, (int)t.n, (int)t.m,
-                                      (int)t.k, pa, B, cu_type(t.in), (int)ldb, sb, A,
-                                      cu_type(t.in), (int)lda, sa, pb, C, cu_type(t.c), (int)ldc,
-                                      sc, (int)t.batch, ct, CUBLAS_GEMM_DEFAULT));
+        CB(cublasGemmStridedBatchedEx(g_blas, opb, opa, (int)t.n, (int)t.m, (int)t.k, pa, B,
+                                      cu_type(t.in), (int)ldb, sb, A, cu_type(t.in), (int)lda, sa,
+                                      pb, C, cu_type(t.c), (int)ldc, sc, (int)t.batch, ct,
+                                      CUBLAS_GEMM_DEFAULT));
 }
 
 static float median_ms(std::vector<float> v)
@@ -336,8 +339,9 @@ static void run_case(const Case &t)
                         if (is_int) {
                             uint32_t acc = 0;
                             for (int64_t kk = 0; kk < t.k; ++kk)
-                                acc += (uint32_t)(int32_t)((const int8_t *)pa)[i * a_si + kk * a_sk] *
-                                       (uint32_t)(int32_t)((const int8_t *)pb)[j * b_sj + kk * b_sk];
+                                acc +=
+                                    (uint32_t)(int32_t)((const int8_t *)pa)[i * a_si + kk * a_sk] *
+                                    (uint32_t)(int32_t)((const int8_t *)pb)[j * b_sj + kk * b_sk];
                             uint32_t c0 = (uint32_t)((const int32_t *)h0.data())[ci];
                             uint32_t v = (uint32_t)(int32_t)t.alpha * acc +
                                          (t.beta != 0 ? (uint32_t)(int32_t)t.beta * c0 : 0u);
@@ -377,12 +381,13 @@ static void run_case(const Case &t)
         if (!ok) ++g_failures;
         char check[160];
         snprintf(check, sizeof check, "%s relerr %.1e max/bound %.2f%s%s", ok ? "ok  " : "FAIL",
-                 sr > 0 ? sqrt(se / sr) : 0.0, max_ratio,
-                 bad ? " (elements over bound)" : "", nans ? " (NaN: unwritten?)" : "");
-        if (pad_bad) snprintf(check + strlen(check), sizeof check - strlen(check), " (padding written)");
+                 sr > 0 ? sqrt(se / sr) : 0.0, max_ratio, bad ? " (elements over bound)" : "",
+                 nans ? " (NaN: unwritten?)" : "");
+        if (pad_bad)
+            snprintf(check + strlen(check), sizeof check - strlen(check), " (padding written)");
         if (bad || nans)
-            snprintf(check + strlen(check), sizeof check - strlen(check), " bad=%lld nan=%lld",
-                     bad, nans);
+            snprintf(check + strlen(check), sizeof check - strlen(check), " bad=%lld nan=%lld", bad,
+                     nans);
 
         if (!t.time) {
             printf("%-14s %5lld %5lld %5lld b%-3lld a=%g b=%g%s%s  %s  [%s]\n", kname(t),
@@ -414,8 +419,8 @@ static void run_case(const Case &t)
             const float md = median_ms(td), mc = median_ms(tc);
             printf("%-14s %5lld %5lld %5lld b%-3lld  duet %8.3f ms %6.1f T  cublas %8.3f ms %6.1f T"
                    "  ratio %.3f  %s%s\n",
-                   kname(t), (long long)t.m, (long long)t.n, (long long)t.k, (long long)t.batch,
-                   md, flop / md * 1e-9, mc, flop / mc * 1e-9, mc / md, check,
+                   kname(t), (long long)t.m, (long long)t.n, (long long)t.k, (long long)t.batch, md,
+                   flop / md * 1e-9, mc, flop / mc * 1e-9, mc / md, check,
                    t.direct ? "  [register epilogue]" : "");
             CK(cudaEventDestroy(e0));
             CK(cudaEventDestroy(e1));
@@ -434,9 +439,12 @@ int main(int argc, char **argv)
 {
     bool quick = false, check_only = false;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick")) quick = true;
-        else if (!strcmp(argv[i], "--check-only")) check_only = true;
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--quick"))
+            quick = true;
+        else if (!strcmp(argv[i], "--check-only"))
+            check_only = true;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            g_reps = atoi(argv[++i]);
     }
     cudaDeviceProp dp;
     CK(cudaGetDeviceProperties(&dp, 0));
@@ -455,24 +463,37 @@ int main(int argc, char **argv)
 
     const duet_dtype BF = DUET_DTYPE_BF16, H = DUET_DTYPE_F16, F = DUET_DTYPE_F32,
                      I8 = DUET_DTYPE_I8, I32 = DUET_DTYPE_I32;
-    struct Combo { duet_dtype in, c; };
+    struct Combo {
+        duet_dtype in, c;
+    };
     const Combo combos[] = {{BF, F}, {BF, BF}, {H, F}, {H, H}, {F, F}, {I8, I32}};
 
     printf("\n== part 1: correctness, host reference ==\n");
-    struct Shape { int64_t m, n, k, batch, lda, ldb, ldc; int ab, bb; double alpha, beta; };
+    struct Shape {
+        int64_t m, n, k, batch, lda, ldb, ldc;
+        int ab, bb;
+        double alpha, beta;
+    };
     const Shape small[] = {
-        {1, 1, 1, 1, 16, 16, 1, 0, 0, 1, 0},        {7, 13, 5, 1, 16, 16, 13, 0, 0, 1, 0},
-        {129, 257, 65, 1, 80, 80, 260, 0, 0, 1, 0}, {300, 200, 1000, 1, 1008, 1024, 201, 0, 0, -1, 0},
-        {128, 256, 128, 1, 0, 0, 0, 0, 0, 0.5, 2},  {257, 300, 300, 1, 320, 304, 301, 0, 0, 2, -1},
-        {100, 70, 90, 3, 96, 96, 70, 0, 0, 1, 0.5}, {100, 70, 90, 3, 96, 96, 72, 1, 0, 1, 0},
-        {100, 70, 90, 3, 96, 96, 72, 0, 1, -2, 1},  {100, 64, 90, 3, 96, 96, 80, 0, 0, 1, 0},  {1000, 1, 64, 1, 64, 64, 1, 0, 0, 1, 0},
-        {1, 1000, 64, 1, 64, 64, 1000, 0, 0, 1, 0}, {64, 512, 33, 2, 48, 48, 512, 0, 0, 3, 0},
+        {1, 1, 1, 1, 16, 16, 1, 0, 0, 1, 0},
+        {7, 13, 5, 1, 16, 16, 13, 0, 0, 1, 0},
+        {129, 257, 65, 1, 80, 80, 260, 0, 0, 1, 0},
+        {300, 200, 1000, 1, 1008, 1024, 201, 0, 0, -1, 0},
+        {128, 256, 128, 1, 0, 0, 0, 0, 0, 0.5, 2},
+        {257, 300, 300, 1, 320, 304, 301, 0, 0, 2, -1},
+        {100, 70, 90, 3, 96, 96, 70, 0, 0, 1, 0.5},
+        {100, 70, 90, 3, 96, 96, 72, 1, 0, 1, 0},
+        {100, 70, 90, 3, 96, 96, 72, 0, 1, -2, 1},
+        {100, 64, 90, 3, 96, 96, 80, 0, 0, 1, 0},
+        {1000, 1, 64, 1, 64, 64, 1, 0, 0, 1, 0},
+        {1, 1000, 64, 1, 64, 64, 1000, 0, 0, 1, 0},
+        {64, 512, 33, 2, 48, 48, 512, 0, 0, 3, 0},
     };
     for (const Combo &co : combos)
         for (const Shape &s : small) {
             if (quick && (&s - small) % 3) continue;
-            Case t{co.in, co.c, s.m, s.n, s.k, s.batch, s.lda, s.ldb, s.ldc, s.ab, s.bb,
-                   s.alpha, s.beta, false, true};
+            Case t{co.in, co.c, s.m,  s.n,     s.k,    s.batch, s.lda, s.ldb,
+                   s.ldc, s.ab, s.bb, s.alpha, s.beta, false,   true};
             // TMA needs 16-byte strides: round the leading dimensions for 4-byte inputs
             // (i8 needs multiples of 16 elements, which every listed ld already is).
             if (co.in == F) {
@@ -494,8 +515,8 @@ int main(int argc, char **argv)
         for (int lay = 1; lay < 4; ++lay)
             for (const Shape &s : small) {
                 if (quick && (&s - small) % 3) continue;
-                Case t{co.in, co.c, s.m, s.n, s.k, s.batch, s.lda, s.ldb, s.ldc, s.ab, s.bb,
-                       s.alpha, s.beta, false, true, false, lay & 1, lay >> 1};
+                Case t{co.in, co.c, s.m,     s.n,    s.k,   s.batch, s.lda, s.ldb,   s.ldc,
+                       s.ab,  s.bb, s.alpha, s.beta, false, true,    false, lay & 1, lay >> 1};
                 if (t.a_mn) t.lda = (t.m + 7) / 8 * 8 + 8 * (lay & 2 ? 0 : 1);
                 if (t.b_mn) t.ldb = (t.n + 7) / 8 * 8 + 8;
                 run_case(t);
@@ -504,7 +525,9 @@ int main(int argc, char **argv)
 
     if (!check_only) {
         printf("\n== part 2: vs cuBLAS, timed ==\n");
-        struct Big { int64_t m, n, k, lda, ldb, ldc; };
+        struct Big {
+            int64_t m, n, k, lda, ldb, ldc;
+        };
         const Big big[] = {{4096, 4096, 4096, 0, 0, 0},
                            {8192, 8192, 8192, 0, 0, 0},
                            {4095, 4097, 4093, 4096, 4096, 4097}};
@@ -525,8 +548,8 @@ int main(int argc, char **argv)
                     run_case(Case{co.in, co.c, sz, sz, sz, 1, 0, 0, 0, 0, 0, 1, 0, true, false,
                                   false, lay & 1, lay >> 1});
                 }
-            run_case(Case{BF, BF, 4095, 4097, 4093, 1, 4096, 4104, 4097, 0, 0, 1, 0, true,
-                          false, false, lay & 1, lay >> 1});
+            run_case(Case{BF, BF, 4095, 4097, 4093, 1, 4096, 4104, 4097, 0, 0, 1, 0, true, false,
+                          false, lay & 1, lay >> 1});
         }
         // The 16-bit C epilogues side by side (TMA store above, registers here).
         run_case(Case{BF, BF, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false, true});
@@ -534,7 +557,8 @@ int main(int argc, char **argv)
         // Medium sizes (bf16 -> bf16) for the size threshold, and beta != 0 at size.
         if (!quick) {
             const int64_t mids[] = {256, 512, 768, 1024, 1536, 2048};
-            for (int64_t s : mids) run_case(Case{BF, BF, s, s, s, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
+            for (int64_t s : mids)
+                run_case(Case{BF, BF, s, s, s, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
             run_case(Case{BF, BF, 1024, 1024, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
             run_case(Case{BF, BF, 512, 512, 8192, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
             run_case(Case{BF, F, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 0.5, 0.25, true, false});

@@ -58,8 +58,7 @@ bool encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, voi
     PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn();
     if (!fn) return false;
     const bool batched = batch > 1 && batch_stride != 0;
-    cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)outer,
-                          (cuuint64_t)(batched ? batch : 1)};
+    cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)outer, (cuuint64_t)(batched ? batch : 1)};
     cuuint64_t strides[2] = {(cuuint64_t)(ld * (int64_t)elem),
                              (cuuint64_t)((batched ? batch_stride : ld * outer) * (int64_t)elem)};
     cuuint32_t box[3] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer, 1};
@@ -118,8 +117,8 @@ cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorM
 /* The 16-bit kinds take every operand layout; TF32 and i8 wgmma read K-major operands only. */
 template <int KIND, typename CT>
 cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &tb,
-                          const CUtensorMap &tc, const wg_params &p, int grid,
-                          cudaStream_t stream, size_t *shared)
+                          const CUtensorMap &tc, const wg_params &p, int grid, cudaStream_t stream,
+                          size_t *shared)
 {
     if constexpr (KIND == WG_BF16 || KIND == WG_F16) {
         switch (layout) {
@@ -158,7 +157,8 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
         in_name = g->dtype == DUET_DTYPE_BF16 ? "bf16" : "f16";
         break;
     case DUET_DTYPE_F32:
-        if (g->math != DUET_MATH_TF32 || g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        if (g->math != DUET_MATH_TF32 || g->c_dtype != DUET_DTYPE_F32)
+            return DUET_ERROR_UNSUPPORTED;
         kind = WG_TF32;
         elem = 4;
         type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; /* the wgmma reads the upper 19 bits */
@@ -178,8 +178,7 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
      * or for 16-bit inputs also MN-major (K-major preferred when both strides are 1). */
     const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return DUET_ERROR_UNSUPPORTED;
-    if (m > INT32_MAX - WG_BN || n > INT32_MAX - WG_BN || k > INT32_MAX - 256 ||
-        batch > INT32_MAX)
+    if (m > INT32_MAX - WG_BN || n > INT32_MAX - WG_BN || k > INT32_MAX - 256 || batch > INT32_MAX)
         return DUET_ERROR_UNSUPPORTED;
     if (g->c.cs != 1) return DUET_ERROR_UNSUPPORTED;
     const bool mn_ok = elem == 2;
@@ -203,8 +202,7 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
               : encode_operand(&ta, type, elem, g->a.base, k, m, lda, batch, g->a.bs, kbox,
                                WG_BM)) &&
         (b_mn ? encode_operand(&tb, type, elem, g->b.base, n, k, ldb, batch, g->b.bs, 64, 64)
-              : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox,
-                               WG_BN));
+              : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox, WG_BN));
     if (!maps_ok) return DUET_ERROR_UNSUPPORTED;
     const int layout = (a_mn ? 1 : 0) | (b_mn ? 2 : 0);
 
@@ -236,8 +234,9 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
      * row of 70 bf16 wrote the 2 padding elements of ldc 72). */
     if (celem == 2 && p.beta_zero && !g_no_tma_store && n % 8 == 0 && aligned16(g->c.base) &&
         stride16(g->c.rs, 2) && (batch == 1 || (g->c.bs != 0 && stride16(g->c.bs, 2))))
-        p.tma_store = encode_c(&tc, g->c_dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        p.tma_store = encode_c(&tc,
+                               g->c_dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                                g->c.base, m, n, g->c.rs, batch, g->c.bs);
 
     const int grid = (int)(p.tiles_total < sms ? p.tiles_total : sms);
