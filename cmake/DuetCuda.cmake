@@ -71,3 +71,38 @@ endif()
 # NVRTC for duet_module_create (src/gpu/module_gpu.inc). The shared library: the static one
 # needs its builtins and the PTX compiler linked in too, and it is large.
 target_link_libraries(duet PRIVATE CUDA::nvrtc)
+
+# The Hopper GEMM (src/cuda/gemm_wgmma.cu, kernels/gemm_wgmma.cuh): wgmma and setmaxnreg exist
+# only in the architecture-specific sm_90a target, which CMAKE_CUDA_ARCHITECTURES cannot name
+# for one source alone, so it is an object library of its own with explicit -gencode flags,
+# built whenever the list holds an sm_90 entry (90, 90-real, 90-virtual). Other GPUs never
+# load it: gemm_wgmma_run checks the device first.
+set(_duet_has_sm90 FALSE)
+foreach(_duet_arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+  if(_duet_arch MATCHES "^90")
+    set(_duet_has_sm90 TRUE)
+  endif()
+endforeach()
+if(_duet_has_sm90)
+  add_library(duet_wgmma OBJECT src/cuda/gemm_wgmma.cu)
+  set_target_properties(duet_wgmma PROPERTIES
+    CUDA_ARCHITECTURES OFF
+    CUDA_STANDARD 17
+    CUDA_STANDARD_REQUIRED ON
+    CUDA_EXTENSIONS OFF
+    CUDA_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(duet_wgmma PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a -lineinfo>)
+  target_include_directories(duet_wgmma PRIVATE
+    ${CMAKE_CURRENT_SOURCE_DIR}/include
+    ${CMAKE_CURRENT_SOURCE_DIR}/src
+    ${CMAKE_CURRENT_SOURCE_DIR}/src/common
+    ${CMAKE_CURRENT_SOURCE_DIR}/kernels)
+  target_compile_definitions(duet_wgmma PRIVATE DUET_BUILDING DUET_BACKEND_CUDA=1
+    $<$<BOOL:${BUILD_SHARED_LIBS}>:DUET_SHARED>)
+  duet_target_warnings(duet_wgmma)
+  target_sources(duet PRIVATE $<TARGET_OBJECTS:duet_wgmma>)
+  target_compile_definitions(duet PRIVATE DUET_HAVE_WGMMA=1)
+endif()

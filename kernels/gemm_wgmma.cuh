@@ -1,0 +1,375 @@
+/* gemm_wgmma.cuh - the Hopper (sm_90a) GEMM: TMA loads, wgmma, warp-specialised warpgroups. */
+#ifndef DUET_KERNELS_GEMM_WGMMA_CUH
+#define DUET_KERNELS_GEMM_WGMMA_CUH
+
+#include <cuda.h> /* CUtensorMap (the type only; libcuda is not linked) */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "wgmma_sm90.cuh"
+
+/* Design (one CTA per SM, persistent):
+ * - Block tile 128 x 256; each shared-memory stage holds a 128-byte slice of K for A (128 rows)
+ *   and B (256 rows), both K-major, written by TMA with the 128-byte swizzle that the wgmma
+ *   descriptors name. A 128-byte slice is 64 bf16/f16, 32 tf32 or 128 i8 values, so the stage
+ *   geometry (48 KiB) and the descriptor walk (four 32-byte K steps) are the same for every
+ *   input type; only the wgmma instruction changes.
+ * - Warpgroup 0 is the producer: one thread issues the TMA loads into a ring of stages
+ *   (wg_config), each guarded by a "full" mbarrier (TMA bytes landed) and an "empty" one (both
+ *   consumers done reading). It gives registers away (setmaxnreg) since it needs few.
+ * - Warpgroups 1 and 2 are consumers: each owns 64 rows of the block tile (a 64 x 256 f32 or
+ *   s32 accumulator, 128 registers per thread), keeps one wgmma group in flight while it
+ *   waits for the next stage, and writes its rows of C with bounds checks (straight from
+ *   registers, or for a 16-bit C with beta == 0 through shared memory and a TMA store, which
+ *   clips at the edges), so M and N edges need no special tiles; K edges read TMA's zero
+ *   fill.
+ * - Tiles (and batches) are walked by every CTA with a stride of gridDim.x in a grouped order
+ *   (WG_GROUP_M tile rows at a time, column by column), so the CTAs resident at one moment
+ *   share A row panels and B column panels in L2. The producer runs ahead into the next tile
+ *   while the consumers store the last one. */
+
+#define WG_BM            128
+#define WG_BN            256
+#define WG_KBYTES        128
+#define WG_THREADS       384
+#define WG_GROUP_M       8
+#define WG_A_STAGE_BYTES (WG_BM * WG_KBYTES)
+#define WG_B_STAGE_BYTES (WG_BN * WG_KBYTES)
+#define WG_C_TILE_BYTES  (WG_BM * WG_BN * 2) /* a 16-bit C tile staged for the TMA store */
+
+/* A 16-bit C is written through shared memory by TMA stores, which need the 64 KiB that a
+ * fourth stage would take; an f32 or i32 C (twice the bytes) is stored from registers. */
+template <typename CT> struct wg_config {
+    static constexpr bool tma_store = sizeof(CT) == 2;
+    static constexpr int stages = tma_store ? 3 : 4;
+    /* Stages, the C tile, 2 mbarriers per stage, slack to align to the swizzle's 1024 bytes. */
+    static constexpr int shared_bytes = stages * (WG_A_STAGE_BYTES + WG_B_STAGE_BYTES) +
+                                        (tma_store ? WG_C_TILE_BYTES : 0) + 2 * stages * 8 + 1024;
+};
+
+/* Input kinds (A's and B's dtype and the instruction that multiplies them). */
+enum wg_kind { WG_BF16 = 0, WG_F16 = 1, WG_TF32 = 2, WG_I8 = 3 };
+
+struct wg_params {
+    void *c;
+    int64_t ldc, bsc; /* C's row and batch strides, in elements (c.cs == 1)      */
+    int m, n, ktiles; /* ktiles: K in 128-byte slices, rounded up                */
+    int tiles_m, tiles_n;
+    int64_t tiles_total;      /* tiles_m * tiles_n * batch                               */
+    int a_batched, b_batched; /* 0: the operand is shared by every batch (stride 0)     */
+    int beta_zero;
+    int tma_store;          /* C through shared memory and the tensor map tmc (16-bit C,
+                               beta == 0, 16-byte aligned rows)                          */
+    float alpha, beta;      /* floating kinds                                          */
+    uint32_t ialpha, ibeta; /* i8: int32 values whose uint32 images wrap modulo 2^32   */
+};
+
+template <int KIND> struct wg_traits;
+template <> struct wg_traits<WG_BF16> {
+    typedef float acc_t;
+};
+template <> struct wg_traits<WG_F16> {
+    typedef float acc_t;
+};
+template <> struct wg_traits<WG_TF32> {
+    typedef float acc_t;
+};
+template <> struct wg_traits<WG_I8> {
+    typedef int32_t acc_t;
+};
+
+#if DUET_SM90_DEVICE
+
+/* One K step of the 64 x 256 warpgroup tile (32 bytes of K-major rows; 16 rows of MN-major
+ * ones). TA, TB: the operand is MN-major (the 16-bit kinds only). */
+template <int KIND, int TA, int TB>
+DUET_SM90_INLINE void wg_mma(typename wg_traits<KIND>::acc_t *d, uint64_t da, uint64_t db, int sd)
+{
+    if constexpr (KIND == WG_BF16)
+        sm90_wgmma_m64n256k16_bf16<TA, TB>(d, da, db, sd);
+    else if constexpr (KIND == WG_F16)
+        sm90_wgmma_m64n256k16_f16<TA, TB>(d, da, db, sd);
+    else if constexpr (KIND == WG_TF32)
+        sm90_wgmma_m64n256k8_tf32(d, da, db, sd);
+    else
+        sm90_wgmma_m64n256k32_s8(d, da, db, sd);
+}
+
+/* C element conversions for the epilogue. */
+DUET_SM90_INLINE float wg_to_float(float v) { return v; }
+DUET_SM90_INLINE float wg_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+DUET_SM90_INLINE float wg_to_float(__half v) { return __half2float(v); }
+template <typename CT> DUET_SM90_INLINE CT wg_from_float(float v);
+template <> DUET_SM90_INLINE float wg_from_float<float>(float v) { return v; }
+template <> DUET_SM90_INLINE __nv_bfloat16 wg_from_float<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
+template <> DUET_SM90_INLINE __half wg_from_float<__half>(float v) { return __float2half_rn(v); }
+/* Never called: keeps the (dead) shared-memory epilogue compilable for an i32 C. */
+template <> DUET_SM90_INLINE int32_t wg_from_float<int32_t>(float v) { return (int32_t)v; }
+
+/* C's old value in the accumulator's type, for beta. */
+template <typename CT> DUET_SM90_INLINE float wg_load_c(const CT *p) { return wg_to_float(*p); }
+DUET_SM90_INLINE int32_t wg_load_c(const int32_t *p) { return *p; }
+
+/* Two horizontally adjacent results (col, col + 1) of one row; col + 1 may be past N. o0 and
+ * o1 are C's old values (read only when beta != 0). */
+template <typename CT>
+DUET_SM90_INLINE void wg_store2(CT *p, bool two, float v0, float v1, float o0, float o1,
+                                const wg_params &pr)
+{
+    float r0 = pr.alpha * v0, r1 = pr.alpha * v1;
+    if (!pr.beta_zero) {
+        r0 += pr.beta * o0;
+        r1 += pr.beta * o1;
+    }
+    if (two && (reinterpret_cast<uintptr_t>(p) % (2 * sizeof(CT))) == 0) {
+        if (sizeof(CT) == 4) {
+            *reinterpret_cast<float2 *>(p) = make_float2(r0, r1);
+        } else {
+            CT h[2] = {wg_from_float<CT>(r0), wg_from_float<CT>(r1)};
+            *reinterpret_cast<uint32_t *>(p) = *reinterpret_cast<const uint32_t *>(h);
+        }
+    } else {
+        p[0] = wg_from_float<CT>(r0);
+        if (two) p[1] = wg_from_float<CT>(r1);
+    }
+}
+DUET_SM90_INLINE void wg_store2(int32_t *p, bool two, int32_t v0, int32_t v1, int32_t o0,
+                                int32_t o1, const wg_params &pr)
+{
+    uint32_t r0 = pr.ialpha * (uint32_t)v0, r1 = pr.ialpha * (uint32_t)v1;
+    if (!pr.beta_zero) {
+        r0 += pr.ibeta * (uint32_t)o0;
+        r1 += pr.ibeta * (uint32_t)o1;
+    }
+    if (two && (reinterpret_cast<uintptr_t>(p) % 8) == 0) {
+        *reinterpret_cast<int2 *>(p) = make_int2((int32_t)r0, (int32_t)r1);
+    } else {
+        p[0] = (int32_t)r0;
+        if (two) p[1] = (int32_t)r1;
+    }
+}
+
+/* Tile t of the grouped order: batch, tile row, tile column. */
+DUET_SM90_INLINE void wg_tile_coords(int64_t t, const wg_params &p, int &bt, int &tm, int &tn)
+{
+    const int64_t per_batch = (int64_t)p.tiles_m * p.tiles_n;
+    bt = (int)(t / per_batch);
+    const int64_t r = t - (int64_t)bt * per_batch;
+    const int64_t width = (int64_t)WG_GROUP_M * p.tiles_n;
+    const int group = (int)(r / width);
+    const int first_m = group * WG_GROUP_M;
+    const int rows = min(p.tiles_m - first_m, WG_GROUP_M);
+    const int in_group = (int)(r - (int64_t)group * width);
+    tm = first_m + in_group % rows;
+    tn = in_group / rows;
+}
+
+#endif /* DUET_SM90_DEVICE */
+
+/* The tensor maps are 3D (K, rows, batch) with a (128-byte K slice) x rows x 1 box and the
+ * 128-byte swizzle; A's box has WG_BM rows, B's WG_BN (B is stored N x K, K-major). */
+/* LAYOUT bit 0: A is M-major (a.rs == 1); bit 1: B is N-major (b.cs == 1). An MN-major
+ * operand's map is (M or N, K, batch) with 64 x 64 boxes (64 elements = 128 bytes wide, 64 K
+ * rows), loaded 2 (A) or 4 (B) boxes per stage, 8 KiB apart; the stage sizes stay the same. */
+template <int KIND, typename CT, int LAYOUT>
+__global__ void __launch_bounds__(WG_THREADS, 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tma,
+                      const __grid_constant__ CUtensorMap tmb,
+                      const __grid_constant__ CUtensorMap tmc, const wg_params p)
+{
+#if DUET_SM90_DEVICE
+    typedef typename wg_traits<KIND>::acc_t acc_t;
+    constexpr int kStages = wg_config<CT>::stages;
+    constexpr bool TMA_STORE = wg_config<CT>::tma_store;
+    constexpr int kelems = KIND == WG_TF32 ? 32 : (KIND == WG_I8 ? 128 : 64);
+    constexpr int a_mn = LAYOUT & 1, b_mn = (LAYOUT >> 1) & 1;
+    static_assert(!(a_mn || b_mn) || kelems == 64, "MN-major operands are 16-bit only");
+
+    extern __shared__ uint8_t wg_smem_raw[];
+    uint8_t *smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(wg_smem_raw) + 1023) &
+                                                ~static_cast<uintptr_t>(1023));
+    uint8_t *sa = smem;
+    uint8_t *sb = smem + kStages * WG_A_STAGE_BYTES;
+    uint8_t *sc = sb + kStages * WG_B_STAGE_BYTES; /* C tile (TMA_STORE only) */
+    uint64_t *full = reinterpret_cast<uint64_t *>(sc + (TMA_STORE ? WG_C_TILE_BYTES : 0));
+    uint64_t *empty = full + kStages;
+
+    const int wg = threadIdx.x / 128;
+    const int tid = threadIdx.x % 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            sm90_mbar_init(&full[s], 1);
+            sm90_mbar_init(&empty[s], 2); /* one arrival per consumer warpgroup */
+        }
+        sm90_mbar_fence_init();
+        sm90_tma_prefetch_map(&tma);
+        sm90_tma_prefetch_map(&tmb);
+        if (TMA_STORE && p.tma_store) sm90_tma_prefetch_map(&tmc);
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        /* Producer: 2 x 128 x 232 + 128 x 40 registers fit the SM's 64 Ki. */
+        sm90_setmaxnreg_dec<40>();
+        if (tid == 0) {
+            int s = 0;
+            uint32_t phase = 0;
+            for (int64_t t = blockIdx.x; t < p.tiles_total; t += gridDim.x) {
+                int bt, tm, tn;
+                wg_tile_coords(t, p, bt, tm, tn);
+                const int ba = p.a_batched ? bt : 0, bb = p.b_batched ? bt : 0;
+                for (int kt = 0; kt < p.ktiles; ++kt) {
+                    /* A fresh barrier reports its "previous" phase (parity 1) complete. */
+                    sm90_mbar_wait(&empty[s], phase ^ 1);
+                    sm90_mbar_arrive_expect_tx(&full[s], WG_A_STAGE_BYTES + WG_B_STAGE_BYTES);
+                    if (a_mn) {
+#pragma unroll
+                        for (int q = 0; q < WG_BM / 64; ++q)
+                            sm90_tma_load_3d(sa + s * WG_A_STAGE_BYTES + q * 8192, &tma, &full[s],
+                                             tm * WG_BM + 64 * q, kt * kelems, ba);
+                    } else {
+                        sm90_tma_load_3d(sa + s * WG_A_STAGE_BYTES, &tma, &full[s], kt * kelems,
+                                         tm * WG_BM, ba);
+                    }
+                    if (b_mn) {
+#pragma unroll
+                        for (int q = 0; q < WG_BN / 64; ++q)
+                            sm90_tma_load_3d(sb + s * WG_B_STAGE_BYTES + q * 8192, &tmb, &full[s],
+                                             tn * WG_BN + 64 * q, kt * kelems, bb);
+                    } else {
+                        sm90_tma_load_3d(sb + s * WG_B_STAGE_BYTES, &tmb, &full[s], kt * kelems,
+                                         tn * WG_BN, bb);
+                    }
+                    if (++s == kStages) {
+                        s = 0;
+                        phase ^= 1;
+                    }
+                }
+            }
+        }
+    } else {
+        sm90_setmaxnreg_inc<232>();
+        acc_t acc[128];
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = 0;
+        const uint32_t a_off = (uint32_t)(wg - 1) * 64 * WG_KBYTES;
+        const uint32_t sa_addr = sm90_smem_addr(sa) + a_off, sb_addr = sm90_smem_addr(sb);
+        const int warp = tid / 32, lane = tid % 32;
+        int s = 0, prev = 0;
+        uint32_t phase = 0;
+        for (int64_t t = blockIdx.x; t < p.tiles_total; t += gridDim.x) {
+            int bt, tm, tn;
+            wg_tile_coords(t, p, bt, tm, tn);
+#pragma unroll 1
+            for (int kt = 0; kt < p.ktiles; ++kt) {
+                sm90_mbar_wait(&full[s], phase);
+#pragma unroll
+                for (int i = 0; i < 128; ++i) sm90_fence_operand(acc[i]);
+                sm90_wgmma_fence();
+                const uint32_t a_at = sa_addr + s * WG_A_STAGE_BYTES;
+                const uint32_t b_at = sb_addr + s * WG_B_STAGE_BYTES;
+                const uint64_t da =
+                    a_mn ? sm90_desc_mnmajor_sw128(a_at, 8192) : sm90_desc_kmajor_sw128(a_at);
+                const uint64_t db =
+                    b_mn ? sm90_desc_mnmajor_sw128(b_at, 8192) : sm90_desc_kmajor_sw128(b_at);
+                /* A K step: 32 bytes along a K-major row, 16 rows (2048 bytes) of an MN-major
+                 * box; descriptors count in 16-byte units. */
+#pragma unroll
+                for (int kk = 0; kk < WG_KBYTES / 32; ++kk)
+                    wg_mma<KIND, a_mn, b_mn>(acc, da + (a_mn ? 128 : 2) * kk,
+                                             db + (b_mn ? 128 : 2) * kk, (kt | kk) != 0);
+                sm90_wgmma_commit();
+                /* The previous stage's group is done once at most this one is pending. */
+                sm90_wgmma_wait<1>();
+#pragma unroll
+                for (int i = 0; i < 128; ++i) sm90_fence_operand(acc[i]);
+                if (kt > 0 && tid == 0) sm90_mbar_arrive(&empty[prev]);
+                prev = s;
+                if (++s == kStages) {
+                    s = 0;
+                    phase ^= 1;
+                }
+            }
+            sm90_wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < 128; ++i) sm90_fence_operand(acc[i]);
+            if (tid == 0) sm90_mbar_arrive(&empty[prev]);
+
+            const int row0 = tm * WG_BM + (wg - 1) * 64 + warp * 16 + lane / 4;
+            const int col0 = tn * WG_BN + (lane % 4) * 2;
+            if (TMA_STORE && p.tma_store) {
+                /* Epilogue through shared memory: this warpgroup's 64 x 256 half as four
+                 * 64 x 64 boxes of 128-byte rows in the 128-byte swizzle (16-byte chunk c of
+                 * row r at chunk c ^ (r % 8)), which also keeps the 4-byte stores of a warp
+                 * on 32 distinct banks. The TMA store runs on while the next tile's main loop
+                 * does; only the next epilogue waits for it to have read the buffer. */
+                uint8_t *half = sc + (wg - 1) * (WG_C_TILE_BYTES / 2);
+                if (tid == 0) sm90_bulk_wait_read();
+                sm90_named_barrier(wg, 128);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int r = warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+                    for (int j = 0; j < 32; ++j) {
+                        CT v[2] = {wg_from_float<CT>(p.alpha * acc[4 * j + 2 * h]),
+                                   wg_from_float<CT>(p.alpha * acc[4 * j + 2 * h + 1])};
+                        *reinterpret_cast<uint32_t *>(half + (j / 8) * 8192 + r * 128 +
+                                                      (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4) =
+                            *reinterpret_cast<const uint32_t *>(v);
+                    }
+                }
+                sm90_fence_proxy_async();
+                sm90_named_barrier(wg, 128);
+                if (tid == 0) {
+#pragma unroll
+                    for (int q = 0; q < 4; ++q)
+                        sm90_tma_store_3d(&tmc, half + q * 8192, tn * WG_BN + 64 * q,
+                                          tm * WG_BM + (wg - 1) * 64, bt);
+                    sm90_bulk_commit();
+                }
+                continue;
+            }
+
+            /* Epilogue straight from the accumulator registers. With beta != 0, C is read 8
+             * column groups (16 values) at a time before any of them is written, so the
+             * loads overlap instead of each store waiting on its own load. */
+            CT *cb = static_cast<CT *>(p.c) + (int64_t)bt * p.bsc;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = row0 + 8 * h;
+                if (row >= p.m) continue;
+                CT *crow = cb + (int64_t)row * p.ldc;
+#pragma unroll
+                for (int j0 = 0; j0 < 32; j0 += 8) {
+                    acc_t old[16];
+#pragma unroll
+                    for (int jj = 0; jj < 16; ++jj) old[jj] = 0;
+                    if (!p.beta_zero) {
+#pragma unroll
+                        for (int jj = 0; jj < 8; ++jj) {
+                            const int col = col0 + 8 * (j0 + jj);
+                            if (col < p.n) old[2 * jj] = wg_load_c(crow + col);
+                            if (col + 1 < p.n) old[2 * jj + 1] = wg_load_c(crow + col + 1);
+                        }
+                    }
+#pragma unroll
+                    for (int jj = 0; jj < 8; ++jj) {
+                        const int j = j0 + jj, col = col0 + 8 * j;
+                        if (col < p.n)
+                            wg_store2(crow + col, col + 1 < p.n, acc[4 * j + 2 * h],
+                                      acc[4 * j + 2 * h + 1], old[2 * jj], old[2 * jj + 1], p);
+                    }
+                }
+            }
+        }
+        /* The shared memory must outlive the last TMA store's reads. */
+        if (TMA_STORE && p.tma_store && tid == 0) sm90_bulk_wait_read();
+    }
+#endif /* DUET_SM90_DEVICE */
+}
+
+#endif /* DUET_KERNELS_GEMM_WGMMA_CUH */

@@ -1,0 +1,293 @@
+/* gemm_wgmma.cu - host side of the Hopper GEMM: coverage checks, tensor maps, the launch. */
+#include "cuda/gemm_wgmma.h"
+
+#include "cuda/runtime_cuda.h"
+#include "gemm_wgmma.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <atomic>
+#include <mutex>
+#include <stdio.h>
+#include <string.h>
+
+namespace {
+
+/* With fewer 128 x 256 tiles (all batches together) than this many quarters of the SM count,
+ * most SMs idle: on the H100 the path fell from 0.89x cuBLAS at 2048^3 (128 tiles, one wave)
+ * to 0.67x at 1536^3 (72 tiles) and about 0.5x at 1024^3 (docs/results/wgmma-lab-*.log),
+ * where the portable kernel's smaller tiles spread better. The lab sets it to 0 to run every
+ * shape here. */
+#ifndef DUET_WGMMA_MIN_WAVE_QUARTERS
+#define DUET_WGMMA_MIN_WAVE_QUARTERS 3
+#endif
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point, so that duet does not
+ * link libcuda; looked up once. */
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
+{
+    static std::once_flag once;
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    std::call_once(once, [] {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+        const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                                               cudaEnableDefault, &q);
+#else
+        const cudaError_t e =
+            cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q);
+#endif
+        if (e == cudaSuccess && q == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+        else
+            (void)cudaGetLastError();
+    });
+    return fn;
+}
+
+/* A 3D (inner, outer, batch) map of an operand whose inner dimension is contiguous, with the
+ * 128-byte swizzle and zero fill out of range. K-major: (K, rows) with a box of one 128-byte
+ * K slice by box_outer rows; MN-major: (M or N, K) with 64 x 64 boxes. batch_stride 0 (a
+ * shared operand) maps a batch dimension of 1 that every batch reads at coordinate 0. */
+bool encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, void *base,
+                    int64_t inner, int64_t outer, int64_t ld, int64_t batch, int64_t batch_stride,
+                    int box_inner, int box_outer)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn();
+    if (!fn) return false;
+    const bool batched = batch > 1 && batch_stride != 0;
+    cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)outer, (cuuint64_t)(batched ? batch : 1)};
+    cuuint64_t strides[2] = {(cuuint64_t)(ld * (int64_t)elem),
+                             (cuuint64_t)((batched ? batch_stride : ld * outer) * (int64_t)elem)};
+    cuuint32_t box[3] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer, 1};
+    cuuint32_t estr[3] = {1, 1, 1};
+    return fn(map, type, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+bool stride16(int64_t stride, size_t elem) { return ((stride * (int64_t)elem) & 15) == 0; }
+
+/* The lab turns the shared-memory epilogue off to compare it with the register one. */
+bool g_no_tma_store = false;
+
+/* A 3D (N, M, batch) map of a 16-bit C with rows of 16-byte multiples, for the TMA-store
+ * epilogue: 64 x 64 boxes (128-byte rows) in the 128-byte swizzle. */
+bool encode_c(CUtensorMap *map, CUtensorMapDataType type, void *base, int64_t m, int64_t n,
+              int64_t ldc, int64_t batch, int64_t batch_stride)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn();
+    if (!fn) return false;
+    cuuint64_t dims[3] = {(cuuint64_t)n, (cuuint64_t)m, (cuuint64_t)batch};
+    cuuint64_t strides[2] = {(cuuint64_t)(ldc * 2),
+                             (cuuint64_t)((batch > 1 ? batch_stride : ldc * m) * 2)};
+    cuuint32_t box[3] = {64, 64, 1};
+    cuuint32_t estr[3] = {1, 1, 1};
+    return fn(map, type, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <int KIND, typename CT, int LAYOUT>
+cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorMap &tc,
+                   const wg_params &p, int grid, cudaStream_t stream, size_t *shared)
+{
+    const int bytes = wg_config<CT>::shared_bytes;
+    *shared = (size_t)bytes;
+    /* The opt-in above 48 KiB of shared memory, once per kernel and device (idempotent, so a
+     * race between threads only repeats it; devices past 63 simply set it every time). */
+    static std::atomic<uint64_t> ready{0};
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return e;
+    const uint64_t bit = dev >= 0 && dev < 64 ? (uint64_t)1 << dev : 0;
+    if (!bit || !(ready.load(std::memory_order_acquire) & bit)) {
+        e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT, LAYOUT>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess) return e;
+        ready.fetch_or(bit, std::memory_order_release);
+    }
+    gemm_wgmma_kernel<KIND, CT, LAYOUT><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p);
+    return cudaGetLastError();
+}
+
+/* The 16-bit kinds take every operand layout; TF32 and i8 wgmma read K-major operands only. */
+template <int KIND, typename CT>
+cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &tb,
+                          const CUtensorMap &tc, const wg_params &p, int grid, cudaStream_t stream,
+                          size_t *shared)
+{
+    if constexpr (KIND == WG_BF16 || KIND == WG_F16) {
+        switch (layout) {
+        case 1: return launch<KIND, CT, 1>(ta, tb, tc, p, grid, stream, shared);
+        case 2: return launch<KIND, CT, 2>(ta, tb, tc, p, grid, stream, shared);
+        case 3: return launch<KIND, CT, 3>(ta, tb, tc, p, grid, stream, shared);
+        default: break;
+        }
+    }
+    return launch<KIND, CT, 0>(ta, tb, tc, p, grid, stream, shared);
+}
+
+} /* namespace */
+
+duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
+                           duet_launch_info *info)
+{
+    if (!props || props->capability_major != 9 || props->capability_minor != 0)
+        return DUET_ERROR_UNSUPPORTED;
+    if (props->shared_mem_per_block_optin < (size_t)wg_config<float>::shared_bytes ||
+        props->shared_mem_per_block_optin < (size_t)wg_config<__half>::shared_bytes)
+        return DUET_ERROR_UNSUPPORTED;
+
+    int kind;
+    size_t elem;
+    CUtensorMapDataType type;
+    const char *in_name;
+    switch (g->dtype) {
+    case DUET_DTYPE_BF16:
+    case DUET_DTYPE_F16:
+        if (g->c_dtype != g->dtype && g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        kind = g->dtype == DUET_DTYPE_BF16 ? WG_BF16 : WG_F16;
+        elem = 2;
+        type = g->dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        in_name = g->dtype == DUET_DTYPE_BF16 ? "bf16" : "f16";
+        break;
+    case DUET_DTYPE_F32:
+        if (g->math != DUET_MATH_TF32 || g->c_dtype != DUET_DTYPE_F32)
+            return DUET_ERROR_UNSUPPORTED;
+        kind = WG_TF32;
+        elem = 4;
+        type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; /* the wgmma reads the upper 19 bits */
+        in_name = "tf32";
+        break;
+    case DUET_DTYPE_I8:
+        if (g->c_dtype != DUET_DTYPE_I32) return DUET_ERROR_UNSUPPORTED;
+        kind = WG_I8;
+        elem = 1;
+        type = CU_TENSOR_MAP_DATA_TYPE_UINT8; /* bits only; the wgmma reads them as s8 */
+        in_name = "i8";
+        break;
+    default: return DUET_ERROR_UNSUPPORTED;
+    }
+
+    /* Coverage: C rows contiguous, TMA's 16-byte rules, int32 coordinates; A and B K-major,
+     * or for 16-bit inputs also MN-major (K-major preferred when both strides are 1). */
+    const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return DUET_ERROR_UNSUPPORTED;
+    if (m > INT32_MAX - WG_BN || n > INT32_MAX - WG_BN || k > INT32_MAX - 256 || batch > INT32_MAX)
+        return DUET_ERROR_UNSUPPORTED;
+    if (g->c.cs != 1) return DUET_ERROR_UNSUPPORTED;
+    const bool mn_ok = elem == 2;
+    const bool a_mn = g->a.cs != 1;
+    const bool b_mn = g->b.rs != 1;
+    if ((a_mn && (!mn_ok || g->a.rs != 1)) || (b_mn && (!mn_ok || g->b.cs != 1)))
+        return DUET_ERROR_UNSUPPORTED;
+    const int64_t lda = a_mn ? g->a.cs : g->a.rs, ldb = b_mn ? g->b.rs : g->b.cs;
+    if (!aligned16(g->a.base) || !aligned16(g->b.base) || !stride16(lda, elem) ||
+        !stride16(ldb, elem) ||
+        (batch > 1 && (!stride16(g->a.bs, elem) || !stride16(g->b.bs, elem))))
+        return DUET_ERROR_UNSUPPORTED;
+    const int sms = props->compute_units > 0 ? props->compute_units : 1;
+    const int64_t tiles = dt_ceil_div(m, WG_BM) * dt_ceil_div(n, WG_BN) * batch;
+    if (tiles * 4 < (int64_t)DUET_WGMMA_MIN_WAVE_QUARTERS * sms) return DUET_ERROR_UNSUPPORTED;
+
+    CUtensorMap ta, tb;
+    const int kbox = (int)(WG_KBYTES / elem);
+    const bool maps_ok =
+        (a_mn ? encode_operand(&ta, type, elem, g->a.base, m, k, lda, batch, g->a.bs, 64, 64)
+              : encode_operand(&ta, type, elem, g->a.base, k, m, lda, batch, g->a.bs, kbox,
+                               WG_BM)) &&
+        (b_mn ? encode_operand(&tb, type, elem, g->b.base, n, k, ldb, batch, g->b.bs, 64, 64)
+              : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox, WG_BN));
+    if (!maps_ok) return DUET_ERROR_UNSUPPORTED;
+    const int layout = (a_mn ? 1 : 0) | (b_mn ? 2 : 0);
+
+    wg_params p;
+    memset(&p, 0, sizeof p);
+    p.c = g->c.base;
+    p.ldc = g->c.rs;
+    p.bsc = g->c.bs;
+    p.m = (int)m;
+    p.n = (int)n;
+    p.ktiles = (int)dt_ceil_div(k * (int64_t)elem, WG_KBYTES);
+    p.tiles_m = (int)dt_ceil_div(m, WG_BM);
+    p.tiles_n = (int)dt_ceil_div(n, WG_BN);
+    p.tiles_total = (int64_t)p.tiles_m * p.tiles_n * batch;
+    p.a_batched = batch > 1 && g->a.bs != 0;
+    p.b_batched = batch > 1 && g->b.bs != 0;
+    p.beta_zero = g->beta == 0.0;
+    p.alpha = (float)g->alpha;
+    p.beta = (float)g->beta;
+    /* Integral alpha and beta: their int32 values' uint32 images multiply modulo 2^32. */
+    p.ialpha = (uint32_t)(int32_t)g->alpha;
+    p.ibeta = (uint32_t)(int32_t)g->beta;
+
+    /* 16-bit C, beta == 0 (C unread), TMA's 16-byte rules on C: the shared-memory epilogue. */
+    CUtensorMap tc;
+    memset(&tc, 0, sizeof tc);
+    const size_t celem = g->c_dtype == DUET_DTYPE_F32 || g->c_dtype == DUET_DTYPE_I32 ? 4 : 2;
+    /* n % 8 too: the TMA store writes a row's last 16-byte chunk whole (seen on the H100: a
+     * row of 70 bf16 wrote the 2 padding elements of ldc 72). */
+    if (celem == 2 && p.beta_zero && !g_no_tma_store && n % 8 == 0 && aligned16(g->c.base) &&
+        stride16(g->c.rs, 2) && (batch == 1 || (g->c.bs != 0 && stride16(g->c.bs, 2))))
+        p.tma_store = encode_c(&tc,
+                               g->c_dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                               g->c.base, m, n, g->c.rs, batch, g->c.bs);
+
+    const int grid = (int)(p.tiles_total < sms ? p.tiles_total : sms);
+
+    const duet_dtype cd = g->c_dtype;
+    cudaError_t err = cudaErrorInvalidValue;
+    size_t shared = 0;
+    switch (kind) {
+    case WG_BF16:
+        err = cd == DUET_DTYPE_F32
+                  ? launch_layout<WG_BF16, float>(layout, ta, tb, tc, p, grid, stream, &shared)
+                  : launch_layout<WG_BF16, __nv_bfloat16>(layout, ta, tb, tc, p, grid, stream,
+                                                          &shared);
+        break;
+    case WG_F16:
+        err = cd == DUET_DTYPE_F32
+                  ? launch_layout<WG_F16, float>(layout, ta, tb, tc, p, grid, stream, &shared)
+                  : launch_layout<WG_F16, __half>(layout, ta, tb, tc, p, grid, stream, &shared);
+        break;
+    case WG_TF32:
+        err = launch_layout<WG_TF32, float>(0, ta, tb, tc, p, grid, stream, &shared);
+        break;
+    case WG_I8: err = launch_layout<WG_I8, int32_t>(0, ta, tb, tc, p, grid, stream, &shared); break;
+    default: break;
+    }
+
+    char name[64];
+    /* The operands' contiguous dimensions: A's (k or m), then B's (k or n). */
+    static const char *const layout_names[4] = {"kk", "mk", "kn", "mn"};
+    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s", WG_BM, WG_BN,
+             (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd), layout_names[layout]);
+    if (err != cudaSuccess) {
+        const duet_status status = duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY
+                                       ? DUET_ERROR_DEVICE_LOST
+                                       : DUET_ERROR_LAUNCH_FAILED;
+        return dt_fail(status, "duet_gemm", "launch of %s<<<(%d,1,1), %d, %zu>>>: %s", name, grid,
+                       WG_THREADS, shared, cudaGetErrorString(err));
+    }
+
+    dt_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.algo = DUET_ALGO_AUTO;
+    plan.tile = WG_BM;
+    plan.cfg.grid.x = (uint32_t)grid;
+    plan.cfg.grid.y = 1;
+    plan.cfg.grid.z = 1;
+    plan.cfg.block.x = WG_THREADS;
+    plan.cfg.block.y = 1;
+    plan.cfg.block.z = 1;
+    plan.cfg.shared_bytes = shared;
+    dt_fill_info(info, name, &plan, 1);
+    if (info && kind == WG_TF32) info->math = DUET_MATH_TF32;
+    return DUET_SUCCESS;
+}

@@ -1,0 +1,20 @@
+/* gemm_wgmma.h - the Hopper (sm_90a) GEMM path's host entry point. */
+#ifndef DUET_CUDA_GEMM_WGMMA_H
+#define DUET_CUDA_GEMM_WGMMA_H
+
+#include <cuda_runtime.h>
+
+#include "common/internal.h"
+
+/* Runs g on the sm_90a wgmma kernel, or returns DUET_ERROR_UNSUPPORTED with no message set
+ * when this path does not cover it (not an sm_90 device; dtypes other than f16/bf16 -> f32 or
+ * same, f32 TF32 -> f32, i8 -> i32; A or B not K-major (a.cs == 1, b.rs == 1) or C without a
+ * unit column stride; a base, leading or batch stride not a multiple of 16 bytes; k == 0;
+ * a problem below the size where it pays off), so the caller falls back to the portable
+ * kernel. Launch failures return DUET_ERROR_LAUNCH_FAILED naming the kernel. On success info
+ * (if not NULL) names the kernel and its configuration; math is DUET_MATH_TF32 on the TF32
+ * path. Queues work only: nothing is allocated or synchronised (graph capture works). */
+duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
+                           duet_launch_info *info);
+
+#endif /* DUET_CUDA_GEMM_WGMMA_H */
