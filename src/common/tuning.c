@@ -26,6 +26,9 @@
  *     blocks of four 32 x 32 warp tiles, three per SM, win (4096^3: 0.67x against 0.60x).
  *   i32 runs the f32 shapes (IMAD runs at half the FFMA rate; there is no cuBLAS i32 GEMM to
  *     measure against).
+ *   split-K (every row): the small shape splits K when its tiles do not fill one wave of
+ *     resident blocks (8192 x 128 x 8192, 64 x 64 x 65536, 1024 x 1024 x 16384 ...); the rule
+ *     is dt_gemm_split_k below, its numbers the SPLIT_* rows.
  * sm_80, sm_86 and sm_89 rows copy the sm_90 choice (same SIMT structure, cp.async available),
  * unmeasured; sm_86/sm_89 keep f64 on the FMA path (their f64 units run at 1/64 rate and their
  * DMMA is no faster). sm_70 has no cp.async: register-staged shapes only.
@@ -65,54 +68,62 @@
 #define DMMA_LARGE T_(128, 128, 16, 64, 32, 256, 3)
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
 
+/* Split-K rules {fill, max, min_k} (tuning.h). fill is the small shape's resident blocks per
+ * SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x 16 are capped for three
+ * by __launch_bounds__), 2 for the register-staged shapes. A max of 256 slices of at least 256
+ * K lets a 64 x 64 output with K = 65536 run 256 blocks (one tile alone would leave all but one
+ * SM idle); the partial sums then take 256 * 64 * 64 elements of workspace. */
+#define SPLIT_RING {3, 256, 256}
+#define SPLIT_REG {2, 256, 256}
+
 #define FMA DT_GEMM_ENGINE_FMA
 #define DMMA DT_GEMM_ENGINE_DMMA
 
 static const dt_gemm_tuning g_gemm_table[] = {
     /* Volta: no cp.async, no f64 tensor cores. */
-    {"sm_70", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
-    {"sm_70", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"sm_70", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"sm_70", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
+    {"sm_70", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"sm_70", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
     /* A100: cp.async; DMMA m8n8k4 for f64. */
-    {"sm_80", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_80", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16},
-    {"sm_80", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_80", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_80", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16, SPLIT_RING},
+    {"sm_80", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
     /* GA10x and Ada: cp.async, f64 at 1/64 rate on plain units. */
-    {"sm_86", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_86", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"sm_86", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_89", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_89", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_86", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_86", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"sm_86", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_89", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_89", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
     /* H100 / H200: measured (see above). DMMA uses the sm_90 m16n8k8 shape. */
-    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16},
-    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16, SPLIT_RING},
+    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
     /* AMD (see the note above): register-staged, 2 stages, shapes free of scratch by the
      * compiler's resource report. */
-    {"gfx908", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx908", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx908", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx90a", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx90a", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx90a", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx940", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx940", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx940", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx942", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx942", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx942", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1100", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1100", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx1100", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1030", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1030", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx1030", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
+    {"gfx908", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx908", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx908", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx90a", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx90a", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx90a", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx940", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx940", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx940", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx942", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx942", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx942", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1100", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1100", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx1100", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1030", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1030", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx1030", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
     /* Any other device: register-staged shapes (no cp.async needed), under 48 KiB of shared
      * memory. */
-    {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
-    {"default", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"default", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
+    {"default", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"default", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
 };
 
 /* a equals key up to the end of a or up to a ':' feature suffix of a. */
@@ -137,4 +148,58 @@ const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
      * NVIDIA shape that spills to scratch on CDNA (docs/hip-resources.md). */
     if (arch && strncmp(arch, "gfx", 3) == 0 && amd) return amd;
     return fallback;
+}
+
+/* ---- split-K ------------------------------------------------------------------------------- */
+
+static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t dt_gemm_split_slice_k(int64_t k, int bk, int split)
+{
+    if (split <= 1 || k <= 0 || bk <= 0) return k;
+    return ceil_div64(ceil_div64(k, bk), split) * bk;
+}
+
+int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k, int64_t batch,
+                    const dt_gemm_tile *t, int compute_units)
+{
+    if (!r || !t || r->max <= 1 || r->fill < 1 || compute_units < 1 || m <= 0 || n <= 0 ||
+        k <= 0 || t->bm <= 0 || t->bn <= 0 || t->bk <= 0)
+        return 1;
+    if (batch < 1) batch = 1;
+    const int64_t slots = (int64_t)r->fill * compute_units;
+    const int64_t tiles = ceil_div64(m, t->bm) * ceil_div64(n, t->bn) * batch;
+    if (tiles >= slots) return 1;
+    /* Whole bk steps per slice, at least min_k of K each. */
+    const int64_t steps = ceil_div64(k, t->bk);
+    const int64_t min_steps = r->min_k > t->bk ? ceil_div64(r->min_k, t->bk) : 1;
+    int64_t cap = k / (min_steps * t->bk);
+    if (cap > r->max) cap = r->max;
+    /* Beyond two waves' worth the grid only gets longer, not fuller. */
+    const int64_t wave_cap = 2 * ceil_div64(slots, tiles);
+    if (cap > wave_cap) cap = wave_cap;
+    if (cap < 2) return 1;
+    /* Efficiency e(s) = tiles s / (ceil(tiles s / slots) slots), compared as exact fractions
+     * scaled by 64 so that "within 1/64 of the best" needs no floating point. */
+    int64_t best_num = 0, best_den = 1;
+    for (int64_t s = 2; s <= cap; s++) {
+        const int64_t num = tiles * s, den = ceil_div64(num, slots) * slots;
+        if (num * best_den > best_num * den) {
+            best_num = num;
+            best_den = den;
+        }
+    }
+    int64_t split = cap;
+    for (int64_t s = 2; s <= cap; s++) {
+        const int64_t num = tiles * s, den = ceil_div64(num, slots) * slots;
+        /* num / den >= best - best / 64  <=>  64 num best_den >= 63 best_num den */
+        if (64 * num * best_den >= 63 * best_num * den) {
+            split = s;
+            break;
+        }
+    }
+    /* Equal slices of whole steps; dropping slices that would be empty. */
+    const int64_t per = ceil_div64(steps, split);
+    split = ceil_div64(steps, per);
+    return (int)split;
 }

@@ -28,9 +28,29 @@ typedef struct dt_gemm_tile {
     int stages;
 } dt_gemm_tile;
 
+/*
+ * Split-K: when the output has too few tiles to fill the device, K is cut into `split` slices
+ * of whole bk-deep steps; each slice's block writes its partial tile to the stream's workspace
+ * and a reduce kernel sums the slices in slice order and applies alpha and beta (results stay
+ * bitwise reproducible: the split depends on the shape and device only, the sum order is fixed).
+ *   fill:  resident blocks per compute unit of the shape that splits (the row's small shape:
+ *          the large one is only picked when its grid already fills the device). A problem
+ *          with at least fill * compute_units tiles is not split.
+ *   max:   most slices (bounds the workspace: split * batch * m * n elements).
+ *   min_k: fewest K per slice (rounded up to whole bk steps): a slice shorter than this
+ *          spends more on its prologue, epilogue and the reduction than it gains.
+ * max <= 1 turns split-K off for the row.
+ */
+typedef struct dt_gemm_split_rule {
+    int fill;
+    int max;
+    int min_k;
+} dt_gemm_split_rule;
+
 /* One row: the engine and two shapes. `large` is used once its grid has at least large_waves
  * blocks per compute unit, `small` below that (small or skinny problems, whose large-tile grid
- * would leave compute units idle or run too few waves to balance); split-K is not done. */
+ * would leave compute units idle or run too few waves to balance); `split` says when and how
+ * far the small shape splits K. */
 typedef struct dt_gemm_tuning {
     const char *arch; /* "sm_90", "gfx90a", ...; "default" for the fallback rows */
     duet_dtype dtype;
@@ -38,12 +58,34 @@ typedef struct dt_gemm_tuning {
     dt_gemm_tile large;
     dt_gemm_tile small;
     int large_waves;
+    dt_gemm_split_rule split;
 } dt_gemm_tuning;
 
 /* The row for arch (compared up to a ':' feature suffix, so "gfx90a:sramecc+:xnack-" finds
  * "gfx90a") and dtype; the default row of dtype when the arch is unknown or NULL; NULL only for
  * a dtype GEMM does not support. */
 const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype);
+
+/*
+ * The number of K slices for an m x n x k GEMM of `batch` matrices run with tile t on
+ * compute_units SMs/CUs under rule r (1: no split). Plain arithmetic on its arguments, so the
+ * same problem on the same device always splits the same way:
+ *   - 1 when the rule is off, when tiles = ceil(m/bm) ceil(n/bn) batch already reach
+ *     r->fill * compute_units (one full wave of resident blocks), or when K holds fewer than
+ *     two slices of r->min_k;
+ *   - otherwise the split s in 2 .. min(r->max, K / min_k, 2 ceil(slots / tiles)) whose grid
+ *     tiles * s best fills whole waves of slots = r->fill * compute_units blocks (wave
+ *     quantisation: efficiency tiles * s / (ceil(tiles * s / slots) * slots)), the smallest
+ *     such s when several are within 1/64 of the best;
+ *   - finally rounded so that every slice holds whole bk steps and none is empty
+ *     (dt_gemm_split_slice_k).
+ */
+int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k, int64_t batch,
+                    const dt_gemm_tile *t, int compute_units);
+
+/* K per slice of a split: ceil(ceil(k / bk) / split) * bk (k itself when split <= 1). The
+ * slices are [s * slice_k, min(k, (s + 1) * slice_k)) for s < split. */
+int64_t dt_gemm_split_slice_k(int64_t k, int bk, int split);
 
 #ifdef __cplusplus
 }
