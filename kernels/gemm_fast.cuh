@@ -470,26 +470,23 @@ static inline const dt_gemm_tile &gf_pick_tile(const dt_gemm_tuning *row, const 
 }
 
 /*
- * Split-K (rule: dt_gemm_split_k in src/common/tuning.c). Only the row's small shape splits:
- * the large one is picked when its grid already fills the device. The partial products go to
- * the stream's workspace (batch x m x n per slice), so nothing is allocated per call once the
+ * Split-K (rule: dt_gemm_split_plan and dt_gemm_split_k in src/common/tuning.c). Only problems
+ * the row sends to its small shape split (the large one is picked when its grid already fills
+ * the device); the plan may move them to the large shape. The partial products go to the
+ * stream's workspace (batch x m x n per slice), so nothing is allocated per call once the
  * workspace has grown to the largest split problem seen; when even that allocation fails the
- * problem runs unsplit (slower, same results as any unsplit run). Returns the split to run
+ * problem runs unsplit on the planned shape (slower, and correct). Returns the split to run
  * (1: none) and sets *ws; an error other than out-of-memory (a lost device while the
  * workspace waits for the stream) is returned in *status.
  */
 template <typename T>
-static int gf_plan_split(dt_context *ctx, void *be_stream, const dt_gemm *g,
-                         const dt_gemm_tuning *row, const dt_gemm_tile &t,
-                         const duet_device_props *props, T **ws, duet_status *status)
+static int gf_reserve_split(dt_context *ctx, void *be_stream, const dt_gemm *g, int split,
+                            T **ws, duet_status *status)
 {
     *ws = NULL;
     *status = DUET_SUCCESS;
-    if (!ctx || !g->ws || &t != &row->small) return 1;
-    const int64_t batch = g->batch < 1 ? 1 : g->batch;
-    const int split =
-        dt_gemm_split_k(&row->split, g->m, g->n, g->k, batch, &t, props->compute_units);
     if (split <= 1) return 1;
+    const int64_t batch = g->batch < 1 ? 1 : g->batch;
     const size_t bytes = (size_t)split * (size_t)batch * (size_t)g->m * (size_t)g->n * sizeof(T);
     void *p = NULL;
     const duet_status st = dt_workspace_reserve(ctx, be_stream, g->ws, bytes, "duet_gemm", &p);
@@ -517,7 +514,12 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
                                      duet_gpu_stream_t stream, const duet_device_props *props,
                                      const dt_gemm_tuning *row, duet_launch_info *info)
 {
-    const dt_gemm_tile &t = gf_pick_tile(row, g, props);
+    const dt_gemm_tile *tp = &gf_pick_tile(row, g, props);
+    int planned = 1;
+    if (ctx && g->ws && tp == &row->small)
+        tp = dt_gemm_split_plan(row, g->m, g->n, g->k, g->batch < 1 ? 1 : g->batch,
+                                props->compute_units, &planned);
+    const dt_gemm_tile &t = *tp;
     gf_args<T> args = gf_make_args<T>(g, t);
     const bool dmma = row->engine == DT_GEMM_ENGINE_DMMA;
     if (dmma &&
@@ -529,7 +531,7 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
     const gf_args<T> out = args;
     T *ws = NULL;
     duet_status split_status = DUET_SUCCESS;
-    const int split = gf_plan_split<T>(ctx, be_stream, g, row, t, props, &ws, &split_status);
+    const int split = gf_reserve_split<T>(ctx, be_stream, g, planned, &ws, &split_status);
     if (split_status != DUET_SUCCESS) return split_status;
     if (split > 1) {
         const int64_t vn = 16 / (int64_t)sizeof(T);

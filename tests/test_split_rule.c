@@ -9,51 +9,56 @@
  * properties every choice must have, over a sweep of shapes, tiles and device sizes.
  */
 
-static const dt_gemm_tile F32_SMALL = {128, 64, 16, 8, 4, 256, 3};
-static const dt_gemm_tile DMMA_SMALL = {64, 64, 16, 32, 32, 128, 3};
-static const dt_gemm_split_rule RING = {3, 256, 256};
-
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Expected splits on an H100 (132 SMs, 396 resident small blocks). */
+/* Expected plans on an H100 (132 SMs) with the sm_90 rows: f32 splits on the 128 x 128 x 8
+ * shape (2 blocks per SM: 264 slots) unless its tiles pad the output more than the small
+ * 128 x 64 x 16 ones; f64 on the DMMA 64 x 64 x 16 shape (3 per SM: 396 slots). */
 static void test_h100_shapes(void)
 {
     static const struct {
         int64_t m, n, k, batch;
         int f64;
-        int want;
+        int want_bm, want_bn, want;
     } cases[] = {
-        /* 128 tiles of 128 x 64: 3 slices give 384 of 396 slots (97%). */
-        {8192, 128, 8192, 1, 0, 3},
-        {128, 8192, 8192, 1, 0, 3},
-        /* 256 tiles of 64 x 64: 3 slices, 768 blocks in two waves of 396 (97%). */
-        {8192, 128, 8192, 1, 1, 3},
-        {1024, 1024, 16384, 1, 1, 3},
-        {1024, 1024, 16384, 1, 0, 3},
-        /* One tile: as many slices of >= 256 as fill the device, at most 256 (4096 steps of
-         * 16 in 252 slices of 17 steps: 241 non-empty slices). */
-        {64, 64, 65536, 1, 0, 241},
-        {64, 64, 65536, 1, 1, 241},
-        /* 8 tiles: 49 slices give 392 of 396 slots; 16 tiles: 49 give 784 of 792 (24 would
-         * give 384 of 396, 1.2% worse). */
-        {256, 256, 32768, 1, 0, 49},
-        {256, 256, 32768, 1, 1, 49},
+        /* 64 large tiles: 4 slices give 256 of 264 slots (97%). */
+        {8192, 128, 8192, 1, 0, 128, 128, 4},
+        {128, 8192, 8192, 1, 0, 128, 128, 4},
+        {1024, 1024, 16384, 1, 0, 128, 128, 4},
+        /* 4 large tiles: 66 slices would fill 264 slots; 65 are within 1/64 of that, and
+         * 4096 steps of 8 in slices of 64 steps make 64. */
+        {256, 256, 32768, 1, 0, 128, 128, 64},
+        /* A 64 x 64 output pads a 128 x 128 tile 4x, a 128 x 64 one 2x: the small shape. One
+         * tile: as many slices of >= 256 as fill the device, at most 256 (4096 steps of 16 in
+         * 252 slices of 17 steps: 241 non-empty slices). */
+        {64, 64, 65536, 1, 0, 128, 64, 241},
+        /* f64, 256 tiles of 64 x 64: 3 slices, 768 blocks in two waves of 396 (97%). */
+        {8192, 128, 8192, 1, 1, 64, 64, 3},
+        {128, 8192, 8192, 1, 1, 64, 64, 3},
+        {1024, 1024, 16384, 1, 1, 64, 64, 3},
+        {64, 64, 65536, 1, 1, 64, 64, 241},
+        /* 16 tiles: 49 slices give 784 of 792 slots (24 would give 384 of 396, 1.2% worse). */
+        {256, 256, 32768, 1, 1, 64, 64, 49},
         /* Enough tiles already: no split. */
-        {4096, 4096, 4096, 1, 1, 1},
-        {1024, 1024, 16384, 4, 1, 1},
+        {4096, 4096, 4096, 1, 1, 64, 64, 1},
+        {1024, 1024, 16384, 4, 1, 64, 64, 1},
         /* Too little K for two slices of 256. */
-        {64, 64, 511, 1, 0, 1},
-        {64, 64, 512, 1, 0, 2},
+        {64, 64, 511, 1, 0, 128, 64, 1},
+        {64, 64, 512, 1, 0, 128, 64, 2},
         /* Batches count as tiles: 3 x 1 tile. */
-        {64, 64, 4096, 3, 0, 16},
+        {64, 64, 4096, 3, 0, 128, 64, 16},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const dt_gemm_tile *t = cases[i].f64 ? &DMMA_SMALL : &F32_SMALL;
-        int got =
-            dt_gemm_split_k(&RING, cases[i].m, cases[i].n, cases[i].k, cases[i].batch, t, 132);
-        DT_CHECK(got == cases[i].want, "%lldx%lldx%lld batch %lld %s: split %d, want %d",
+        const dt_gemm_tuning *row =
+            dt_gemm_tuning_lookup("sm_90", cases[i].f64 ? DUET_DTYPE_F64 : DUET_DTYPE_F32);
+        int got = 0;
+        const dt_gemm_tile *t =
+            dt_gemm_split_plan(row, cases[i].m, cases[i].n, cases[i].k, cases[i].batch, 132, &got);
+        DT_CHECK(got == cases[i].want && t->bm == cases[i].want_bm && t->bn == cases[i].want_bn,
+                 "%lldx%lldx%lld batch %lld %s: %dx%d split %d, want %dx%d split %d",
                  (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
-                 (long long)cases[i].batch, cases[i].f64 ? "f64" : "f32", got, cases[i].want);
+                 (long long)cases[i].batch, cases[i].f64 ? "f64" : "f32", t->bm, t->bn, got,
+                 cases[i].want_bm, cases[i].want_bn, cases[i].want);
     }
 }
 
@@ -65,7 +70,7 @@ static void test_properties(void)
                                          {64, 64, 8, 4, 4, 256, 2},
                                          {128, 128, 8, 16, 8, 128, 2}};
     static const dt_gemm_split_rule rules[] = {
-        {3, 256, 256}, {2, 256, 256}, {1, 8, 64}, {4, 1, 64}};
+        {3, 0, 256, 256}, {2, 2, 256, 256}, {1, 0, 8, 64}, {4, 0, 1, 64}};
     static const int units[] = {1, 7, 80, 108, 132, 304};
     static const int64_t dims[] = {1, 5, 63, 64, 65, 128, 300, 1000, 4097};
     static const int64_t ks[] = {0, 1, 15, 255, 256, 511, 512, 513, 1000, 4099, 65536, 1 << 22};
@@ -124,7 +129,9 @@ static void test_table_rows(void)
             const dt_gemm_tuning *row = dt_gemm_tuning_lookup(arches[a], dts[d]);
             DT_CHECK(row != NULL, "no row for %s", arches[a] ? arches[a] : "default");
             if (!row) continue;
-            const int s = dt_gemm_split_k(&row->split, 64, 64, 4096, 1, &row->small, 132);
+            int s = 0;
+            const dt_gemm_tile *t = dt_gemm_split_plan(row, 64, 64, 4096, 1, 132, &s);
+            DT_CHECK(t == &row->small || t == &row->large, "%s: plan shape", row->arch);
             DT_CHECK(s >= 2, "%s %s: 64x64x4096 splits %d", row->arch, duet_dtype_name(dts[d]), s);
             DT_CHECK(row->split.max <= 256 && row->split.min_k >= 64 && row->split.fill >= 1,
                      "%s %s: rule {%d, %d, %d}", row->arch, duet_dtype_name(dts[d]),

@@ -68,37 +68,44 @@
 #define DMMA_LARGE T_(128, 128, 16, 64, 32, 256, 3)
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
 
-/* Split-K rules {fill, max, min_k} (tuning.h). fill is the small shape's resident blocks per
- * SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x 16 are capped for three
- * by __launch_bounds__), 2 for the register-staged shapes. A max of 256 slices of at least 256
- * K lets a 64 x 64 output with K = 65536 run 256 blocks (one tile alone would leave all but one
- * SM idle); the partial sums then take 256 * 64 * 64 elements of workspace. */
-#define SPLIT_RING {3, 256, 256}
-#define SPLIT_REG {2, 256, 256}
+/* Split-K rules {fill, large_fill, max, min_k} (tuning.h). fill is the small shape's resident
+ * blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x 16 are capped
+ * for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32 rows
+ * split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
+ * cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
+ * the device with large tiles beats one that fills it with small ones. f64 splits on its small
+ * DMMA shape (the large one holds one block per SM and wins only with many waves). A max of
+ * 256 slices of at least 256 K lets a 64 x 64 output with K = 65536 run about 250 blocks (one
+ * tile alone would leave all but one SM idle); the partial sums then take 256 * 64 * 64
+ * elements of workspace. */
+#define SPLIT_RING {3, 0, 256, 256}
+#define SPLIT_RING_LARGE {3, 2, 256, 256}
+#define SPLIT_REG {2, 0, 256, 256}
+#define SPLIT_REG_LARGE {2, 2, 256, 256}
 
 #define FMA DT_GEMM_ENGINE_FMA
 #define DMMA DT_GEMM_ENGINE_DMMA
 
 static const dt_gemm_tuning g_gemm_table[] = {
     /* Volta: no cp.async, no f64 tensor cores. */
-    {"sm_70", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
+    {"sm_70", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
     {"sm_70", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
-    {"sm_70", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
+    {"sm_70", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
     /* A100: cp.async; DMMA m8n8k4 for f64. */
-    {"sm_80", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_80", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     {"sm_80", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16, SPLIT_RING},
-    {"sm_80", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_80", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* GA10x and Ada: cp.async, f64 at 1/64 rate on plain units. */
-    {"sm_86", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_86", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     {"sm_86", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
-    {"sm_86", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
-    {"sm_89", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_86", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_89", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     {"sm_89", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
-    {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* H100 / H200: measured (see above). DMMA uses the sm_90 m16n8k8 shape. */
-    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16, SPLIT_RING},
-    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING},
+    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* AMD (see the note above): register-staged, 2 stages, shapes free of scratch by the
      * compiler's resource report. */
     {"gfx908", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
@@ -121,9 +128,9 @@ static const dt_gemm_tuning g_gemm_table[] = {
     {"gfx1030", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
     /* Any other device: register-staged shapes (no cp.async needed), under 48 KiB of shared
      * memory. */
-    {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
+    {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
     {"default", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
-    {"default", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG},
+    {"default", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
 };
 
 /* a equals key up to the end of a or up to a ':' feature suffix of a. */
@@ -202,4 +209,26 @@ int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k
     const int64_t per = ceil_div64(steps, split);
     split = ceil_div64(steps, per);
     return (int)split;
+}
+
+static int64_t padded_area(int64_t m, int64_t n, const dt_gemm_tile *t)
+{
+    return ceil_div64(m, t->bm) * t->bm * ceil_div64(n, t->bn) * t->bn;
+}
+
+const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch, int compute_units, int *split)
+{
+    if (row->split.large_fill > 0 &&
+        padded_area(m, n, &row->large) <= padded_area(m, n, &row->small)) {
+        dt_gemm_split_rule large = row->split;
+        large.fill = row->split.large_fill;
+        const int s = dt_gemm_split_k(&large, m, n, k, batch, &row->large, compute_units);
+        if (s > 1) {
+            *split = s;
+            return &row->large;
+        }
+    }
+    *split = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
+    return &row->small;
 }

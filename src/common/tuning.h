@@ -33,16 +33,22 @@ typedef struct dt_gemm_tile {
  * of whole bk-deep steps; each slice's block writes its partial tile to the stream's workspace
  * and a reduce kernel sums the slices in slice order and applies alpha and beta (results stay
  * bitwise reproducible: the split depends on the shape and device only, the sum order is fixed).
- *   fill:  resident blocks per compute unit of the shape that splits (the row's small shape:
- *          the large one is only picked when its grid already fills the device). A problem
- *          with at least fill * compute_units tiles is not split.
- *   max:   most slices (bounds the workspace: split * batch * m * n elements).
- *   min_k: fewest K per slice (rounded up to whole bk steps): a slice shorter than this
- *          spends more on its prologue, epilogue and the reduction than it gains.
+ * Only problems the row sends to its small shape are split (the large shape is picked when its
+ * grid already fills the device).
+ *   fill:       resident blocks per compute unit of the small shape. A problem with at least
+ *               fill * compute_units small tiles is not split.
+ *   large_fill: resident blocks per compute unit of the large shape, when split problems
+ *               should run on it (its tiles pad the output no more than the small ones, and
+ *               its rate on a full device is higher: the H100's f32 128 x 128 tile); 0: split
+ *               problems stay on the small shape.
+ *   max:        most slices (bounds the workspace: split * batch * m * n elements).
+ *   min_k:      fewest K per slice (rounded up to whole bk steps): a slice shorter than this
+ *               spends more on its prologue, epilogue and the reduction than it gains.
  * max <= 1 turns split-K off for the row.
  */
 typedef struct dt_gemm_split_rule {
     int fill;
+    int large_fill;
     int max;
     int min_k;
 } dt_gemm_split_rule;
@@ -82,6 +88,13 @@ const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype);
  */
 int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k, int64_t batch,
                     const dt_gemm_tile *t, int compute_units);
+
+/* The shape and split for a problem that the row's tile choice sent to its small shape:
+ * the large shape with dt_gemm_split_k under fill = large_fill when the rule names one, the
+ * large tiles pad m x n no more than the small ones and that split is > 1; else the small
+ * shape with dt_gemm_split_k under fill (*split = 1: no split). */
+const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch, int compute_units, int *split);
 
 /* K per slice of a split: ceil(ceil(k / bk) / split) * bk (k itself when split <= 1). The
  * slices are [s * slice_k, min(k, (s + 1) * slice_k)) for s < split. */
