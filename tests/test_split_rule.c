@@ -42,6 +42,12 @@ static void test_h100_shapes(void)
         /* Enough tiles already: no split. */
         {4096, 4096, 4096, 1, 1, 64, 64, 1},
         {1024, 1024, 16384, 4, 1, 64, 64, 1},
+        /* Squarish problems stay unsplit (K < 4 sqrt(m n)). */
+        {1024, 1024, 1024, 1, 0, 128, 64, 1},
+        {1024, 1024, 1024, 1, 1, 64, 64, 1},
+        {1000, 1000, 1000, 1, 0, 128, 64, 1},
+        {512, 512, 512, 1, 1, 64, 64, 1},
+        {1024, 1024, 4095, 1, 0, 128, 64, 1},
         /* Too little K for two slices of 256. */
         {64, 64, 511, 1, 0, 128, 64, 1},
         {64, 64, 512, 1, 0, 128, 64, 2},
@@ -70,7 +76,7 @@ static void test_properties(void)
                                          {64, 64, 8, 4, 4, 256, 2},
                                          {128, 128, 8, 16, 8, 128, 2}};
     static const dt_gemm_split_rule rules[] = {
-        {3, 0, 256, 256}, {2, 2, 256, 256}, {1, 0, 8, 64}, {4, 0, 1, 64}};
+        {3, 0, 256, 256, 4}, {2, 2, 256, 256, 0}, {1, 0, 8, 64, 1}, {4, 0, 1, 64, 4}};
     static const int units[] = {1, 7, 80, 108, 132, 304};
     static const int64_t dims[] = {1, 5, 63, 64, 65, 128, 300, 1000, 4097};
     static const int64_t ks[] = {0, 1, 15, 255, 256, 511, 512, 513, 1000, 4099, 65536, 1 << 22};
@@ -96,6 +102,9 @@ static void test_properties(void)
                                     ok = ok && (r->max > 1 && s <= r->max);
                                     /* only when the tiles do not fill the device */
                                     ok = ok && tl < (int64_t)r->fill * units[ui];
+                                    /* only deep problems */
+                                    ok = ok && (double)k * k >=
+                                                   (double)r->min_depth * r->min_depth * m * n;
                                     /* whole steps of at least min_k, none empty */
                                     ok = ok && slice % t->bk == 0 && slice >= r->min_k;
                                     ok = ok && (int64_t)(s - 1) * slice < k &&

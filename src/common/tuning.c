@@ -68,7 +68,7 @@
 #define DMMA_LARGE T_(128, 128, 16, 64, 32, 256, 3)
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
 
-/* Split-K rules {fill, large_fill, max, min_k} (tuning.h). fill is the small shape's resident
+/* Split-K rules {fill, large_fill, max, min_k, min_depth} (tuning.h). fill is the small shape's resident
  * blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x 16 are capped
  * for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32 rows
  * split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
@@ -77,11 +77,14 @@
  * DMMA shape (the large one holds one block per SM and wins only with many waves). A max of
  * 256 slices of at least 256 K lets a 64 x 64 output with K = 65536 run about 250 blocks (one
  * tile alone would leave all but one SM idle); the partial sums then take 256 * 64 * 64
- * elements of workspace. */
-#define SPLIT_RING {3, 0, 256, 256}
-#define SPLIT_RING_LARGE {3, 2, 256, 256}
-#define SPLIT_REG {2, 0, 256, 256}
-#define SPLIT_REG_LARGE {2, 2, 256, 256}
+ * elements of workspace. min_depth 4 (K >= 4 sqrt(m n)): on the H100 (2026-11-24) every
+ * problem with K >= 4096 and a small output gained from the split (f32 8192 x 128 x 8192: 0.57x
+ * cuBLAS unsplit, 0.75x split 4) while 512^3-1024^3 lost (f32 1024^3: 0.795x unsplit, 0.750x
+ * split 4; f64: 0.618x, 0.538x split 3). */
+#define SPLIT_RING {3, 0, 256, 256, 4}
+#define SPLIT_RING_LARGE {3, 2, 256, 256, 4}
+#define SPLIT_REG {2, 0, 256, 256, 4}
+#define SPLIT_REG_LARGE {2, 2, 256, 256, 4}
 
 #define FMA DT_GEMM_ENGINE_FMA
 #define DMMA DT_GEMM_ENGINE_DMMA
@@ -177,6 +180,10 @@ int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k
     const int64_t slots = (int64_t)r->fill * compute_units;
     const int64_t tiles = ceil_div64(m, t->bm) * ceil_div64(n, t->bn) * batch;
     if (tiles >= slots) return 1;
+    /* Deep enough: K^2 >= min_depth^2 m n, in double (exact for these magnitudes' purpose:
+     * the same inputs always compare the same way). */
+    const double depth = r->min_depth > 0 ? (double)r->min_depth : 0.0;
+    if ((double)k * (double)k < depth * depth * (double)m * (double)n) return 1;
     /* Whole bk steps per slice, at least min_k of K each. */
     const int64_t steps = ceil_div64(k, t->bk);
     const int64_t min_steps = r->min_k > t->bk ? ceil_div64(r->min_k, t->bk) : 1;

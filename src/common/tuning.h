@@ -44,6 +44,10 @@ typedef struct dt_gemm_tile {
  *   max:        most slices (bounds the workspace: split * batch * m * n elements).
  *   min_k:      fewest K per slice (rounded up to whole bk steps): a slice shorter than this
  *               spends more on its prologue, epilogue and the reduction than it gains.
+ *   min_depth:  split only when K >= min_depth * sqrt(m * n) (one matrix of the batch): the
+ *               partial sums cost split * m * n stores and loads against m * n * K
+ *               multiply-adds, so squarish problems (1024^3: the H100 lost 6-13% split) run
+ *               unsplit and only deep ones (8192 x 128 x 8192, 64 x 64 x 65536) split.
  * max <= 1 turns split-K off for the row.
  */
 typedef struct dt_gemm_split_rule {
@@ -51,6 +55,7 @@ typedef struct dt_gemm_split_rule {
     int large_fill;
     int max;
     int min_k;
+    int min_depth;
 } dt_gemm_split_rule;
 
 /* One row: the engine and two shapes. `large` is used once its grid has at least large_waves
@@ -77,8 +82,8 @@ const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype);
  * compute_units SMs/CUs under rule r (1: no split). Plain arithmetic on its arguments, so the
  * same problem on the same device always splits the same way:
  *   - 1 when the rule is off, when tiles = ceil(m/bm) ceil(n/bn) batch already reach
- *     r->fill * compute_units (one full wave of resident blocks), or when K holds fewer than
- *     two slices of r->min_k;
+ *     r->fill * compute_units (one full wave of resident blocks), when K holds fewer than
+ *     two slices of r->min_k, or when K < r->min_depth * sqrt(m n);
  *   - otherwise the split s in 2 .. min(r->max, K / min_k, 2 ceil(slots / tiles)) whose grid
  *     tiles * s best fills whole waves of slots = r->fill * compute_units blocks (wave
  *     quantisation: efficiency tiles * s / (ceil(tiles * s / slots) * slots)), the smallest
