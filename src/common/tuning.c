@@ -19,7 +19,7 @@
  *     on a 4-stage cp.async ring by 3-4% (0.79-0.80x cuBLAS at 2048-8192).
  *   f32 small: 128 x 64 x 16, 256 threads of 8 x 4, 3-stage cp.async ring: at 1024^3 (64 large
  *     tiles for 132 SMs) 0.79x cuBLAS, against 0.70x for 64 x 64 tiles; also best on the
- *     skinny 8192 x 128 x 8192 shapes (0.57x: cuBLAS splits K there, duet does not).
+ *     unsplit skinny 8192 x 128 x 8192 shapes (0.57x; split-K on the large shape: 0.75x).
  *   f64: DMMA tensor cores (the FMA kernel reaches only 0.33-0.36x of cuBLAS DGEMM: the H100's
  *     f64 FMA rate is half its DMMA rate). 128 x 128 x 16 blocks of eight 64 x 32 warp tiles win
  *     only with many waves (8192^3: 0.76x, against 0.70x); below 16 blocks per SM the 64 x 64
@@ -77,10 +77,10 @@
  * DMMA shape (the large one holds one block per SM and wins only with many waves). A max of
  * 256 slices of at least 256 K lets a 64 x 64 output with K = 65536 run about 250 blocks (one
  * tile alone would leave all but one SM idle); the partial sums then take 256 * 64 * 64
- * elements of workspace. min_depth 4 (K >= 4 sqrt(m n)): on the H100 (2026-11-24) every
- * problem with K >= 4096 and a small output gained from the split (f32 8192 x 128 x 8192: 0.57x
- * cuBLAS unsplit, 0.75x split 4) while 512^3-1024^3 lost (f32 1024^3: 0.795x unsplit, 0.750x
- * split 4; f64: 0.618x, 0.538x split 3). */
+ * elements of workspace. min_depth 4 (K >= 4 sqrt(m n)): on the H100 (2026-11-24) the deep
+ * shapes measured both ways gained or held (f32 8192 x 128 x 8192: 0.57x cuBLAS unsplit, 0.75x
+ * split 4; f64: 0.71x both ways) while 512^3-1024^3 lost (f32 1024^3: 0.796x unsplit, 0.750x
+ * split 4; f64: 0.627x, 0.538x split 3). */
 #define SPLIT_RING {3, 0, 256, 256, 4}
 #define SPLIT_RING_LARGE {3, 2, 256, 256, 4}
 #define SPLIT_REG {2, 0, 256, 256, 4}
