@@ -307,6 +307,106 @@ static double freivalds(const void *a, const void *b, const void *c, duet_dtype 
     return worst;
 }
 
+/* Freivalds' test of an i32 C = A B modulo 2^32: exact, since the ring arithmetic of the
+ * check is the GEMM's own. Returns the number of rows where C x != A (B x) (0: correct). */
+static long freivalds_u32(const uint32_t *a, const uint32_t *b, const uint32_t *c, int64_t m,
+                          int64_t n, int64_t k)
+{
+    uint32_t *x = (uint32_t *)xmalloc((size_t)n * sizeof *x);
+    uint32_t *bx = (uint32_t *)xmalloc((size_t)k * sizeof *bx);
+    long bad = 0;
+    for (int rep = 0; rep < 2; rep++) {
+        for (int64_t j = 0; j < n; j++) x[j] = (uint32_t)(rnd_u64() >> 32);
+        for (int64_t p = 0; p < k; p++) {
+            uint32_t s = 0;
+            for (int64_t j = 0; j < n; j++) s += b[p * n + j] * x[j];
+            bx[p] = s;
+        }
+        for (int64_t i = 0; i < m; i++) {
+            uint32_t abx = 0, cx = 0;
+            for (int64_t p = 0; p < k; p++) abx += a[i * k + p] * bx[p];
+            for (int64_t j = 0; j < n; j++) cx += c[i * n + j] * x[j];
+            if (abx != cx) bad++;
+        }
+    }
+    free(x);
+    free(bx);
+    return bad;
+}
+
+/* The device's IMAD peak in TOPS (2 ops per multiply-add): SMs x 64 lanes x 2 x clock. 64 is
+ * the 32-bit integer multiply-add throughput per SM and clock of compute capability 7.0-9.0
+ * (CUDA C Programming Guide, arithmetic instruction throughput); the clock is the device's
+ * peak SM clock (cudaDevAttrClockRate). 0 where unknown (no CUDA runtime). */
+static double imad_peak_tops(int sms)
+{
+#if defined(DUET_BENCH_CUBLAS)
+    int khz = 0, major = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) != cudaSuccess) return 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess)
+        return 0;
+    if (major < 7 || major > 9) return 0;
+    return (double)sms * 64.0 * 2.0 * (double)khz * 1e3 / 1e12;
+#else
+    (void)sms;
+    return 0;
+#endif /* DUET_BENCH_CUBLAS */
+}
+
+static int g_sms = 0;
+
+/* i32 GEMM (computed modulo 2^32): no vendor GEMM to compare with, so its rate is reported
+ * as a share of the IMAD peak (in the vs_vend column). */
+static void bench_gemm_i32(int64_t m, int64_t n, int64_t k)
+{
+    const duet_dtype t = DUET_DTYPE_I32;
+    const size_t es = 4;
+    gemm_job j;
+    memset(&j, 0, sizeof j);
+    j.dtype = t;
+    j.m = m;
+    j.n = n;
+    j.k = k;
+    uint32_t *ha = (uint32_t *)xmalloc((size_t)(m * k) * es);
+    uint32_t *hb = (uint32_t *)xmalloc((size_t)(k * n) * es);
+    uint32_t *hc = (uint32_t *)xmalloc((size_t)(m * n) * es);
+    /* Full-range values: the products wrap, as the check's arithmetic does. */
+    for (int64_t i = 0; i < m * k; i++) ha[i] = (uint32_t)(rnd_u64() >> 32);
+    for (int64_t i = 0; i < k * n; i++) hb[i] = (uint32_t)(rnd_u64() >> 32);
+    duet_buffer *ba, *bb, *bc;
+    OK(duet_buffer_create(g_ctx, (size_t)(m * k) * es, &ba));
+    OK(duet_buffer_create(g_ctx, (size_t)(k * n) * es, &bb));
+    OK(duet_buffer_create(g_ctx, (size_t)(m * n) * es, &bc));
+    OK(duet_buffer_write(g_stream, ba, 0, ha, (size_t)(m * k) * es));
+    OK(duet_buffer_write(g_stream, bb, 0, hb, (size_t)(k * n) * es));
+    j.a = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, m, k);
+    j.b = duet_matrix_make(bb, t, DUET_LAYOUT_ROW_MAJOR, k, n);
+    j.c = duet_matrix_make(bc, t, DUET_LAYOUT_ROW_MAJOR, m, n);
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    OK(duet_buffer_memset(g_stream, bc, 0, 0xa5, (size_t)(m * n) * es));
+    const double ms = time_duet(run_gemm, &j);
+    OK(duet_buffer_read(g_stream, bc, 0, hc, (size_t)(m * n) * es));
+    const long bad = freivalds_u32(ha, hb, hc, m, n, k);
+    if (bad) g_failures++;
+    char check[48], size[48];
+    snprintf(check, sizeof check, bad ? "FAIL %ld rows" : "exact", bad);
+    snprintf(size, sizeof size, "%ldx%ldx%ld", (long)m, (long)n, (long)k);
+    const double ops = 2.0 * (double)m * (double)n * (double)k;
+    const double tops = ops / (ms * 1e9), peak = imad_peak_tops(g_sms);
+    if (peak > 0)
+        report("gemm", "i32", size, "imad-peak", "SMs*64*2*clock", ops / (peak * 1e9), peak, "TOPS",
+               1.0, -1, "-");
+    report("gemm", "i32", size, "auto", j.info.kernel, ms, tops, "TOPS",
+           peak > 0 ? tops / peak : -1, -1, check);
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bc));
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
 static void bench_gemm(duet_dtype t, int64_t m, int64_t n, int64_t k)
 {
     const size_t es = duet_dtype_size(t);
@@ -945,6 +1045,7 @@ int main(int argc, char **argv)
     duet_device_props props;
     OK(duet_context_get_props(g_ctx, &props));
     g_on_gpu = strcmp(duet_backend_name(), "cpu") != 0;
+    g_sms = props.compute_units;
     if (!g_on_gpu) quick = 1;
     printf("duet-bench: backend %s, device %s (%s, %d compute units), reps %d, warmup %d\n",
            duet_backend_name(), props.name, props.arch, props.compute_units, g_reps, WARMUP);
@@ -972,18 +1073,32 @@ int main(int argc, char **argv)
 
     if (!only || !strcmp(only, "gemm")) {
         header("gemm C = A B, row-major, alpha 1, beta 0 (TFLOP/s = 2mnk / time)");
-        static const int64_t full[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048},
-                                          {4096, 4096, 4096}, {8192, 8192, 8192},
-                                          {4095, 4097, 4093}, {8192, 128, 8192},
-                                          {128, 8192, 8192}};
+        /* The shape table of docs/performance.md: squares, sizes off multiples of 8, the
+         * skinny and small-output shapes that split K, and rectangles. */
+        static const int64_t full[][3] = {
+            {1024, 1024, 1024},  {2048, 2048, 2048},   {3072, 3072, 3072},
+            {4096, 4096, 4096},  {6144, 6144, 6144},   {8192, 8192, 8192},
+            {4095, 4097, 4093},  {1000, 1000, 1000},   {1023, 1025, 1027},
+            {2047, 2049, 2051},  {3001, 2999, 3003},   {8192, 128, 8192},
+            {128, 8192, 8192},   {64, 64, 65536},      {256, 256, 32768},
+            {1024, 1024, 16384}, {8191, 131, 8189},    {127, 129, 16383},
+            {333, 777, 5555},    {2048, 512, 8192},    {4096, 1024, 4096},
+            {16384, 64, 4096},   {512, 512, 512},      {8192, 8192, 1024}};
         static const int64_t small_gpu[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048},
                                                {4095, 4097, 4093}, {8192, 128, 8192}};
         static const int64_t small_cpu[][3] = {{256, 256, 256}, {255, 257, 253}};
         const int64_t(*sz)[3] = g_on_gpu ? (quick ? small_gpu : full) : small_cpu;
-        const int ns = g_on_gpu ? (quick ? 4 : 7) : 2;
+        const int ns = g_on_gpu ? (quick ? 4 : (int)(sizeof full / sizeof full[0])) : 2;
         for (int d = 0; d < 2; d++)
             for (int i = 0; i < ns; i++)
                 bench_gemm(d == 0 ? DUET_DTYPE_F32 : DUET_DTYPE_F64, sz[i][0], sz[i][1], sz[i][2]);
+        header("gemm i32 (modulo 2^32), TOPS = 2mnk / time; vs_vend = share of the IMAD peak");
+        static const int64_t i32_gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192},
+                                             {8192, 128, 8192}};
+        static const int64_t i32_cpu[][3] = {{256, 256, 256}};
+        const int64_t(*si)[3] = g_on_gpu ? i32_gpu : i32_cpu;
+        const int ni = g_on_gpu ? (quick ? 1 : 3) : 1;
+        for (int i = 0; i < ni; i++) bench_gemm_i32(si[i][0], si[i][1], si[i][2]);
     }
     if (!only || !strcmp(only, "gemm-lowp")) bench_gemm_lowp_all(quick);
     if (!only || !strcmp(only, "transpose")) {

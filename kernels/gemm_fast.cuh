@@ -5,12 +5,14 @@
 #include "compat.h"
 #include "gemm_fast_dmma.cuh"
 #include "gemm_fast_tile.cuh"
+#include "gemm_splitk.cuh"
 
 #include "common/internal.h"
 #include "common/tuning.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /*
  * The FMA kernel (every dtype, every device).
@@ -77,7 +79,9 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
     const LB lb(tid);
     const int tx = tid % TX, ty = tid / TX;
     const int64_t tiles = p.tiles_m * p.tiles_n;
-    const int64_t kt_count = (p.k + BK - 1) / BK;
+    int64_t k_begin, k_len;
+    gf_slice(p, &k_begin, &k_len);
+    const int64_t kt_count = (k_len + BK - 1) / BK;
 
     for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
         for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -86,8 +90,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
             const int64_t m0 = tm * BM, n0 = tn * BN;
             const int64_t mrem = p.m - m0, nrem = p.n - n0;
             /* A(m0, 0) and B(0, n0) of this batch; A walks x = m, B walks x = n. */
-            const T *a = p.a.base + bz * p.a.bs + m0 * p.a.rs;
-            const T *b = p.b.base + bz * p.b.bs + n0 * p.b.cs;
+            const T *a = p.a.base + bz * p.a.bs + m0 * p.a.rs + k_begin * p.a.cs;
+            const T *b = p.b.base + bz * p.b.bs + n0 * p.b.cs + k_begin * p.b.rs;
             const bool a_full = mrem >= BM, b_full = nrem >= BN;
 
             T acc[TM][TN];
@@ -121,7 +125,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
 
             if (ASYNC) {
                 auto issue = [&](int64_t kt, int stage) {
-                    const int64_t k0 = kt * BK, krem = p.k - k0;
+                    const int64_t k0 = kt * BK, krem = k_len - k0;
                     la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem,
                                   krem, a_full && krem >= BK);
                     lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem,
@@ -148,7 +152,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
             } else {
                 T ra[LA::COUNT][AV], rb[LB::COUNT][BV];
                 auto fetch = [&](int64_t kt) {
-                    const int64_t k0 = kt * BK, krem = p.k - k0;
+                    const int64_t k0 = kt * BK, krem = k_len - k0;
                     la.fetch(ra, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem, krem,
                              a_full && krem >= BK);
                     lb.fetch(rb, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
@@ -171,7 +175,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
             }
 
             /* Epilogue: alpha * acc + beta * C; beta == 0 never reads C. */
-            T *cb = p.c + bz * p.c_bs;
+            T *cb = p.c + (int64_t)blockIdx.y * p.c_ss + bz * p.c_bs;
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
                 const int64_t gm = m0 + (i / VR) * TY * VR + ty * VR + i % VR;
@@ -448,6 +452,8 @@ static gf_args<T> gf_make_args(const dt_gemm *g, const dt_gemm_tile &t)
     const int64_t vn = 16 / (int64_t)sizeof(T);
     a.c_vec = g->c.cs == 1 && ((uintptr_t)g->c.base % 16) == 0 && g->c.rs % vn == 0 &&
               (a.batch == 1 || g->c.bs % vn == 0);
+    a.slice_k = g->k;
+    a.c_ss = 0;
     return a;
 }
 
@@ -464,23 +470,90 @@ static inline const dt_gemm_tile &gf_pick_tile(const dt_gemm_tuning *row, const 
 }
 
 /*
+ * Split-K (rule: dt_gemm_split_plan and dt_gemm_split_k in src/common/tuning.c). Only problems
+ * the row sends to its small shape split (the large one is picked when its grid already fills
+ * the device); the plan may move them to the large shape. The partial products go to the
+ * stream's workspace (batch x m x n per slice), so nothing is allocated per call once the
+ * workspace has grown to the largest split problem seen; when even that allocation fails the
+ * problem runs unsplit on the planned shape (slower, and correct). Returns the split to run
+ * (1: none) and sets *ws; an error other than out-of-memory (a lost device while the
+ * workspace waits for the stream) is returned in *status.
+ */
+template <typename T>
+static int gf_reserve_split(dt_context *ctx, void *be_stream, const dt_gemm *g, int split,
+                            T **ws, duet_status *status)
+{
+    *ws = NULL;
+    *status = DUET_SUCCESS;
+    if (split <= 1) return 1;
+    const int64_t batch = g->batch < 1 ? 1 : g->batch;
+    const size_t bytes = (size_t)split * (size_t)batch * (size_t)g->m * (size_t)g->n * sizeof(T);
+    void *p = NULL;
+    const duet_status st = dt_workspace_reserve(ctx, be_stream, g->ws, bytes, "duet_gemm", &p);
+    if (st == DUET_ERROR_OUT_OF_MEMORY) {
+        dt_clear_error();
+        return 1;
+    }
+    if (st != DUET_SUCCESS) {
+        *status = st;
+        return 1;
+    }
+    *ws = (T *)p;
+    return split;
+}
+
+/*
  * Runs g with the given row (tests and benchmarks can pass rows of their own). Returns
  * DUET_ERROR_UNSUPPORTED, without launching, when the row's shape is not compiled for T or
  * its engine cannot run on the device; gemm_fast_run then falls back to the default row.
+ * ctx and be_stream (the backend's stream pointer, for the workspace) may be NULL: then K is
+ * never split.
  */
 template <typename T>
-static duet_status gemm_fast_run_row(const dt_gemm *g, duet_gpu_stream_t stream,
-                                     const duet_device_props *props, const dt_gemm_tuning *row,
-                                     duet_launch_info *info)
+static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_gemm *g,
+                                     duet_gpu_stream_t stream, const duet_device_props *props,
+                                     const dt_gemm_tuning *row, duet_launch_info *info)
 {
-    const dt_gemm_tile &t = gf_pick_tile(row, g, props);
+    const dt_gemm_tile *tp = &gf_pick_tile(row, g, props);
+    int planned = 1;
+    if (ctx && g->ws && tp == &row->small)
+        tp = dt_gemm_split_plan(row, g->m, g->n, g->k, g->batch < 1 ? 1 : g->batch,
+                                props->compute_units, &planned);
+    const dt_gemm_tile &t = *tp;
     gf_args<T> args = gf_make_args<T>(g, t);
+    const bool dmma = row->engine == DT_GEMM_ENGINE_DMMA;
+    if (dmma &&
+        (!DUET_GPU_CUDA || gf_dtype<T>::id != DUET_DTYPE_F64 || props->capability_major < 8))
+        return DUET_ERROR_UNSUPPORTED;
+
+    /* The partial products of a split: raw sums (alpha 1, beta 0) into the workspace; C's
+     * arguments stay in `out` for the reduction. */
+    const gf_args<T> out = args;
+    T *ws = NULL;
+    duet_status split_status = DUET_SUCCESS;
+    const int split = gf_reserve_split<T>(ctx, be_stream, g, planned, &ws, &split_status);
+    if (split_status != DUET_SUCCESS) return split_status;
+    if (split > 1) {
+        const int64_t vn = 16 / (int64_t)sizeof(T);
+        args.slice_k = dt_gemm_split_slice_k(g->k, t.bk, split);
+        args.c = ws;
+        args.c_rs = g->n;
+        args.c_cs = 1;
+        args.c_bs = g->m * g->n;
+        args.c_ss = args.batch * g->m * g->n;
+        args.alpha = (T)1;
+        args.beta = (T)0;
+        args.beta_zero = 1;
+        /* The workspace is allocation-aligned; rows are 16-byte aligned when n is. */
+        args.c_vec = g->n % vn == 0;
+    }
+
     const int64_t tiles = args.tiles_m * args.tiles_n;
     int64_t gx = tiles, gz = args.batch;
     if (props->max_grid_dims[0] > 0 && gx > props->max_grid_dims[0]) gx = props->max_grid_dims[0];
     if (gz > 65535) gz = 65535;
     if (props->max_grid_dims[2] > 0 && gz > props->max_grid_dims[2]) gz = props->max_grid_dims[2];
-    const dim3 grid((unsigned)gx, 1, (unsigned)gz);
+    const dim3 grid((unsigned)gx, (unsigned)split, (unsigned)gz);
 
     const int code = 4 * gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, args.batch) +
                      gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, args.batch);
@@ -488,9 +561,7 @@ static duet_status gemm_fast_run_row(const dt_gemm *g, duet_gpu_stream_t stream,
     char name[64];
     size_t shared = 0;
     duet_gpu_error_t err = DUET_GPU_SUCCESS;
-    if (row->engine == DT_GEMM_ENGINE_DMMA) {
-        if (!DUET_GPU_CUDA || gf_dtype<T>::id != DUET_DTYPE_F64 || props->capability_major < 8)
-            return DUET_ERROR_UNSUPPORTED;
+    if (dmma) {
         /* The ring lives in dynamic shared memory, past the 48 KiB default. */
         shared = (size_t)t.stages * t.bk * ((t.bm + GF_PAD) + (t.bn + GF_PAD)) * sizeof(T);
         if (shared > props->shared_mem_per_block_optin) return DUET_ERROR_UNSUPPORTED;
@@ -503,43 +574,71 @@ static duet_status gemm_fast_run_row(const dt_gemm *g, duet_gpu_stream_t stream,
                  gf_dtype<T>::name());
     }
     if (err == DUET_GPU_SUCCESS) err = duet_gpu_get_last_error();
+    unsigned reduce_grid = 0;
+    if (err == DUET_GPU_SUCCESS && split > 1) {
+        gemm_splitk_args<T> r;
+        r.ws = ws;
+        r.split = split;
+        r.slice_stride = args.c_ss;
+        r.m = g->m;
+        r.n = g->n;
+        r.c = out.c;
+        r.c_rs = out.c_rs;
+        r.c_cs = out.c_cs;
+        r.c_bs = out.c_bs;
+        r.alpha = out.alpha;
+        r.beta = out.beta;
+        r.beta_zero = out.beta_zero;
+        err = gemm_splitk_reduce<T>(r, props->max_grid_dims[0], stream, &reduce_grid);
+        /* The name says the split: kernel tile, "_splitk", slices. */
+        const size_t len = strlen(name);
+        snprintf(name + len, sizeof name - len, "_splitk%d", split);
+    }
     if (err != DUET_GPU_SUCCESS) {
         duet_status status = DUET_ERROR_LAUNCH_FAILED;
 #if defined(DUET_RUNTIME_CUDA_H) || defined(DUET_RUNTIME_HIP_H)
         /* Inside the backend: an error that poisons the context is reported as such. */
         if (duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY) status = DUET_ERROR_DEVICE_LOST;
 #endif /* the backend's runtime header */
-        return dt_fail(status, "duet_gemm", "launch of %s<<<(%u,1,%u), %d, %zu>>>: %s", name,
-                       (unsigned)gx, (unsigned)gz, t.threads, shared, duet_gpu_error_string(err));
+        if (reduce_grid)
+            return dt_fail(status, "duet_gemm",
+                           "launch of gemm_splitk_reduce<<<%u, %d>>> after %s: %s", reduce_grid,
+                           GEMM_SPLITK_THREADS, name, duet_gpu_error_string(err));
+        return dt_fail(status, "duet_gemm", "launch of %s<<<(%u,%d,%u), %d, %zu>>>: %s", name,
+                       (unsigned)gx, split, (unsigned)gz, t.threads, shared,
+                       duet_gpu_error_string(err));
     }
 
+    /* info reports the GEMM kernel's launch (the reduction's is small and fixed). */
     dt_plan plan;
     plan.algo = DUET_ALGO_AUTO;
     plan.tile = t.bm;
     plan.cfg.grid.x = (uint32_t)gx;
-    plan.cfg.grid.y = 1;
+    plan.cfg.grid.y = (uint32_t)split;
     plan.cfg.grid.z = (uint32_t)gz;
     plan.cfg.block.x = (uint32_t)t.threads;
     plan.cfg.block.y = 1;
     plan.cfg.block.z = 1;
     plan.cfg.shared_bytes = shared;
-    dt_fill_info(info, name, &plan, 1);
+    dt_fill_info(info, name, &plan, split > 1 ? 2 : 1);
     return DUET_SUCCESS;
 }
 
 /* The AUTO GEMM entry point (src/gpu/ops_gpu.inc): the device's tuning row, or the default
  * row of the dtype when that row cannot run here. */
 template <typename T>
-duet_status gemm_fast_run(const dt_gemm *g, duet_gpu_stream_t stream,
-                          const duet_device_props *props, duet_launch_info *info)
+duet_status gemm_fast_run(dt_context *ctx, void *be_stream, const dt_gemm *g,
+                          duet_gpu_stream_t stream, const duet_device_props *props,
+                          duet_launch_info *info)
 {
     const duet_dtype dtype = gf_dtype<T>::id;
     const dt_gemm_tuning *row = dt_gemm_tuning_lookup(props->arch, dtype);
-    duet_status s = row ? gemm_fast_run_row<T>(g, stream, props, row, info)
+    duet_status s = row ? gemm_fast_run_row<T>(ctx, be_stream, g, stream, props, row, info)
                         : DUET_ERROR_UNSUPPORTED;
     if (s != DUET_ERROR_UNSUPPORTED) return s;
     const dt_gemm_tuning *fallback = dt_gemm_tuning_lookup(NULL, dtype);
-    if (fallback && fallback != row) s = gemm_fast_run_row<T>(g, stream, props, fallback, info);
+    if (fallback && fallback != row)
+        s = gemm_fast_run_row<T>(ctx, be_stream, g, stream, props, fallback, info);
     if (s == DUET_ERROR_UNSUPPORTED)
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm",
                        "no AUTO kernel is compiled for %s on %s", gf_dtype<T>::name(),

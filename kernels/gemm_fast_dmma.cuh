@@ -146,7 +146,9 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     const int g = lane / 4, t = lane % 4;
     const int wm = (warp / WARPS_N) * WM, wn = (warp % WARPS_N) * WN;
     const int64_t tiles = p.tiles_m * p.tiles_n;
-    const int64_t kt_count = (p.k + BK - 1) / BK;
+    int64_t k_begin, k_len;
+    gf_slice(p, &k_begin, &k_len);
+    const int64_t kt_count = (k_len + BK - 1) / BK;
 
     for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
         for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -154,12 +156,12 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
             gf_tile_coords(tile, p.tiles_m, p.tiles_n, &tm, &tn);
             const int64_t m0 = tm * BM, n0 = tn * BN;
             const int64_t mrem = p.m - m0, nrem = p.n - n0;
-            const double *a = p.a.base + bz * p.a.bs + m0 * p.a.rs;
-            const double *b = p.b.base + bz * p.b.bs + n0 * p.b.cs;
+            const double *a = p.a.base + bz * p.a.bs + m0 * p.a.rs + k_begin * p.a.cs;
+            const double *b = p.b.base + bz * p.b.bs + n0 * p.b.cs + k_begin * p.b.rs;
             const bool a_full = mrem >= BM, b_full = nrem >= BN;
 
             auto issue = [&](int64_t kt, int stage) {
-                const int64_t k0 = kt * BK, krem = p.k - k0;
+                const int64_t k0 = kt * BK, krem = k_len - k0;
                 la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem, krem,
                               a_full && krem >= BK);
                 lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
@@ -226,7 +228,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
             gf_copy_wait<0>();
 
             /* Epilogue: each thread holds pairs of adjacent columns (2t, 2t + 1). */
-            double *cb = p.c + bz * p.c_bs;
+            double *cb = p.c + (int64_t)blockIdx.y * p.c_ss + bz * p.c_bs;
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
 #pragma unroll

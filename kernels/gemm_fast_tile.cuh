@@ -135,7 +135,21 @@ struct gf_args {
     gf_operand<T> a, b;
     T *c;
     int64_t c_rs, c_cs, c_bs;
+    /* Split-K: block (x, y, z) multiplies K range [y slice_k, min(k, (y + 1) slice_k)) and
+     * writes its tile at c + y c_ss (the workspace; gemm_splitk.cuh sums the slices). Without
+     * a split gridDim.y is 1, slice_k = k and c_ss = 0. */
+    int64_t slice_k, c_ss;
 };
+
+/* The K range of this block's slice: its first k and its length. */
+template <typename T>
+DUET_INLINE void gf_slice(const gf_args<T> &p, int64_t *k0, int64_t *klen)
+{
+    const int64_t begin = (int64_t)blockIdx.y * p.slice_k;
+    const int64_t len = p.k - begin < p.slice_k ? p.k - begin : p.slice_k;
+    *k0 = begin;
+    *klen = len < 0 ? 0 : len;
+}
 
 /* Raster order of the tiles of one matrix: groups of GF_GROUP_M tile rows are walked column by
  * column, so the blocks resident at one time share A rows and B columns in L2 instead of

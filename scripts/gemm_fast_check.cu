@@ -174,7 +174,7 @@ static bool run_case(const dt_gemm_tuning &row, int64_t m, int64_t n, int64_t k,
     g.b = {db + vb.off, vb.rs, vb.cs, vb.bs};
     g.c = {dc + vc.off, vc.rs, vc.cs, vc.bs};
     duet_launch_info info;
-    duet_status s = gemm_fast_run_row<T>(&g, g_stream, &g_props, &row, &info);
+    duet_status s = gemm_fast_run_row<T>(NULL, NULL, &g, g_stream, &g_props, &row, &info);
     if (s != DUET_SUCCESS) {
         printf("FAIL launch %s: status %d %s\n", info.kernel, (int)s, g_err);
         g_fail++;
@@ -458,11 +458,11 @@ static void time_dtype(const std::vector<Variant> &vars, const std::vector<std::
             bool ran = true;
             auto run = [&] {
                 if (v.fixed < 0) {
-                    ran = gemm_fast_run<T>(&g, g_stream, &g_props, &info) == DUET_SUCCESS;
+                    ran = gemm_fast_run<T>(NULL, NULL, &g, g_stream, &g_props, &info) == DUET_SUCCESS;
                 } else if (v.fixed) {
                     ran = launch_fixed<T>(v.fixed, g, v.tile);
                 } else {
-                    duet_status s = gemm_fast_run_row<T>(&g, g_stream, &g_props, &row, &info);
+                    duet_status s = gemm_fast_run_row<T>(NULL, NULL, &g, g_stream, &g_props, &row, &info);
                     ran = s == DUET_SUCCESS;
                 }
             };

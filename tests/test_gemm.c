@@ -72,10 +72,11 @@ typedef struct gemm_case {
     int bcast;
     double alpha, beta;
     int data;
-    int nan_ab;     /* A and B buffers wholly NaN: only valid with alpha == 0 */
-    int repeat;     /* run twice, results must be bitwise identical */
-    int use_stream; /* run on side_stream instead of the default stream */
-    double decimal; /* > 0: also |C - Cref| < decimal (numpy's assert_almost_equal) */
+    int nan_ab;       /* A and B buffers wholly NaN: only valid with alpha == 0 */
+    int repeat;       /* run twice, results must be bitwise identical */
+    int use_stream;   /* run on side_stream instead of the default stream */
+    double decimal;   /* > 0: also |C - Cref| < decimal (numpy's assert_almost_equal) */
+    int expect_split; /* AUTO on a GPU must split K (the kernel name says "_splitk") */
     const algo_cfg *algo;
 } gemm_case;
 
@@ -192,6 +193,10 @@ static void check_info(const gemm_case *t, const duet_launch_info *info, const c
     DT_CHECK(strstr(info->kernel, dname) != NULL, "%s: kernel name \"%s\" does not name %s", what,
              info->kernel, dname);
     const algo_cfg *ac = t->algo;
+    if (ac->algo == DUET_ALGO_AUTO && t->expect_split && strcmp(duet_backend_name(), "cpu") != 0)
+        DT_CHECK(strstr(info->kernel, "_splitk") != NULL && info->launches == 2,
+                 "%s: AUTO ran \"%s\" (%d launches), not a split-K", what, info->kernel,
+                 info->launches);
     if (ac->algo == DUET_ALGO_AUTO) {
         /* AUTO reports itself when duet's tuned kernels ran, or the seed algorithm it chose. */
         DT_CHECK(info->algorithm >= DUET_ALGO_AUTO && info->algorithm <= DUET_ALGO_GRID_STRIDE &&
@@ -785,6 +790,69 @@ static void test_determinism(void)
     group_done(&g);
 }
 
+/* Split-K (AUTO on GPUs, kernels/gemm_splitk.cuh): small outputs over long K. Every GPU tuning
+ * row splits a 64 x 64 output once K holds two slices of its minimum (256), so those cases
+ * check that the split ran; the others pass with or without one (the cpu backend never
+ * splits). Each runs twice and must give the same bits: the split and the order of the
+ * reduction are fixed. beta == 0 puts NaN in C (it must not be read), and K is rarely a
+ * multiple of the slice. */
+static void test_split_k(void)
+{
+    group g = {"split-K (long K, small C)", 0, 0};
+    /* m, n, k, batch, scalars (set_scalars), combo (set_combo), expect a split */
+    static const int64_t cases[][7] = {
+        {64, 64, 4096, 1, 0, 0, 1},   {64, 64, 4099, 1, 2, 0, 1}, {37, 61, 2053, 1, 3, 0, 1},
+        {64, 64, 2048, 3, 1, 0, 1},   {33, 70, 1500, 4, 2, 5, 1}, {64, 64, 1000, 1, 0, 27, 1},
+        {130, 70, 777, 2, 3, 18, 0},  {1, 1, 5000, 1, 2, 0, 1},   {64, 64, 300, 1, 0, 0, 0},
+        {200, 136, 3001, 1, 0, 3, 0}, {96, 80, 520, 2, 1, 12, 1}, {5, 300, 2500, 1, 2, 9, 1},
+    };
+    const int n_cases = (int)(sizeof cases / sizeof cases[0]);
+    for (int d = 0; d < N_DTYPES; d++)
+        for (int i = 0; i < n_cases; i++) {
+            if (quick && (i + d) % 3 != 0) continue;
+            gemm_case t = base_case(DTYPES[d], cases[i][0], cases[i][1], cases[i][2], &ALGOS[0]);
+            t.batch = cases[i][3];
+            t.batch_pad = t.batch > 1 ? 3 : 0;
+            set_scalars(&t, (int)cases[i][4]);
+            set_combo(&t, (int)cases[i][5]);
+            t.expect_split = (int)cases[i][6];
+            t.repeat = 1;
+            t.use_stream = i % 2;
+            run_in(&g, &t);
+        }
+    /* alpha == 0 reads neither A nor B (NaN there), even where K would split. */
+    for (int d = 0; d < N_DTYPES; d++) {
+        gemm_case t = base_case(DTYPES[d], 64, 64, 4096, &ALGOS[0]);
+        t.alpha = 0;
+        t.beta = d == 2 ? 3 : 0.5;
+        t.nan_ab = 1;
+        run_in(&g, &t);
+    }
+    /* Broadcast operands within a split batch. */
+    for (int bc = 1; bc < 5; bc++) {
+        gemm_case t = base_case(DTYPES[bc % 2], 48, 40, 1200, &ALGOS[0]);
+        t.batch = 3;
+        t.bcast = bc;
+        t.beta = 1;
+        t.expect_split = 1;
+        t.repeat = 1;
+        run_in(&g, &t);
+    }
+    /* A skinny case of the size that motivated the split (cuBLAS splits it too). */
+    if (!quick)
+        for (int d = 0; d < 2; d++) {
+            gemm_case t = base_case(DTYPES[d], 64, 64, 65536, &ALGOS[0]);
+            t.expect_split = 1;
+            t.repeat = 1;
+            run_in(&g, &t);
+            t = base_case(DTYPES[d], 1024, 64, 4096, &ALGOS[0]);
+            t.beta = 1;
+            t.repeat = 1;
+            run_in(&g, &t);
+        }
+    group_done(&g);
+}
+
 /* The PyCUDA notebook: 1024^3 randn f32 against a double reference, numpy decimal=3. */
 static void test_big(void)
 {
@@ -986,6 +1054,7 @@ int main(int argc, char **argv)
     test_blas_edges();
     test_i32_wrap();
     test_determinism();
+    test_split_k();
     test_big();
     test_unsupported();
     test_bad_arguments();

@@ -19,13 +19,16 @@
  *     on a 4-stage cp.async ring by 3-4% (0.79-0.80x cuBLAS at 2048-8192).
  *   f32 small: 128 x 64 x 16, 256 threads of 8 x 4, 3-stage cp.async ring: at 1024^3 (64 large
  *     tiles for 132 SMs) 0.79x cuBLAS, against 0.70x for 64 x 64 tiles; also best on the
- *     skinny 8192 x 128 x 8192 shapes (0.57x: cuBLAS splits K there, duet does not).
+ *     unsplit skinny 8192 x 128 x 8192 shapes (0.57x; split-K on the large shape: 0.75x).
  *   f64: DMMA tensor cores (the FMA kernel reaches only 0.33-0.36x of cuBLAS DGEMM: the H100's
  *     f64 FMA rate is half its DMMA rate). 128 x 128 x 16 blocks of eight 64 x 32 warp tiles win
  *     only with many waves (8192^3: 0.76x, against 0.70x); below 16 blocks per SM the 64 x 64
  *     blocks of four 32 x 32 warp tiles, three per SM, win (4096^3: 0.67x against 0.60x).
  *   i32 runs the f32 shapes (IMAD runs at half the FFMA rate; there is no cuBLAS i32 GEMM to
  *     measure against).
+ *   split-K (every row): the small shape splits K when its tiles do not fill one wave of
+ *     resident blocks (8192 x 128 x 8192, 64 x 64 x 65536, 1024 x 1024 x 16384 ...); the rule
+ *     is dt_gemm_split_k below, its numbers the SPLIT_* rows.
  * sm_80, sm_86 and sm_89 rows copy the sm_90 choice (same SIMT structure, cp.async available),
  * unmeasured; sm_86/sm_89 keep f64 on the FMA path (their f64 units run at 1/64 rate and their
  * DMMA is no faster). sm_70 has no cp.async: register-staged shapes only.
@@ -65,54 +68,72 @@
 #define DMMA_LARGE T_(128, 128, 16, 64, 32, 256, 3)
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
 
+/* Split-K rules {fill, large_fill, max, min_k, min_depth} (tuning.h). fill is the small shape's resident
+ * blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x 16 are capped
+ * for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32 rows
+ * split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
+ * cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
+ * the device with large tiles beats one that fills it with small ones. f64 splits on its small
+ * DMMA shape (the large one holds one block per SM and wins only with many waves). A max of
+ * 256 slices of at least 256 K lets a 64 x 64 output with K = 65536 run about 250 blocks (one
+ * tile alone would leave all but one SM idle); the partial sums then take 256 * 64 * 64
+ * elements of workspace. min_depth 4 (K >= 4 sqrt(m n)): on the H100 (2026-11-24) the deep
+ * shapes measured both ways gained or held (f32 8192 x 128 x 8192: 0.57x cuBLAS unsplit, 0.75x
+ * split 4; f64: 0.71x both ways) while 512^3-1024^3 lost (f32 1024^3: 0.796x unsplit, 0.750x
+ * split 4; f64: 0.627x, 0.538x split 3). */
+#define SPLIT_RING {3, 0, 256, 256, 4}
+#define SPLIT_RING_LARGE {3, 2, 256, 256, 4}
+#define SPLIT_REG {2, 0, 256, 256, 4}
+#define SPLIT_REG_LARGE {2, 2, 256, 256, 4}
+
 #define FMA DT_GEMM_ENGINE_FMA
 #define DMMA DT_GEMM_ENGINE_DMMA
 
 static const dt_gemm_tuning g_gemm_table[] = {
     /* Volta: no cp.async, no f64 tensor cores. */
-    {"sm_70", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
-    {"sm_70", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"sm_70", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"sm_70", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
+    {"sm_70", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"sm_70", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
     /* A100: cp.async; DMMA m8n8k4 for f64. */
-    {"sm_80", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_80", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16},
-    {"sm_80", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_80", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_80", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16, SPLIT_RING},
+    {"sm_80", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* GA10x and Ada: cp.async, f64 at 1/64 rate on plain units. */
-    {"sm_86", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_86", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"sm_86", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_89", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_89", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_86", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_86", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"sm_86", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_89", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_89", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* H100 / H200: measured (see above). DMMA uses the sm_90 m16n8k8 shape. */
-    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1},
-    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16},
-    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1},
+    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16, SPLIT_RING},
+    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* AMD (see the note above): register-staged, 2 stages, shapes free of scratch by the
      * compiler's resource report. */
-    {"gfx908", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx908", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx908", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx90a", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx90a", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx90a", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx940", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx940", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx940", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx942", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx942", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx942", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1100", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1100", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx1100", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1030", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1},
-    {"gfx1030", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1},
-    {"gfx1030", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1},
+    {"gfx908", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx908", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx908", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx90a", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx90a", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx90a", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx940", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx940", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx940", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx942", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx942", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx942", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1100", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1100", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx1100", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1030", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
+    {"gfx1030", DUET_DTYPE_F64, FMA, F64_SMALL_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"gfx1030", DUET_DTYPE_I32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
     /* Any other device: register-staged shapes (no cp.async needed), under 48 KiB of shared
      * memory. */
-    {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1},
-    {"default", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1},
-    {"default", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1},
+    {"default", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
+    {"default", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
+    {"default", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_REG, 1, SPLIT_REG_LARGE},
 };
 
 /* a equals key up to the end of a or up to a ':' feature suffix of a. */
@@ -137,4 +158,84 @@ const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
      * NVIDIA shape that spills to scratch on CDNA (docs/hip-resources.md). */
     if (arch && strncmp(arch, "gfx", 3) == 0 && amd) return amd;
     return fallback;
+}
+
+/* ---- split-K ------------------------------------------------------------------------------- */
+
+static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t dt_gemm_split_slice_k(int64_t k, int bk, int split)
+{
+    if (split <= 1 || k <= 0 || bk <= 0) return k;
+    return ceil_div64(ceil_div64(k, bk), split) * bk;
+}
+
+int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k, int64_t batch,
+                    const dt_gemm_tile *t, int compute_units)
+{
+    if (!r || !t || r->max <= 1 || r->fill < 1 || compute_units < 1 || m <= 0 || n <= 0 ||
+        k <= 0 || t->bm <= 0 || t->bn <= 0 || t->bk <= 0)
+        return 1;
+    if (batch < 1) batch = 1;
+    const int64_t slots = (int64_t)r->fill * compute_units;
+    const int64_t tiles = ceil_div64(m, t->bm) * ceil_div64(n, t->bn) * batch;
+    if (tiles >= slots) return 1;
+    /* Deep enough: K^2 >= min_depth^2 m n, in double (exact for these magnitudes' purpose:
+     * the same inputs always compare the same way). */
+    const double depth = r->min_depth > 0 ? (double)r->min_depth : 0.0;
+    if ((double)k * (double)k < depth * depth * (double)m * (double)n) return 1;
+    /* Whole bk steps per slice, at least min_k of K each. */
+    const int64_t steps = ceil_div64(k, t->bk);
+    const int64_t min_steps = r->min_k > t->bk ? ceil_div64(r->min_k, t->bk) : 1;
+    int64_t cap = k / (min_steps * t->bk);
+    if (cap > r->max) cap = r->max;
+    /* Beyond two waves' worth the grid only gets longer, not fuller. */
+    const int64_t wave_cap = 2 * ceil_div64(slots, tiles);
+    if (cap > wave_cap) cap = wave_cap;
+    if (cap < 2) return 1;
+    /* Efficiency e(s) = tiles s / (ceil(tiles s / slots) slots), compared as exact fractions
+     * scaled by 64 so that "within 1/64 of the best" needs no floating point. */
+    int64_t best_num = 0, best_den = 1;
+    for (int64_t s = 2; s <= cap; s++) {
+        const int64_t num = tiles * s, den = ceil_div64(num, slots) * slots;
+        if (num * best_den > best_num * den) {
+            best_num = num;
+            best_den = den;
+        }
+    }
+    int64_t split = cap;
+    for (int64_t s = 2; s <= cap; s++) {
+        const int64_t num = tiles * s, den = ceil_div64(num, slots) * slots;
+        /* num / den >= best - best / 64  <=>  64 num best_den >= 63 best_num den */
+        if (64 * num * best_den >= 63 * best_num * den) {
+            split = s;
+            break;
+        }
+    }
+    /* Equal slices of whole steps; dropping slices that would be empty. */
+    const int64_t per = ceil_div64(steps, split);
+    split = ceil_div64(steps, per);
+    return (int)split;
+}
+
+static int64_t padded_area(int64_t m, int64_t n, const dt_gemm_tile *t)
+{
+    return ceil_div64(m, t->bm) * t->bm * ceil_div64(n, t->bn) * t->bn;
+}
+
+const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch, int compute_units, int *split)
+{
+    if (row->split.large_fill > 0 &&
+        padded_area(m, n, &row->large) <= padded_area(m, n, &row->small)) {
+        dt_gemm_split_rule large = row->split;
+        large.fill = row->split.large_fill;
+        const int s = dt_gemm_split_k(&large, m, n, k, batch, &row->large, compute_units);
+        if (s > 1) {
+            *split = s;
+            return &row->large;
+        }
+    }
+    *split = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
+    return &row->small;
 }

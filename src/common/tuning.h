@@ -28,9 +28,40 @@ typedef struct dt_gemm_tile {
     int stages;
 } dt_gemm_tile;
 
+/*
+ * Split-K: when the output has too few tiles to fill the device, K is cut into `split` slices
+ * of whole bk-deep steps; each slice's block writes its partial tile to the stream's workspace
+ * and a reduce kernel sums the slices in slice order and applies alpha and beta (results stay
+ * bitwise reproducible: the split depends on the shape and device only, the sum order is fixed).
+ * Only problems the row sends to its small shape are split (the large shape is picked when its
+ * grid already fills the device).
+ *   fill:       resident blocks per compute unit of the small shape. A problem with at least
+ *               fill * compute_units small tiles is not split.
+ *   large_fill: resident blocks per compute unit of the large shape, when split problems
+ *               should run on it (its tiles pad the output no more than the small ones, and
+ *               its rate on a full device is higher: the H100's f32 128 x 128 tile); 0: split
+ *               problems stay on the small shape.
+ *   max:        most slices (bounds the workspace: split * batch * m * n elements).
+ *   min_k:      fewest K per slice (rounded up to whole bk steps): a slice shorter than this
+ *               spends more on its prologue, epilogue and the reduction than it gains.
+ *   min_depth:  split only when K >= min_depth * sqrt(m * n) (one matrix of the batch): the
+ *               partial sums cost split * m * n stores and loads against m * n * K
+ *               multiply-adds, so squarish problems (1024^3: the H100 lost 6-13% split) run
+ *               unsplit and only deep ones (8192 x 128 x 8192, 64 x 64 x 65536) split.
+ * max <= 1 turns split-K off for the row.
+ */
+typedef struct dt_gemm_split_rule {
+    int fill;
+    int large_fill;
+    int max;
+    int min_k;
+    int min_depth;
+} dt_gemm_split_rule;
+
 /* One row: the engine and two shapes. `large` is used once its grid has at least large_waves
  * blocks per compute unit, `small` below that (small or skinny problems, whose large-tile grid
- * would leave compute units idle or run too few waves to balance); split-K is not done. */
+ * would leave compute units idle or run too few waves to balance); `split` says when and how
+ * far the small shape splits K. */
 typedef struct dt_gemm_tuning {
     const char *arch; /* "sm_90", "gfx90a", ...; "default" for the fallback rows */
     duet_dtype dtype;
@@ -38,12 +69,41 @@ typedef struct dt_gemm_tuning {
     dt_gemm_tile large;
     dt_gemm_tile small;
     int large_waves;
+    dt_gemm_split_rule split;
 } dt_gemm_tuning;
 
 /* The row for arch (compared up to a ':' feature suffix, so "gfx90a:sramecc+:xnack-" finds
  * "gfx90a") and dtype; the default row of dtype when the arch is unknown or NULL; NULL only for
  * a dtype GEMM does not support. */
 const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype);
+
+/*
+ * The number of K slices for an m x n x k GEMM of `batch` matrices run with tile t on
+ * compute_units SMs/CUs under rule r (1: no split). Plain arithmetic on its arguments, so the
+ * same problem on the same device always splits the same way:
+ *   - 1 when the rule is off, when tiles = ceil(m/bm) ceil(n/bn) batch already reach
+ *     r->fill * compute_units (one full wave of resident blocks), when K holds fewer than
+ *     two slices of r->min_k, or when K < r->min_depth * sqrt(m n);
+ *   - otherwise the split s in 2 .. min(r->max, K / min_k, 2 ceil(slots / tiles)) whose grid
+ *     tiles * s best fills whole waves of slots = r->fill * compute_units blocks (wave
+ *     quantisation: efficiency tiles * s / (ceil(tiles * s / slots) * slots)), the smallest
+ *     such s when several are within 1/64 of the best;
+ *   - finally rounded so that every slice holds whole bk steps and none is empty
+ *     (dt_gemm_split_slice_k).
+ */
+int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k, int64_t batch,
+                    const dt_gemm_tile *t, int compute_units);
+
+/* The shape and split for a problem that the row's tile choice sent to its small shape:
+ * the large shape with dt_gemm_split_k under fill = large_fill when the rule names one, the
+ * large tiles pad m x n no more than the small ones and that split is > 1; else the small
+ * shape with dt_gemm_split_k under fill (*split = 1: no split). */
+const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch, int compute_units, int *split);
+
+/* K per slice of a split: ceil(ceil(k / bk) / split) * bk (k itself when split <= 1). The
+ * slices are [s * slice_k, min(k, (s + 1) * slice_k)) for s < split. */
+int64_t dt_gemm_split_slice_k(int64_t k, int bk, int split);
 
 #ifdef __cplusplus
 }

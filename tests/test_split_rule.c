@@ -1,0 +1,158 @@
+/* test_split_rule.c - the split-K rule of the tuning data (src/common/tuning.c), on the host. */
+#include "harness.h"
+
+#include "common/tuning.h"
+
+/*
+ * dt_gemm_split_k is plain C, so its choices can be checked without a device: the H100's
+ * shapes (132 SMs) against the values worked out by hand in docs/performance.md, and the
+ * properties every choice must have, over a sweep of shapes, tiles and device sizes.
+ */
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Expected plans on an H100 (132 SMs) with the sm_90 rows: f32 splits on the 128 x 128 x 8
+ * shape (2 blocks per SM: 264 slots) unless its tiles pad the output more than the small
+ * 128 x 64 x 16 ones; f64 on the DMMA 64 x 64 x 16 shape (3 per SM: 396 slots). */
+static void test_h100_shapes(void)
+{
+    static const struct {
+        int64_t m, n, k, batch;
+        int f64;
+        int want_bm, want_bn, want;
+    } cases[] = {
+        /* 64 large tiles: 4 slices give 256 of 264 slots (97%). */
+        {8192, 128, 8192, 1, 0, 128, 128, 4},
+        {128, 8192, 8192, 1, 0, 128, 128, 4},
+        {1024, 1024, 16384, 1, 0, 128, 128, 4},
+        /* 4 large tiles: 66 slices would fill 264 slots; 65 are within 1/64 of that, and
+         * 4096 steps of 8 in slices of 64 steps make 64. */
+        {256, 256, 32768, 1, 0, 128, 128, 64},
+        /* A 64 x 64 output pads a 128 x 128 tile 4x, a 128 x 64 one 2x: the small shape. One
+         * tile: as many slices of >= 256 as fill the device, at most 256 (4096 steps of 16 in
+         * 252 slices of 17 steps: 241 non-empty slices). */
+        {64, 64, 65536, 1, 0, 128, 64, 241},
+        /* f64, 256 tiles of 64 x 64: 3 slices, 768 blocks in two waves of 396 (97%). */
+        {8192, 128, 8192, 1, 1, 64, 64, 3},
+        {128, 8192, 8192, 1, 1, 64, 64, 3},
+        {1024, 1024, 16384, 1, 1, 64, 64, 3},
+        {64, 64, 65536, 1, 1, 64, 64, 241},
+        /* 16 tiles: 49 slices give 784 of 792 slots (24 would give 384 of 396, 1.2% worse). */
+        {256, 256, 32768, 1, 1, 64, 64, 49},
+        /* Enough tiles already: no split. */
+        {4096, 4096, 4096, 1, 1, 64, 64, 1},
+        {1024, 1024, 16384, 4, 1, 64, 64, 1},
+        /* Squarish problems stay unsplit (K < 4 sqrt(m n)). */
+        {1024, 1024, 1024, 1, 0, 128, 64, 1},
+        {1024, 1024, 1024, 1, 1, 64, 64, 1},
+        {1000, 1000, 1000, 1, 0, 128, 64, 1},
+        {512, 512, 512, 1, 1, 64, 64, 1},
+        {1024, 1024, 4095, 1, 0, 128, 64, 1},
+        /* Too little K for two slices of 256. */
+        {64, 64, 511, 1, 0, 128, 64, 1},
+        {64, 64, 512, 1, 0, 128, 64, 2},
+        /* Batches count as tiles: 3 x 1 tile. */
+        {64, 64, 4096, 3, 0, 128, 64, 16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const dt_gemm_tuning *row =
+            dt_gemm_tuning_lookup("sm_90", cases[i].f64 ? DUET_DTYPE_F64 : DUET_DTYPE_F32);
+        int got = 0;
+        const dt_gemm_tile *t =
+            dt_gemm_split_plan(row, cases[i].m, cases[i].n, cases[i].k, cases[i].batch, 132, &got);
+        DT_CHECK(got == cases[i].want && t->bm == cases[i].want_bm && t->bn == cases[i].want_bn,
+                 "%lldx%lldx%lld batch %lld %s: %dx%d split %d, want %dx%d split %d",
+                 (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
+                 (long long)cases[i].batch, cases[i].f64 ? "f64" : "f32", t->bm, t->bn, got,
+                 cases[i].want_bm, cases[i].want_bn, cases[i].want);
+    }
+}
+
+/* Properties of any choice. */
+static void test_properties(void)
+{
+    static const dt_gemm_tile tiles[] = {{128, 64, 16, 8, 4, 256, 3},
+                                         {64, 64, 16, 32, 32, 128, 3},
+                                         {64, 64, 8, 4, 4, 256, 2},
+                                         {128, 128, 8, 16, 8, 128, 2}};
+    static const dt_gemm_split_rule rules[] = {
+        {3, 0, 256, 256, 4}, {2, 2, 256, 256, 0}, {1, 0, 8, 64, 1}, {4, 0, 1, 64, 4}};
+    static const int units[] = {1, 7, 80, 108, 132, 304};
+    static const int64_t dims[] = {1, 5, 63, 64, 65, 128, 300, 1000, 4097};
+    static const int64_t ks[] = {0, 1, 15, 255, 256, 511, 512, 513, 1000, 4099, 65536, 1 << 22};
+    long cases = 0;
+    int reported = 0;
+    for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
+        for (size_t ri = 0; ri < sizeof rules / sizeof rules[0]; ri++)
+            for (size_t ui = 0; ui < sizeof units / sizeof units[0]; ui++)
+                for (size_t mi = 0; mi < sizeof dims / sizeof dims[0]; mi++)
+                    for (size_t ni = 0; ni < sizeof dims / sizeof dims[0]; ni += 2)
+                        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+                            for (int64_t batch = 1; batch <= 9; batch += 4) {
+                                const dt_gemm_tile *t = &tiles[ti];
+                                const dt_gemm_split_rule *r = &rules[ri];
+                                const int64_t m = dims[mi], n = dims[ni], k = ks[ki];
+                                const int s = dt_gemm_split_k(r, m, n, k, batch, t, units[ui]);
+                                const int again = dt_gemm_split_k(r, m, n, k, batch, t, units[ui]);
+                                const int64_t tl = cdiv(m, t->bm) * cdiv(n, t->bn) * batch;
+                                const int64_t slice = dt_gemm_split_slice_k(k, t->bk, s);
+                                int ok = s >= 1 && s == again;
+                                /* never more than the rule allows */
+                                if (s > 1) {
+                                    ok = ok && (r->max > 1 && s <= r->max);
+                                    /* only when the tiles do not fill the device */
+                                    ok = ok && tl < (int64_t)r->fill * units[ui];
+                                    /* only deep problems */
+                                    ok = ok && (double)k * k >=
+                                                   (double)r->min_depth * r->min_depth * m * n;
+                                    /* whole steps of at least min_k, none empty */
+                                    ok = ok && slice % t->bk == 0 && slice >= r->min_k;
+                                    ok = ok && (int64_t)(s - 1) * slice < k &&
+                                         (int64_t)s * slice >= k;
+                                } else {
+                                    ok = ok && slice == k;
+                                }
+                                cases++;
+                                if (!ok && reported++ < 5)
+                                    fprintf(stderr,
+                                            "  tile %dx%dx%d rule {%d,%d,%d} units %d: "
+                                            "%lldx%lldx%lld batch %lld -> split %d slice %lld\n",
+                                            t->bm, t->bn, t->bk, r->fill, r->max, r->min_k,
+                                            units[ui], (long long)m, (long long)n, (long long)k,
+                                            (long long)batch, s, (long long)slice);
+                                DT_CHECK(ok, "split rule property (case %ld)", cases);
+                            }
+    printf("  %-32s %5ld cases\n", "split rule properties", cases);
+}
+
+/* Every GPU row of the table has a rule that splits a 64 x 64 output with long K (the
+ * conformance test relies on it) and none splits past 256. */
+static void test_table_rows(void)
+{
+    static const char *const arches[] = {"sm_70",  "sm_80",   "sm_86",   "sm_89",
+                                         "sm_90",  "gfx908",  "gfx90a",  "gfx940",
+                                         "gfx942", "gfx1030", "gfx1100", NULL};
+    static const duet_dtype dts[] = {DUET_DTYPE_F32, DUET_DTYPE_F64, DUET_DTYPE_I32};
+    for (int a = 0; a < 12; a++)
+        for (int d = 0; d < 3; d++) {
+            const dt_gemm_tuning *row = dt_gemm_tuning_lookup(arches[a], dts[d]);
+            DT_CHECK(row != NULL, "no row for %s", arches[a] ? arches[a] : "default");
+            if (!row) continue;
+            int s = 0;
+            const dt_gemm_tile *t = dt_gemm_split_plan(row, 64, 64, 4096, 1, 132, &s);
+            DT_CHECK(t == &row->small || t == &row->large, "%s: plan shape", row->arch);
+            DT_CHECK(s >= 2, "%s %s: 64x64x4096 splits %d", row->arch, duet_dtype_name(dts[d]), s);
+            DT_CHECK(row->split.max <= 256 && row->split.min_k >= 64 && row->split.fill >= 1,
+                     "%s %s: rule {%d, %d, %d}", row->arch, duet_dtype_name(dts[d]),
+                     row->split.fill, row->split.max, row->split.min_k);
+        }
+}
+
+int main(void)
+{
+    printf("test_split_rule (host only)\n");
+    test_h100_shapes();
+    test_properties();
+    test_table_rows();
+    return dt_finish("test_split_rule");
+}
