@@ -371,12 +371,35 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             const unsigned char *b0 = p.b.base + (bz * p.b.bs + n0 * p.b.sx) * K::ELEM;
 
             acc_t acc[AI][AJ][atom::C_REGS];
+            /* 3xTF32: the tensor cores' f32 accumulation is not round-to-nearest (it
+             * truncates), which over a long k biases the sum; each k-tile is therefore summed
+             * from zero in tacc and added to acc with an ordinary (round-to-nearest) f32 add,
+             * so the truncation acts on short partial sums only. The launcher gives 3xTF32 a
+             * 64 x 32 warp tile to make room for the second accumulator. */
+            acc_t tacc[SPLIT3 ? AI : 1][SPLIT3 ? AJ : 1][SPLIT3 ? atom::C_REGS : 1];
+            (void)tacc;
 #pragma unroll
             for (int i = 0; i < AI; ++i)
 #pragma unroll
                 for (int j = 0; j < AJ; ++j)
 #pragma unroll
-                    for (int e = 0; e < atom::C_REGS; ++e) acc[i][j][e] = acc_t(0);
+                    for (int e = 0; e < atom::C_REGS; ++e) {
+                        acc[i][j][e] = acc_t(0);
+                        if constexpr (SPLIT3) tacc[i][j][e] = acc_t(0);
+                    }
+            auto flush = [&]() {
+                if constexpr (SPLIT3) {
+#pragma unroll
+                    for (int i = 0; i < AI; ++i)
+#pragma unroll
+                        for (int j = 0; j < AJ; ++j)
+#pragma unroll
+                            for (int e = 0; e < atom::C_REGS; ++e) {
+                                acc[i][j][e] += tacc[i][j][e];
+                                tacc[i][j][e] = acc_t(0);
+                            }
+                }
+            };
 
             uint32_t ra[LdA::PW], rb[LdB::PW]; /* register loaders only; unused otherwise */
             (void)ra;
@@ -450,15 +473,18 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                             if constexpr (SPLIT3) {
 #pragma unroll
                                 for (int i = 0; i < AI; ++i) {
-                                    atom::mma(acc[i][j], as_small[i], bf);
-                                    atom::mma(acc[i][j], af[i], bsm);
+                                    atom::mma(tacc[i][j], as_small[i], bf);
+                                    atom::mma(tacc[i][j], af[i], bsm);
+                                    atom::mma(tacc[i][j], af[i], bf);
                                 }
                             } else {
                                 (void)bsm;
                             }
                         }
+                        if constexpr (!SPLIT3) {
 #pragma unroll
-                        for (int i = 0; i < AI; ++i) atom::mma(acc[i][j], af[i], bf);
+                            for (int i = 0; i < AI; ++i) atom::mma(acc[i][j], af[i], bf);
+                        }
                     }
                 }
             };
@@ -497,6 +523,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                     multiply(st, NSTEP / 2, NSTEP);
                     if (next) put(tc_int<1>(), nst);
                 }
+                flush();
             }
             gf_copy_wait<0>();
             duet_barrier(); /* the next tile's prologue overwrites the stages */

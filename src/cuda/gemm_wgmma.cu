@@ -133,8 +133,9 @@ cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &
 
 } /* namespace */
 
-duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
-                           duet_launch_info *info)
+/* gemm_wgmma_run, or with dry only its coverage checks (no tensor maps, no launch). */
+static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
+                          duet_launch_info *info, bool dry)
 {
     if (!props || props->capability_major != 9 || props->capability_minor != 0)
         return DUET_ERROR_UNSUPPORTED;
@@ -194,6 +195,8 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
     const int sms = props->compute_units > 0 ? props->compute_units : 1;
     const int64_t tiles = dt_ceil_div(m, WG_BM) * dt_ceil_div(n, WG_BN) * batch;
     if (tiles * 4 < (int64_t)DUET_WGMMA_MIN_WAVE_QUARTERS * sms) return DUET_ERROR_UNSUPPORTED;
+
+    if (dry) return DUET_SUCCESS;
 
     CUtensorMap ta, tb;
     const int kbox = (int)(WG_KBYTES / elem);
@@ -290,4 +293,28 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
     dt_fill_info(info, name, &plan, 1);
     if (info && kind == WG_TF32) info->math = DUET_MATH_TF32;
     return DUET_SUCCESS;
+}
+
+duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
+                           duet_launch_info *info)
+{
+    return wg_run(g, stream, props, info, false);
+}
+
+bool gemm_wgmma_covers_packed(const dt_gemm *g, const duet_device_props *props, int64_t *ld)
+{
+    alignas(16) static const unsigned char probe[16] = {0};
+    const int64_t per = 16 / (int64_t)duet_dtype_size(g->dtype); /* elements per 16 bytes */
+    const int64_t k = g->k < 1 ? 1 : g->k;
+    *ld = (k + per - 1) / per * per;
+    dt_gemm p = *g;
+    p.a.base = (void *)probe;
+    p.a.rs = *ld;
+    p.a.cs = 1;
+    p.a.bs = g->a.bs == 0 ? 0 : g->m * *ld;
+    p.b.base = (void *)probe;
+    p.b.rs = 1;
+    p.b.cs = *ld;
+    p.b.bs = g->b.bs == 0 ? 0 : g->n * *ld;
+    return wg_run(&p, NULL, props, NULL, true) == DUET_SUCCESS;
 }

@@ -17,4 +17,9 @@
 duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
                            duet_launch_info *info);
 
+/* Whether gemm_wgmma_run would take g if A and B were packed K-major with rows of *ld elements
+ * (k rounded up to 16 bytes) and 16-byte-aligned bases: the caller may then copy them so
+ * (src/gpu/ops_gpu.inc). Sets *ld either way. */
+bool gemm_wgmma_covers_packed(const dt_gemm *g, const duet_device_props *props, int64_t *ld);
+
 #endif /* DUET_CUDA_GEMM_WGMMA_H */

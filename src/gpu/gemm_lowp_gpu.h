@@ -4,7 +4,8 @@
 
 #include "common/internal.h"
 
-/* Runs g when its inputs are f16, bf16 or i8, or f32 with a TF32 math mode (AUTO only).
+/* Runs g when its inputs are f16, bf16 or i8, or f32 with a TF32 math mode (AUTO only), on
+ * the portable tensor-core kernel or the SIMT one (the caller tried the Hopper path first).
  * Returns DUET_ERROR_UNSUPPORTED with no message only for an f32 math mode on a device without
  * TF32 matrix instructions: the caller then runs exact f32 (and reports DEFAULT). Every other
  * failure sets the message; DUET_ERROR_DEVICE_LOST when the launch broke the context. */
