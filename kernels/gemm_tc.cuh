@@ -411,6 +411,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             /* cp.async operands of tile kt into stage st. */
             auto issue = [&](int64_t kt, int st) {
                 const int64_t krem = p.k - kt * K::BK;
+                (void)krem;
+                (void)st;
                 if constexpr (LA == TC_LOAD_ASYNC) LdA::copy_async(As + st * SA, at(kt), p.a.sx, mrem, krem, tid);
                 if constexpr (LB == TC_LOAD_ASYNC) LdB::copy_async(Bs + st * SB, bt(kt), p.b.sx, nrem, krem, tid);
             };
@@ -418,11 +420,15 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             auto fetch = [&](auto part, int64_t kt) {
                 constexpr int P = decltype(part)::value;
                 const int64_t krem = p.k - kt * K::BK;
+                (void)P;
+                (void)krem;
                 if constexpr (LA == TC_LOAD_REG) LdA::template fetch<P>(ra, p.a, at(kt), mrem, krem, tid);
                 if constexpr (LB == TC_LOAD_REG) LdB::template fetch<P>(rb, p.b, bt(kt), nrem, krem, tid);
             };
             auto put = [&](auto part, int st) {
                 constexpr int P = decltype(part)::value;
+                (void)P;
+                (void)st;
                 if constexpr (LA == TC_LOAD_REG) LdA::template store<P>(As + st * SA, ra, p.a, tid);
                 if constexpr (LB == TC_LOAD_REG) LdB::template store<P>(Bs + st * SB, rb, p.b, tid);
             };
