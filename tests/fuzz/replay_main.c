@@ -1,5 +1,6 @@
 /* replay_main.c - runs fuzz_api's LLVMFuzzerTestOneInput over files and directories: the corpus and every kept crash. */
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,20 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int g_files;
+static const char *g_current;
+
+/* A violated invariant aborts: say which input did it. */
+static void on_abort(int sig)
+{
+    (void)sig;
+    if (g_current) {
+        fputs("fuzz_replay: the input that failed: ", stderr);
+        fputs(g_current, stderr);
+        fputs("\n", stderr);
+    }
+    signal(SIGABRT, SIG_DFL);
+    raise(SIGABRT);
+}
 
 static int run_file(const char *path)
 {
@@ -35,9 +50,11 @@ static int run_file(const char *path)
         n += got;
     }
     fclose(f);
-    /* A crash aborts the process: the test fails and names the input. */
-    fprintf(stderr, "fuzz_replay: %s (%zu bytes)\n", path, n);
+    /* A crash aborts the process: the test fails and on_abort names the input. */
+    if (getenv("DUET_FUZZ_TRACE")) fprintf(stderr, "fuzz_replay: %s (%zu bytes)\n", path, n);
+    g_current = path;
     LLVMFuzzerTestOneInput(buf, n);
+    g_current = NULL;
     free(buf);
     g_files++;
     return 0;
@@ -68,6 +85,7 @@ static int run_path(const char *path)
 int main(int argc, char **argv)
 {
     int bad = 0;
+    signal(SIGABRT, on_abort);
     for (int i = 1; i < argc; i++) bad |= run_path(argv[i]);
     printf("fuzz_replay: %d inputs replayed, no invariant violated\n", g_files);
     return bad;
