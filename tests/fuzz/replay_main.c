@@ -73,7 +73,8 @@ static int run_path(const char *path)
     int bad = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue; /* ., .., .gitkeep */
+        /* ., .., .gitkeep and the README that says what each input found */
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "README.md")) continue;
         char full[4096];
         snprintf(full, sizeof full, "%s/%s", path, e->d_name);
         bad |= run_path(full);
