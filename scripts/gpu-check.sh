@@ -2,9 +2,11 @@
 # gpu-check.sh - on an NVIDIA GPU machine: build duet for CUDA, run the suite, large checks, sanitizers.
 #
 # Usage (from the repository root): scripts/gpu-check.sh [OUTDIR]     (default: $OUT, else ./gpu-check-out)
-# Phases: build, ctest, large_check (scripts/large_check.c), compute-sanitizer over the quick
-# tests (slowest, last). Writes into OUTDIR: summary.log (one line per phase, read this first),
-# versions.log, build.log, ctest.log, large_check.log, sanitizers.log.
+# Phases: build, ctest, the status table (tests/status_table.expected, line for line on cuda),
+# large_check (scripts/large_check.c), the four compute-sanitizer tools over every program of
+# the quick suite and the seed examples (slowest, last). Writes into OUTDIR: summary.log (one
+# line per phase, read this first), versions.log, build.log, ctest.log, status_table.log,
+# large_check.log, sanitizers.log.
 # Exit status: 0 when every phase passed.
 #
 # Knobs (environment):
@@ -18,7 +20,9 @@
 #   SANITIZER_TOOLS      compute-sanitizer tools         (default "memcheck racecheck synccheck initcheck";
 #                        "none" skips the phase)
 #   SANITIZER_TIMEOUT    seconds per test and tool       (default 900)
-#   SANITIZER_TESTS      regex of quick test names to run under the sanitizers (default: all)
+#   SANITIZER_LABEL      ctest label regex of the programs run under the sanitizers
+#                        (default "quick|examples": every test program, at its quick size)
+#   SANITIZER_TESTS      regex of test names to narrow that to (default: none, all of them)
 #   LARGE_CHECK          scripts/large_check.c section: all, bandwidth, oom, transpose, gemm, none
 #                        (default all)
 set -u
@@ -36,6 +40,7 @@ CTEST_JOBS=${CTEST_JOBS:-1}
 CTEST_TIMEOUT=${CTEST_TIMEOUT:-}
 SKIP_BUILD=${SKIP_BUILD:-0}
 SANITIZER_TESTS=${SANITIZER_TESTS:-}
+SANITIZER_LABEL=${SANITIZER_LABEL:-quick|examples}
 SANITIZER_TOOLS=${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}
 SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-900}
 LARGE_CHECK=${LARGE_CHECK:-all}
@@ -100,6 +105,13 @@ grep -E '\*\*\*(Failed|Timeout|Exception)|Not Run' "$OUTDIR/ctest.log" | head -2
 skipped=$(grep -c '\*\*\*Skipped' "$OUTDIR/ctest.log")
 [ "$skipped" -gt 0 ] && note "      $skipped tests skipped (exit 77: no device?)"
 
+# ---- the status table: the same lines as on cpu --------------------------------------------
+t0=$SECONDS
+"$BUILD_DIR/tests/test_status_table" "$SRC/tests/status_table.expected" >"$OUTDIR/status_table.log" 2>&1
+rc=$?
+phase "status table on cuda ($((SECONDS - t0)) s): $(grep -E '^status table' "$OUTDIR/status_table.log" | tail -1)" $rc
+[ $rc -ne 0 ] && grep -A2 -E '^line [0-9]+' "$OUTDIR/status_table.log" | head -30 | sed 's/^/      /' | tee -a "$SUMMARY"
+
 # ---- large sizes, out of memory, bandwidth ---------------------------------------------------
 if [ "$LARGE_CHECK" != "none" ]; then
     t0=$SECONDS
@@ -126,16 +138,17 @@ if [ "$LARGE_CHECK" != "none" ]; then
     grep -E 'GB/s|TFLOP' "$OUTDIR/large_check.log" | sed 's/^/      /' >>"$SUMMARY"
 fi
 
-# ---- sanitizers over the quick tests ---------------------------------------------------------
-# The quick registrations, with their arguments, as ctest knows them.
+# ---- sanitizers over every test program (quick sizes) --------------------------------------
+# The registrations of SANITIZER_LABEL (every program, the sized ones at their quick size),
+# with their arguments, as ctest knows them.
 quick_cmds() {
     local filter=()
     [ -n "$SANITIZER_TESTS" ] && filter=(-R "$SANITIZER_TESTS")
-    (cd "$BUILD_DIR" && ctest -L quick "${filter[@]}" --show-only=json-v1) 2>/dev/null | python3 -c '
+    (cd "$BUILD_DIR" && ctest -L "$SANITIZER_LABEL" "${filter[@]}" --show-only=json-v1) 2>/dev/null | python3 -c '
 import json, shlex, sys
 for t in json.load(sys.stdin).get("tests", []):
     print(shlex.join(t["command"]))' 2>/dev/null ||
-        (cd "$BUILD_DIR" && ctest -L quick "${filter[@]}" -N -V | sed -n 's/^[0-9]*: Test command: //p')
+        (cd "$BUILD_DIR" && ctest -L "$SANITIZER_LABEL" "${filter[@]}" -N -V | sed -n 's/^[0-9]*: Test command: //p')
 }
 # A run fails the phase when the tool reports errors or gives no summary (a time-out, a crash);
 # a test that fails its own checks is ctest's business, reported above.

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <time.h>
 
 /* A huge allocation must come back as DUET_ERROR_OUT_OF_MEMORY, not as a sanitizer abort. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -22,6 +23,11 @@ const char *__asan_default_options(void)
 
 static duet_context *g_ctx;
 static duet_device_props g_props;
+#ifdef DT_STATUS_TABLE
+static const int g_status_table = 1;
+#else
+static const int g_status_table = 0;
+#endif
 
 /* ---- message checks ---------------------------------------------------------------------- */
 
@@ -122,6 +128,11 @@ static void watch_check(const char *text, const char *file, int line)
     }
 }
 
+#ifdef DT_STATUS_TABLE
+/* Built as test_status_table: every case below also records one line (test_status_table.c). */
+static void status_table_add(const char *text, duet_status got, const char *msg);
+#endif
+
 /* Like DT_FAILS, with the argument found as a whole word (alternatives "a|b"), the message
  * opening with the called function's name, and every watched buffer unchanged. */
 #define FAILS(call, want, words) check_fails((call), (want), (words), #call, __FILE__, __LINE__)
@@ -149,6 +160,9 @@ static void check_fails(duet_status got, duet_status want, const char *words, co
         }
     }
     watch_check(text, file, line);
+#ifdef DT_STATUS_TABLE
+    status_table_add(text, got, msg);
+#endif
 }
 
 /* A decimal number as text, for messages that must name a device limit by its value. */
@@ -1611,7 +1625,225 @@ static void test_module(void)
     }
 }
 
-int main(void)
+
+/* ---- the contract's corner cases (issue: one contract on every backend) ----------------- */
+
+/* The last error is exactly want (when exact) or starts with it. */
+static void check_msg(const char *want, int exact, const char *what)
+{
+    const char *msg = duet_last_error();
+    int ok = exact ? strcmp(msg, want) == 0 : strncmp(msg, want, strlen(want)) == 0;
+    dt_checks++;
+    if (!ok) {
+        dt_failures++;
+        fprintf(stderr, "%s: message \"%s\", wanted %s\"%s\"\n", what, msg,
+                exact ? "" : "one starting with ", want);
+    }
+}
+
+/* Host memory belongs to the context that allocated or registered it, on every backend, and
+ * a range is never registered twice, whatever the context (CUDA pins for the process). */
+static void test_host_contexts(void)
+{
+    duet_context *c2 = NULL;
+    DT_OK(duet_context_create(0, &c2));
+    void *p = NULL;
+    DT_OK(duet_host_alloc(g_ctx, 256, &p));
+    FAILS(duet_host_free(c2, p), DUET_ERROR_INVALID_ARGUMENT, "ptr");
+    check_msg("duet_host_free: ptr was not allocated with duet_host_alloc on this context", 0,
+              "host_free on another context");
+    FAILS(duet_host_register(c2, p, 256), DUET_ERROR_INVALID_ARGUMENT, "ptr");
+    check_msg("duet_host_register: ptr and bytes (256) overlap host memory already allocated "
+              "with duet_host_alloc on another context", 1, "register of another's allocation");
+    DT_OK(duet_host_free(g_ctx, p)); /* still g_ctx's, and freed once */
+    FAILS(duet_host_free(g_ctx, p), DUET_ERROR_INVALID_ARGUMENT, "ptr");
+
+    unsigned char *r = (unsigned char *)malloc(4096);
+    if (r) {
+        DT_OK(duet_host_register(g_ctx, r, 4096));
+        FAILS(duet_host_register(c2, r, 4096), DUET_ERROR_INVALID_ARGUMENT, "ptr");
+        check_msg("duet_host_register: ptr and bytes (4096) overlap host memory already "
+                  "registered on another context", 1, "register twice across contexts");
+        FAILS(duet_host_register(g_ctx, r + 100, 16), DUET_ERROR_INVALID_ARGUMENT, "ptr");
+        check_msg("duet_host_register: ptr and bytes (16) overlap host memory already "
+                  "registered on this context", 1, "register twice");
+        FAILS(duet_host_unregister(c2, r), DUET_ERROR_INVALID_ARGUMENT, "ptr");
+        check_msg("duet_host_unregister: ptr is not the start of a range registered on this "
+                  "context", 0, "unregister on another context");
+        DT_OK(duet_host_unregister(g_ctx, r));
+        /* Destroying a context releases its ranges: the memory can be registered again. */
+        DT_OK(duet_host_register(c2, r, 4096));
+    }
+    void *q = NULL;
+    DT_OK(duet_host_alloc(c2, 64, &q));
+    DT_OK(duet_context_destroy(c2)); /* frees q, unregisters r */
+    FAILS(duet_host_free(g_ctx, q), DUET_ERROR_INVALID_ARGUMENT, "ptr");
+    if (r) {
+        DT_OK(duet_host_register(g_ctx, r, 4096));
+        DT_OK(duet_host_unregister(g_ctx, r));
+        free(r);
+    }
+}
+
+/* Messages: rewritten without reading the buffer being written, naming the odd operand,
+ * with exact scalars. */
+static void test_contract_messages(void)
+{
+    duet_launch_config cfg;
+    FAILS(duet_launch_config_1d(INT64_MIN, 32, &cfg), DUET_ERROR_INVALID_ARGUMENT, "n");
+    check_msg("duet_launch_config_1d: n (-9223372036854775808) is negative", 1,
+              "launch_config_1d(INT64_MIN)");
+
+    duet_context *c2 = NULL;
+    DT_OK(duet_context_create(0, &c2));
+    duet_buffer *a = new_buffer(g_ctx, 64), *b = new_buffer(g_ctx, 64), *c = new_buffer(c2, 64);
+    duet_buffer *a2 = new_buffer(c2, 64);
+    duet_matrix ma = mat(a, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2);
+    duet_matrix mb = mat(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2);
+    duet_matrix mc = mat(c, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2);
+    duet_matrix ma2 = mat(a2, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2);
+    FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1, &ma, &mb, 0, &mc, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "C");
+    check_msg("duet_gemm: C.buffer belongs to another context than A and B", 1, "gemm C odd");
+    FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1, &ma2, &mb, 0, &mc, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "B");
+    check_msg("duet_gemm: B.buffer belongs to another context than A and C", 1, "gemm B odd");
+    FAILS(duet_add(NULL, 1, &ma, 1, &mb, &mc, NULL), DUET_ERROR_INVALID_ARGUMENT, "c");
+    check_msg("duet_add: c.buffer belongs to another context than a and b", 1, "add c odd");
+    FAILS(duet_transpose(NULL, &ma, &mc, NULL), DUET_ERROR_INVALID_ARGUMENT, "in|out");
+    check_msg("duet_transpose: in.buffer and out.buffer belong to different contexts", 1,
+              "transpose contexts");
+
+    duet_buffer *ib = new_buffer(g_ctx, 64);
+    duet_matrix mi = mat(ib, DUET_DTYPE_I32, DUET_LAYOUT_ROW_MAJOR, 2, 2);
+    FAILS(duet_scale(NULL, 1 + 1e-12, &mi, NULL), DUET_ERROR_INVALID_ARGUMENT, "alpha");
+    check_msg("duet_scale: alpha (1.000000000001) is not an integer in the range of i32", 1,
+              "scale alpha 1 + 1e-12");
+    FAILS(duet_fill(NULL, 2147483648.0, &mi, NULL), DUET_ERROR_INVALID_ARGUMENT, "value");
+    check_msg("duet_fill: value (2147483648) is not an integer in the range of i32", 1,
+              "fill 2^31");
+
+    /* An empty matrix's offset is still checked (it must lie within the buffer, end
+     * included), before any pointer is formed from it. */
+    duet_matrix e = mat(a, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 0, 3);
+    e.offset = SIZE_MAX;
+    FAILS(duet_fill(NULL, 0, &e, NULL), DUET_ERROR_INVALID_ARGUMENT, "offset");
+    check_msg("duet_fill: x.offset (18446744073709551615) is past the end of its buffer", 0,
+              "empty matrix offset SIZE_MAX");
+    e.offset = 17; /* 68 bytes of a 64-byte buffer */
+    FAILS(duet_fill(NULL, 0, &e, NULL), DUET_ERROR_INVALID_ARGUMENT, "offset");
+    e.offset = 16; /* the end itself: valid for an empty matrix */
+    DT_OK(duet_fill(NULL, 0, &e, NULL));
+    duet_matrix et = mat(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 3, 0);
+    e.offset = SIZE_MAX / 2;
+    FAILS(duet_transpose(NULL, &e, &et, NULL), DUET_ERROR_INVALID_ARGUMENT, "offset");
+
+    /* Documented rules (docs/api.md, options): tile applies to the tiled algorithms only. */
+    duet_op_options o;
+    memset(&o, 0, sizeof o);
+    o.tile = 8;
+    FAILS(duet_fill(NULL, 0, &ma, &o), DUET_ERROR_INVALID_ARGUMENT, "tile");
+    FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1, &ma, &mb, 0, &ma2, &o),
+          DUET_ERROR_INVALID_ARGUMENT, "C");
+    duet_matrix mo = mat(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2);
+    FAILS(duet_transpose(NULL, &ma, &mo, &o), DUET_ERROR_INVALID_ARGUMENT, "tile");
+    o.algorithm = DUET_ALGO_GRID_STRIDE;
+    FAILS(duet_transpose(NULL, &ma, &mo, &o), DUET_ERROR_INVALID_ARGUMENT, "tile");
+    o.tile = 0;
+    o.launch.grid.x = 4; /* y zero: refused, as documented (only an all-zero grid defaults) */
+    FAILS(duet_transpose(NULL, &ma, &mo, &o), DUET_ERROR_INVALID_ARGUMENT, "grid");
+    o.algorithm = DUET_ALGO_TILED;
+    o.tile = 8;
+    DT_OK(duet_transpose(NULL, &ma, &mo, &o));
+    /* A negative batch_stride is refused even where it would be unused (batch_count 1). */
+    duet_matrix nb = ma;
+    nb.batch_stride = -1;
+    FAILS(duet_scale(NULL, 2, &nb, NULL), DUET_ERROR_INVALID_ARGUMENT, "batch_stride");
+    /* An output's batch_stride with batch_count 1 is ignored, like an input's. */
+    nb.batch_stride = 1;
+    DT_OK(duet_scale(NULL, 2, &nb, NULL));
+    /* transpose: an input batch_stride of 0 reads one matrix for every batch entry. */
+    duet_buffer *tb = new_buffer(g_ctx, 2 * 4 * sizeof(float));
+    float in4[4] = {1, 2, 3, 4}, got[8];
+    DT_OK(duet_buffer_write(NULL, a, 0, in4, sizeof in4));
+    duet_matrix bi = ma, bo = mat(tb, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2);
+    bi.batch_count = 2;
+    bi.batch_stride = 0;
+    bo.batch_count = 2;
+    bo.batch_stride = 4;
+    DT_OK(duet_transpose(NULL, &bi, &bo, NULL));
+    DT_OK(duet_buffer_read(NULL, tb, 0, got, sizeof got));
+    DT_CHECK(got[1] == 3 && got[5] == 3 && got[2] == 2 && got[6] == 2,
+             "transpose broadcast: %g %g %g %g", (double)got[1], (double)got[5], (double)got[2],
+             (double)got[6]);
+
+    DT_OK(duet_buffer_destroy(tb));
+    DT_OK(duet_buffer_destroy(ib));
+    DT_OK(duet_buffer_destroy(a));
+    DT_OK(duet_buffer_destroy(b));
+    DT_OK(duet_context_destroy(c2));
+}
+
+/* Profiling: its messages name duet_profile; iters is bounded. */
+static duet_status destroy_stream_fn(void *user)
+{
+    return duet_stream_destroy(*(duet_stream **)user);
+}
+
+static void test_profile_contract(void)
+{
+    duet_profile_result r;
+    duet_stream *s = NULL;
+    DT_OK(duet_stream_create(g_ctx, &s));
+    FAILS(duet_profile(g_ctx, s, destroy_stream_fn, &s, 0, 3, &r), DUET_ERROR_INVALID_HANDLE,
+          "stream");
+    check_msg("duet_profile: the profiled function destroyed the stream it runs on", 1,
+              "profile of a function destroying its stream");
+    DT_OK(duet_stream_create(g_ctx, &s));
+    FAILS(duet_profile(g_ctx, s, destroy_stream_fn, &s, 1, 3, &r), DUET_ERROR_INVALID_HANDLE,
+          "stream");
+    check_msg("duet_profile: the profiled function destroyed the stream it runs on", 1,
+              "profile of a function destroying its stream in warm-up");
+    FAILS(duet_profile(g_ctx, NULL, destroy_stream_fn, &s, 0, INT32_MAX, &r),
+          DUET_ERROR_INVALID_ARGUMENT, "iters");
+    FAILS(duet_profile(g_ctx, NULL, destroy_stream_fn, &s, 0, DUET_PROFILE_MAX_ITERS + 1, &r),
+          DUET_ERROR_INVALID_ARGUMENT, "iters");
+    check_msg("duet_profile: iters (1048577) is over DUET_PROFILE_MAX_ITERS (1048576)", 1,
+              "profile iters cap");
+}
+
+/* Destroying a context is linear in its objects: four times the buffers may take about four
+ * times as long, not sixteen (80,000 buffers once took seconds under the handle lock). */
+static double destroy_seconds(int nbuf)
+{
+    duet_context *c = NULL;
+    DT_OK(duet_context_create(0, &c));
+    for (int i = 0; i < nbuf; i++) {
+        duet_buffer *b = NULL;
+        if (duet_buffer_create(c, 0, &b) != DUET_SUCCESS) break;
+    }
+    struct timespec t0, t1;
+    timespec_get(&t0, TIME_UTC);
+    DT_OK(duet_context_destroy(c));
+    timespec_get(&t1, TIME_UTC);
+    return (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+}
+
+static void test_destroy_scaling(void)
+{
+    double small = 1e9, large = 1e9;
+    for (int rep = 0; rep < 3; rep++) { /* the best of three: the host may be busy */
+        double s = destroy_seconds(20000), l = destroy_seconds(80000);
+        if (s < small) small = s;
+        if (l < large) large = l;
+    }
+    DT_CHECK(large < 10 * small + 0.05,
+             "destroying 80,000 buffers took %.3f s, 20,000 took %.3f s: not linear", large,
+             small);
+}
+
+/* Every case; main (or test_status_table's main) reports. */
+static int run_all(void)
 {
     DT_CHECK(duet_last_error() != NULL && duet_last_error()[0] == '\0',
              "last error before any call");
@@ -1630,6 +1862,14 @@ int main(void)
     test_elementwise_bad();
     test_launch_options();
     test_module();
+    test_host_contexts();
+    test_contract_messages();
+    test_profile_contract();
+    if (!g_status_table) test_destroy_scaling(); /* timing only: no status to tabulate */
     DT_OK(duet_context_destroy(g_ctx));
     return dt_finish("test_api");
 }
+
+#ifndef DT_STATUS_TABLE
+int main(void) { return run_all(); }
+#endif /* !DT_STATUS_TABLE */

@@ -241,6 +241,49 @@ static void test_prelude(void)
     if (d) DT_OK(duet_buffer_destroy(d));
 }
 
+/* ---- dynamic shared memory above the default 48 KiB -------------------------------------- */
+
+/* Each thread writes its slot of a dynamic shared array spanning the whole request and reads
+ * back its neighbour's, so the launch really uses (and the kernel really gets) every byte. */
+static const char *dyn_shared_src =
+    "DUET_KERNEL void dyn_shared(int *out, int n) {\n"
+    "    extern __shared__ int dyn[];\n"
+    "    for (int i = duet_thread_idx_x(); i < n; i += duet_block_dim_x()) dyn[i] = i * 3;\n"
+    "    duet_barrier();\n"
+    "    int sum = 0;\n"
+    "    for (int i = duet_thread_idx_x(); i < n; i += duet_block_dim_x())\n"
+    "        sum += dyn[n - 1 - i] == (n - 1 - i) * 3;\n"
+    "    atomicAdd(out, sum);\n"
+    "}\n";
+
+static void test_dynamic_shared_above_48k(void)
+{
+    duet_device_props props;
+    DT_OK(duet_context_get_props(ctx, &props));
+    const size_t want = 64 * 1024;
+    if (props.shared_mem_per_block_optin < want) {
+        printf("dynamic shared memory: the device allows %zu bytes per block, not tested\n",
+               props.shared_mem_per_block_optin);
+        return;
+    }
+    duet_module *m = compile(dyn_shared_src, NULL);
+    duet_function *f = function(m, "dyn_shared");
+    int zero = 0, got = -1;
+    duet_buffer *d = dev_buffer(&zero, sizeof zero);
+    const int n = (int)(want / sizeof(int));
+    duet_launch_config cfg = config2d(1, 1, 256, 1);
+    cfg.shared_bytes = want; /* above the 48 KiB every kernel gets without an opt-in */
+    if (f) {
+        duet_arg args[2] = {duet_arg_buffer(d, 0), duet_arg_i32(n)};
+        DT_OK(duet_launch(NULL, f, &cfg, args, 2));
+        DT_OK(duet_buffer_read(NULL, d, 0, &got, sizeof got));
+        DT_CHECK(got == n, "a launch with %zu bytes of dynamic shared memory saw %d of %d slots",
+                 want, got, n);
+    }
+    if (m) DT_OK(duet_module_destroy(m));
+    if (d) DT_OK(duet_buffer_destroy(d));
+}
+
 /* ---- errors ------------------------------------------------------------------------------ */
 
 static void test_compile_error(void)
@@ -424,6 +467,7 @@ int main(void)
         test_dli_add();
         test_dli_stride();
         test_prelude();
+        test_dynamic_shared_above_48k();
         test_compile_error();
         test_bad_calls();
         test_cache();

@@ -172,9 +172,12 @@ typedef struct duet_profile_result {
     int iters;
 } duet_profile_result;
 
+/* The most iterations one duet_profile call takes: the exact median keeps every sample. */
+#define DUET_PROFILE_MAX_ITERS (1 << 20)
+
 /* Runs fn(user) warmup times, then iters times, each timed with events on stream (NULL: the
  * default stream of ctx); fn enqueues its work on that stream. A non-success status from fn
- * stops the profile and is returned. iters >= 1, warmup >= 0. */
+ * stops the profile and is returned. 1 <= iters <= DUET_PROFILE_MAX_ITERS, warmup >= 0. */
 typedef duet_status (*duet_profile_fn)(void *user);
 DUET_API duet_status duet_profile(duet_context *ctx, duet_stream *stream, duet_profile_fn fn,
                                   void *user, int warmup, int iters, duet_profile_result *result);

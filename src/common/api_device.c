@@ -136,6 +136,11 @@ duet_status duet_context_synchronize(duet_context *handle)
 
 static void module_release(dt_module *m, const void *module_handle);
 
+static int function_in_context(const void *obj, const void *ctx)
+{
+    return ((const dt_function *)obj)->module->ctx == (const dt_context *)ctx;
+}
+
 duet_status duet_context_destroy(duet_context *handle)
 {
     dt_clear_error();
@@ -144,23 +149,34 @@ duet_status duet_context_destroy(duet_context *handle)
      * here (a lost device) must not stop the release. */
     (void)dt_handle_for_each_owned(ctx->self, DT_STREAM, sync_stream_obj, NULL);
     dt_clear_error();
+    /* One pass over the handle table per kind: linear in the number of objects. */
     void *obj, *h;
-    while ((h = dt_handle_take_owned(ctx->self, DT_EVENT, &obj)) != NULL) {
+    uint32_t cur = 0;
+    while ((h = dt_handle_take_owned(ctx->self, DT_EVENT, &cur, &obj)) != NULL) {
         dt_event *e = (dt_event *)obj;
         be_event_destroy(ctx->be, e->be);
         free(e);
     }
-    while ((h = dt_handle_take_owned(ctx->self, DT_BUFFER, &obj)) != NULL) {
+    cur = 0;
+    while ((h = dt_handle_take_owned(ctx->self, DT_BUFFER, &cur, &obj)) != NULL) {
         dt_buffer *b = (dt_buffer *)obj;
         if (b->ptr) be_free(ctx->be, b->ptr);
         free(b);
     }
-    while ((h = dt_handle_take_owned(ctx->self, DT_MODULE, &obj)) != NULL)
-        module_release((dt_module *)obj, h);
-    while ((h = dt_handle_take_owned(ctx->self, DT_STREAM, &obj)) != NULL) {
+    /* The functions of all the context's modules at once, then the modules (releasing each
+     * module's functions separately would scan the table once per module). */
+    cur = 0;
+    while ((h = dt_handle_take_matching(DT_FUNCTION, function_in_context, ctx, &cur, &obj)) != NULL)
+        free(obj);
+    cur = 0;
+    while ((h = dt_handle_take_owned(ctx->self, DT_MODULE, &cur, &obj)) != NULL)
+        module_release((dt_module *)obj, NULL);
+    cur = 0;
+    while ((h = dt_handle_take_owned(ctx->self, DT_STREAM, &cur, &obj)) != NULL) {
         dt_stream *s = (dt_stream *)obj;
         stream_free(ctx, s);
     }
+    dt_host_release_context(ctx);
     dt_handle_release(ctx->self);
     be_context_destroy(ctx->be);
     free(ctx);
@@ -381,45 +397,6 @@ duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *handle, size_t 
     return be_memset(b->ctx->be, s->be, (char *)b->ptr + offset, value, bytes);
 }
 
-/* ---- host memory ------------------------------------------------------------------------- */
-
-duet_status duet_host_alloc(duet_context *handle, size_t bytes, void **ptr)
-{
-    dt_clear_error();
-    DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_host_alloc", "ctx");
-    DT_NOT_NULL(ptr, "duet_host_alloc", "ptr");
-    *ptr = NULL;
-    if (bytes == 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_host_alloc", "bytes is 0");
-    return be_host_alloc(ctx->be, bytes, ptr);
-}
-
-duet_status duet_host_free(duet_context *handle, void *ptr)
-{
-    dt_clear_error();
-    DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_host_free", "ctx");
-    DT_NOT_NULL(ptr, "duet_host_free", "ptr");
-    return be_host_free(ctx->be, ptr);
-}
-
-duet_status duet_host_register(duet_context *handle, void *ptr, size_t bytes)
-{
-    dt_clear_error();
-    DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_host_register", "ctx");
-    DT_NOT_NULL(ptr, "duet_host_register", "ptr");
-    if (bytes == 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_host_register", "bytes is 0");
-    return be_host_register(ctx->be, ptr, bytes);
-}
-
-duet_status duet_host_unregister(duet_context *handle, void *ptr)
-{
-    dt_clear_error();
-    DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_host_unregister", "ctx");
-    DT_NOT_NULL(ptr, "duet_host_unregister", "ptr");
-    return be_host_unregister(ctx->be, ptr);
-}
-
 /* ---- events ------------------------------------------------------------------------------ */
 
 duet_status duet_event_create(duet_context *handle, duet_event **event)
@@ -505,6 +482,24 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* After a failure inside duet_profile: the message names duet_profile (the user called it,
+ * not the event or stream call that failed inside) and keeps what the failing call said. */
+static duet_status profile_fail(duet_status st, const char *what)
+{
+    char inner[1024];
+    snprintf(inner, sizeof inner, "%s", duet_last_error());
+    /* "duet_event_record: X" -> "X": the inner call's name means nothing to the caller. */
+    const char *msg = inner;
+    if (strncmp(msg, "duet_", 5) == 0) {
+        const char *colon = strstr(msg, ": ");
+        if (colon && (size_t)(colon - msg) == strcspn(msg, ": ")) msg = colon + 2;
+    }
+    if (what)
+        return dt_fail(st, "duet_profile", "%s returned %s%s%s", what, duet_status_string(st),
+                       inner[0] ? ": " : "", inner);
+    return dt_fail(st, "duet_profile", "%s", msg[0] ? msg : duet_status_string(st));
+}
+
 duet_status duet_profile(duet_context *handle, duet_stream *stream, duet_profile_fn fnc,
                          void *user, int warmup, int iters, duet_profile_result *result)
 {
@@ -517,27 +512,53 @@ duet_status duet_profile(duet_context *handle, duet_stream *stream, duet_profile
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "warmup (%d) is negative", warmup);
     if (iters < 1)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "iters (%d) is less than 1", iters);
+    /* The median needs every sample; the cap bounds that memory (8 MiB). */
+    if (iters > DUET_PROFILE_MAX_ITERS)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "iters (%d) is over DUET_PROFILE_MAX_ITERS (%d)", iters,
+                       DUET_PROFILE_MAX_ITERS);
     dt_stream *s = NULL;
     duet_status st = dt_resolve_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
     duet_stream *sh = stream ? stream : ctx->default_stream;
+    /* From here on only handles are used: fn may destroy the stream or the whole context. */
+    ctx = NULL;
+    s = NULL;
 
     double *times = (double *)malloc((size_t)iters * sizeof *times);
     if (!times) return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn, "cannot allocate %d timings", iters);
     duet_event *e0 = NULL, *e1 = NULL;
     st = duet_event_create(handle, &e0);
     if (st == DUET_SUCCESS) st = duet_event_create(handle, &e1);
-    for (int i = 0; st == DUET_SUCCESS && i < warmup; i++) st = fnc(user);
-    if (st == DUET_SUCCESS) st = duet_stream_synchronize(sh);
-    for (int i = 0; st == DUET_SUCCESS && i < iters; i++) {
+    if (st != DUET_SUCCESS) st = profile_fail(st, NULL);
+    int failed = st != DUET_SUCCESS; /* the message is final */
+    const int64_t total = (int64_t)warmup + iters;
+    for (int64_t i = 0; !failed && i < total; i++) {
+        const int timed = i >= warmup;
         float ms = 0;
-        st = duet_event_record(e0, sh);
-        if (st == DUET_SUCCESS) st = fnc(user);
-        if (st == DUET_SUCCESS) st = duet_event_record(e1, sh);
-        if (st == DUET_SUCCESS) st = duet_event_synchronize(e1);
-        if (st == DUET_SUCCESS) st = duet_event_elapsed_ms(e0, e1, &ms);
-        times[i] = ms;
+        /* Warm-up work is finished before the first timed call. */
+        if (i == warmup && (st = duet_stream_synchronize(sh)) != DUET_SUCCESS) break;
+        if (timed && (st = duet_event_record(e0, sh)) != DUET_SUCCESS) break;
+        st = fnc(user);
+        if (st != DUET_SUCCESS) {
+            st = profile_fail(st, "the profiled function");
+            failed = 1;
+            break;
+        }
+        if (!dt_handle_get(sh, DT_STREAM)) {
+            st = dt_fail(DUET_ERROR_INVALID_HANDLE, fn,
+                         "the profiled function destroyed the stream it runs on%s",
+                         dt_handle_get(handle, DT_CONTEXT) ? "" : " (with its context)");
+            failed = 1;
+            break;
+        }
+        if (!timed) continue;
+        if ((st = duet_event_record(e1, sh)) != DUET_SUCCESS) break;
+        if ((st = duet_event_synchronize(e1)) != DUET_SUCCESS) break;
+        if ((st = duet_event_elapsed_ms(e0, e1, &ms)) != DUET_SUCCESS) break;
+        times[i - warmup] = ms;
     }
+    if (st != DUET_SUCCESS && !failed) st = profile_fail(st, NULL);
     if (st == DUET_SUCCESS) {
         double sum = 0;
         for (int i = 0; i < iters; i++) sum += times[i];
@@ -549,16 +570,14 @@ duet_status duet_profile(duet_context *handle, duet_stream *stream, duet_profile
         result->mean_ms = sum / iters;
         result->iters = iters;
     }
-    /* Keep the first failure's message: the cleanup below would clear it. */
+    /* Keep the first failure's message: the cleanup below would clear it. A context the
+     * profiled function destroyed took the events with it (the calls then fail harmlessly). */
     char saved[1024];
     snprintf(saved, sizeof saved, "%s", duet_last_error());
     if (e0) duet_event_destroy(e0);
     if (e1) duet_event_destroy(e1);
     free(times);
-    if (st != DUET_SUCCESS) {
-        if (saved[0]) return dt_fail(st, NULL, "%s", saved);
-        return dt_fail(st, fn, "the profiled function returned %s", duet_status_string(st));
-    }
+    if (st != DUET_SUCCESS) return dt_fail(st, NULL, "%s", saved);
     dt_clear_error();
     return DUET_SUCCESS;
 }
@@ -567,8 +586,11 @@ duet_status duet_profile(duet_context *handle, duet_stream *stream, duet_profile
 
 static void module_release(dt_module *m, const void *module_handle)
 {
-    void *obj, *h;
-    while ((h = dt_handle_take_owned(module_handle, DT_FUNCTION, &obj)) != NULL) free(obj);
+    /* module_handle NULL: the functions are already released. */
+    void *obj;
+    uint32_t cur = 0;
+    while (module_handle && dt_handle_take_owned(module_handle, DT_FUNCTION, &cur, &obj) != NULL)
+        free(obj);
     be_module_destroy(m->ctx, m->be);
     free(m->log);
     free(m);

@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* No CUDA or HIP device takes more than 2^31 - 1 blocks along any grid axis. */
@@ -42,7 +43,8 @@ duet_status duet_launch_config_1d(int64_t n, uint32_t threads_per_block,
     duet_status st = config_2d(n, 1, threads_per_block, 1, config, "duet_launch_config_1d");
     if (st != DUET_SUCCESS) {
         /* The 1D form has one n and one block size: name them as the caller wrote them. */
-        const char *msg = duet_last_error();
+        char msg[1024]; /* a copy: dt_fail rewrites the message this is read from */
+        snprintf(msg, sizeof msg, "%s", duet_last_error());
         if (strstr(msg, "bx (threads per block)"))
             return dt_fail(st, "duet_launch_config_1d", "threads_per_block is 0");
         if (strstr(msg, "nx ("))

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 duet_status dt_resolve_stream(duet_stream *handle, dt_context *ctx, const char *func,
@@ -51,10 +52,9 @@ static duet_status check_matrix(const duet_matrix *m, const char *func, const ch
     if (!out->buf)
         return dt_fail(DUET_ERROR_INVALID_HANDLE, func, "%s.buffer is %s", name,
                        m->buffer ? "not a live handle (destroyed or never created)" : "NULL");
-    if (*ctx && out->buf->ctx != *ctx)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s.buffer belongs to another context than the other operands", name);
-    *ctx = out->buf->ctx;
+    /* Whether the operands share one context is checked once all are resolved
+     * (check_contexts), so that the message can name the odd one out. */
+    if (!*ctx) *ctx = out->buf->ctx;
     if (!valid_dtype((int)m->dtype))
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.dtype (%d) is not a duet_dtype",
                        name, (int)m->dtype);
@@ -92,8 +92,18 @@ static duet_status check_matrix(const duet_matrix *m, const char *func, const ch
     out->view.rs = row_major ? m->ld : 1;
     out->view.cs = row_major ? 1 : m->ld;
     out->view.bs = out->bs;
-    out->view.base = (char *)out->buf->ptr + m->offset * out->elem;
-    if (out->empty) return DUET_SUCCESS;
+    if (out->empty) {
+        /* An empty matrix touches no memory, but its offset must still lie within the buffer
+         * (its end included), so that the descriptor's base pointer is a valid one. */
+        if (m->offset > out->buf->bytes / out->elem)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                           "%s.offset (%zu) is past the end of its buffer (%zu bytes of %zu-byte "
+                           "elements)",
+                           name, m->offset, out->buf->bytes, out->elem);
+        /* (No arithmetic on a NULL base: a 0-byte buffer has none.) */
+        out->view.base = m->offset ? (char *)out->buf->ptr + m->offset * out->elem : out->buf->ptr;
+        return DUET_SUCCESS;
+    }
     /* One matrix spans (lines - 1) * ld + len elements; the batch adds (batch - 1) strides. */
     int64_t span, bspan;
     if (!dt_mul_ok(lines - 1, m->ld, &span) || span > INT64_MAX - len)
@@ -120,7 +130,36 @@ static duet_status check_matrix(const duet_matrix *m, const char *func, const ch
                        "%s needs bytes [%zu, %zu) of its buffer, which holds %zu bytes "
                        "(the buffer is too small)",
                        name, out->lo, out->hi, out->buf->bytes);
+    /* Only now is offset known to be within the buffer. */
+    out->view.base = (char *)out->buf->ptr + out->lo;
     return DUET_SUCCESS;
+}
+
+/* The operands' buffers (resolved by check_matrix) belong to one context; otherwise the
+ * message names the operand that differs from the others, or all of them. ms[i] and
+ * names[i] in the op's argument order ("A", "B", "C"); n is 2 or 3. */
+static duet_status check_contexts(const char *func, int n, const mat *const ms[],
+                                  const char *const names[])
+{
+    const dt_context *c0 = ms[0]->buf->ctx, *c1 = ms[1]->buf->ctx;
+    if (n == 2) {
+        if (c0 == c1) return DUET_SUCCESS;
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s.buffer and %s.buffer belong to different contexts", names[0],
+                       names[1]);
+    }
+    const dt_context *c2 = ms[2]->buf->ctx;
+    if (c0 == c1 && c1 == c2) return DUET_SUCCESS;
+    if (c0 != c1 && c1 != c2 && c0 != c2)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s.buffer, %s.buffer and %s.buffer belong to three different contexts",
+                       names[0], names[1], names[2]);
+    /* Exactly one differs from the other two. */
+    const int odd = c1 == c2 ? 0 : c0 == c2 ? 1 : 2;
+    const int x = odd == 0 ? 1 : 0, y = odd == 2 ? 1 : 2;
+    return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                   "%s.buffer belongs to another context than %s and %s", names[odd], names[x],
+                   names[y]);
 }
 
 static int overlaps(const mat *x, const mat *y)
@@ -135,14 +174,27 @@ static int same_view(const mat *x, const mat *y)
            x->m->cols == y->m->cols && x->batch == y->batch;
 }
 
+/* v exactly, in as few digits as read back to v (1.000000000001, 2147483648, not %g's 1 or
+ * 2.14748e+09): a message about a value must not show another. */
+static void format_exact(char *out, size_t size, double v)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(out, size, "%.*g", digits, v);
+        if (strtod(out, NULL) == v || v != v) return;
+    }
+}
+
 /* Integer dtypes take only exact integers within range. */
 static duet_status check_integral(double v, double lo, double hi, const char *func,
                                   const char *name, duet_dtype dtype)
 {
-    if (!(v >= lo && v <= hi) || v != floor(v))
+    if (!(v >= lo && v <= hi) || v != floor(v)) {
+        char text[40];
+        format_exact(text, sizeof text, v);
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s (%g) is not an integer in the range of %s", name, v,
+                       "%s (%s) is not an integer in the range of %s", name, text,
                        duet_dtype_name(dtype));
+    }
     return DUET_SUCCESS;
 }
 
@@ -210,6 +262,10 @@ static duet_status make_plan(const duet_op_options *opt, op_family fam, const dt
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
                        "options.math (%s) applies to gemm only; %s take 0 (default)",
                        duet_math_mode_name(opt->math), family_name(fam));
+    if (opt->tile != 0 && a != DUET_ALGO_TILED && a != DUET_ALGO_TILED_PADDED)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "options.tile (%d) applies to tiled and tiled_padded only; %s takes 0",
+                       opt->tile, duet_algorithm_name(a));
     plan->algo = a;
     const duet_device_props *p = &ctx->props;
     duet_launch_config *c = &plan->cfg;
@@ -369,6 +425,11 @@ duet_status duet_add(duet_stream *stream, double alpha, const duet_matrix *a, do
     duet_status st = check_matrix(c, fn, "c", "c.ld", 1, &ctx, &mc);
     if (st == DUET_SUCCESS) st = check_matrix(a, fn, "a", "a.ld", 0, &ctx, &ma);
     if (st == DUET_SUCCESS) st = check_matrix(b, fn, "b", "b.ld", 0, &ctx, &mb);
+    if (st == DUET_SUCCESS) {
+        const mat *const ms[3] = {&ma, &mb, &mc};
+        const char *const names[3] = {"a", "b", "c"};
+        st = check_contexts(fn, 3, ms, names);
+    }
     if (st != DUET_SUCCESS) return st;
     if (a->dtype != c->dtype || b->dtype != c->dtype)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
@@ -422,6 +483,11 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
     mat mi, mo;
     duet_status st = check_matrix(out, fn, "out", "out.ld", 1, &ctx, &mo);
     if (st == DUET_SUCCESS) st = check_matrix(in, fn, "in", "in.ld", 0, &ctx, &mi);
+    if (st == DUET_SUCCESS) {
+        const mat *const ms[2] = {&mi, &mo};
+        const char *const names[2] = {"in", "out"};
+        st = check_contexts(fn, 2, ms, names);
+    }
     if (st != DUET_SUCCESS) return st;
     if (in->dtype != out->dtype)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "dtypes differ: in is %s, out is %s",
@@ -496,6 +562,11 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     duet_status st = check_matrix(c, fn, "C", "ldc", 1, &ctx, &mc);
     if (st == DUET_SUCCESS) st = check_matrix(a, fn, "A", "lda", 0, &ctx, &ma);
     if (st == DUET_SUCCESS) st = check_matrix(b, fn, "B", "ldb", 0, &ctx, &mb);
+    if (st == DUET_SUCCESS) {
+        const mat *const ms[3] = {&ma, &mb, &mc};
+        const char *const names[3] = {"A", "B", "C"};
+        st = check_contexts(fn, 3, ms, names);
+    }
     if (st != DUET_SUCCESS) return st;
     const duet_dtype dt = a->dtype, ct = c->dtype;
     if (!gemm_dtypes_supported(dt, b->dtype, ct))

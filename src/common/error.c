@@ -18,13 +18,16 @@ static DT_THREAD_LOCAL char *g_compile_log;
 
 duet_status dt_fail(duet_status status, const char *func, const char *fmt, ...)
 {
-    /* func NULL: the message is already complete (used to restore a saved message). */
-    int n = func ? snprintf(g_last_error, sizeof g_last_error, "%s: ", func) : 0;
-    if (n < 0 || (size_t)n >= sizeof g_last_error) return status;
+    /* Formatted into a local buffer first: an argument may point into g_last_error itself (a
+     * message being rewritten or prefixed), and vsnprintf must not read what it writes. */
+    char msg[sizeof g_last_error];
+    int n = func ? snprintf(msg, sizeof msg, "%s: ", func) : 0;
+    if (n < 0 || (size_t)n >= sizeof msg) return status;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_last_error + n, sizeof g_last_error - (size_t)n, fmt, ap);
+    vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
+    memcpy(g_last_error, msg, sizeof msg);
     return status;
 }
 

@@ -78,6 +78,10 @@ typedef struct dt_function {
     char name[128];
 } dt_function;
 
+/* Frees the host memory allocated and unregisters the host ranges registered through ctx
+ * (src/common/host.c); context destroy calls it once the context's work is complete. */
+void dt_host_release_context(dt_context *ctx);
+
 /* ---- handle table ------------------------------------------------------------------------ */
 /* Handles are (slot, generation, kind) codes, never raw pointers, so a destroyed or forged
  * handle is detected without touching freed memory. */
@@ -98,9 +102,14 @@ void *dt_handle_new(dt_kind kind, void *obj, const void *owner);
 void *dt_handle_get(const void *handle, dt_kind kind);
 /* Unregisters handle (its object is the caller's to free). */
 void dt_handle_release(const void *handle);
-/* Unregisters and returns, one at a time, the live handles of kind owned by owner: call until
- * it returns NULL. *obj receives the object. */
-void *dt_handle_take_owned(const void *owner, dt_kind kind, void **obj);
+/* Unregisters and returns, one at a time, the live handles of kind owned by owner: start with
+ * *cursor = 0 and call until it returns NULL (one pass over the table in all). *obj receives
+ * the object. Handles created meanwhile may be missed. */
+void *dt_handle_take_owned(const void *owner, dt_kind kind, uint32_t *cursor, void **obj);
+/* The same for the live handles of kind whose object match(obj, user) accepts; match runs
+ * under the table's lock and must not call into it. */
+void *dt_handle_take_matching(dt_kind kind, int (*match)(const void *obj, const void *user),
+                              const void *user, uint32_t *cursor, void **obj);
 
 /* Calls fn(obj, user) for each live handle of kind owned by owner (listed first, then called
  * without the table's lock held), stopping at the first non-success status, which it returns.

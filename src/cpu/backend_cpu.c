@@ -175,53 +175,21 @@ duet_status be_device_props(int device, duet_device_props *props)
 
 /* ---- contexts ----------------------------------------------------------------------------- */
 
-/* A host range this context allocated (duet_host_alloc) or registered (duet_host_register).
- * Host memory needs no pinning; the record exists so that freeing or unregistering what was
- * never allocated or registered fails the way it does on a GPU instead of corrupting the
- * heap, and so that registering a range twice is refused as CUDA refuses it
- * (cudaErrorHostMemoryAlreadyRegistered). */
-typedef struct cpu_range {
-    char *base;
-    size_t bytes;
-    int allocated; /* 1: from be_host_alloc (ours to free), 0: registered */
-} cpu_range;
-
-typedef struct cpu_context {
-    pthread_mutex_t lock; /* a context is shared by host threads */
-    cpu_range *ranges;
-    size_t count, capacity;
-} cpu_context;
-
+/* The cpu backend keeps no per-context state: the record of host ranges that makes misuse of
+ * host memory fail as on a GPU lives in src/common/host.c, shared by every backend. */
 duet_status be_context_create(int device, void **ctx)
 {
     *ctx = NULL;
     if (device != 0)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_context_create",
                        "device %d does not exist (the cpu backend has device 0 only)", device);
-    cpu_context *c = calloc(1, sizeof *c);
-    if (!c)
-        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, "duet_context_create",
-                       "cannot allocate the cpu backend's context state: calloc failed");
-    if (pthread_mutex_init(&c->lock, NULL) != 0) {
-        free(c);
-        return dt_fail(DUET_ERROR_BACKEND, "duet_context_create",
-                       "cannot create the cpu backend's context lock: pthread_mutex_init failed");
-    }
-    *ctx = c;
+    /* Any non-NULL value: the cpu backend needs no per-context state. */
+    static char cpu_context_tag;
+    *ctx = &cpu_context_tag;
     return DUET_SUCCESS;
 }
 
-void be_context_destroy(void *ctx)
-{
-    cpu_context *c = ctx;
-    if (!c) return;
-    /* Like a GPU context, destroying it releases the host memory allocated through it. */
-    for (size_t i = 0; i < c->count; ++i)
-        if (c->ranges[i].allocated) free(c->ranges[i].base);
-    free(c->ranges);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
-}
+void be_context_destroy(void *ctx) { (void)ctx; }
 
 /* ---- memory ------------------------------------------------------------------------------- */
 
@@ -257,107 +225,33 @@ void be_free(void *ctx, void *ptr)
     free(ptr);
 }
 
-/* Index of the range that starts at p with the given kind, or -1. Call with the lock held. */
-static ptrdiff_t find_range(const cpu_context *c, const void *p, int allocated)
-{
-    for (size_t i = 0; i < c->count; ++i)
-        if (c->ranges[i].base == p && c->ranges[i].allocated == allocated) return (ptrdiff_t)i;
-    return -1;
-}
-
-/* Whether [p, p + bytes) overlaps a known range. Call with the lock held. */
-static int overlaps_range(const cpu_context *c, const char *p, size_t bytes)
-{
-    const uintptr_t lo = (uintptr_t)p;
-    const uintptr_t hi = bytes > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + bytes;
-    for (size_t i = 0; i < c->count; ++i) {
-        const uintptr_t rlo = (uintptr_t)c->ranges[i].base;
-        const uintptr_t rhi = rlo + c->ranges[i].bytes;
-        if (lo < rhi && rlo < hi) return 1;
-    }
-    return 0;
-}
-
-/* Appends a range. Call with the lock held. */
-static duet_status add_range(cpu_context *c, void *p, size_t bytes, int allocated, const char *func)
-{
-    if (c->count == c->capacity) {
-        const size_t cap = c->capacity ? 2 * c->capacity : 16;
-        cpu_range *r = realloc(c->ranges, cap * sizeof *r);
-        if (!r)
-            return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func,
-                           "cannot grow the cpu backend's table of host ranges: realloc failed");
-        c->ranges = r;
-        c->capacity = cap;
-    }
-    c->ranges[c->count].base = p;
-    c->ranges[c->count].bytes = bytes;
-    c->ranges[c->count].allocated = allocated;
-    ++c->count;
-    return DUET_SUCCESS;
-}
-
-static void remove_range(cpu_context *c, size_t i) { c->ranges[i] = c->ranges[--c->count]; }
-
+/* Host memory needs no pinning: the common layer (src/common/host.c) has checked every call
+ * against its record of host ranges, so these only allocate and free. */
 duet_status be_host_alloc(void *ctx, size_t bytes, void **ptr)
 {
-    cpu_context *c = ctx;
-    duet_status st = cpu_alloc(bytes, ptr, "duet_host_alloc");
-    if (st != DUET_SUCCESS) return st;
-    pthread_mutex_lock(&c->lock);
-    st = add_range(c, *ptr, bytes, 1, "duet_host_alloc");
-    pthread_mutex_unlock(&c->lock);
-    if (st != DUET_SUCCESS) {
-        free(*ptr);
-        *ptr = NULL;
-    }
-    return st;
+    (void)ctx;
+    return cpu_alloc(bytes, ptr, "duet_host_alloc");
 }
 
 duet_status be_host_free(void *ctx, void *ptr)
 {
-    cpu_context *c = ctx;
-    if (!ptr) return DUET_SUCCESS; /* as cudaFreeHost(NULL) */
-    pthread_mutex_lock(&c->lock);
-    const ptrdiff_t i = find_range(c, ptr, 1);
-    if (i >= 0) remove_range(c, (size_t)i);
-    pthread_mutex_unlock(&c->lock);
-    if (i < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_host_free",
-                       "ptr (%p) was not allocated with duet_host_alloc on this context", ptr);
+    (void)ctx;
     free(ptr);
     return DUET_SUCCESS;
 }
 
 duet_status be_host_register(void *ctx, void *ptr, size_t bytes)
 {
-    cpu_context *c = ctx;
-    if (!ptr || bytes == 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_host_register",
-                       "cannot register ptr (%p) with bytes (%zu)", ptr, bytes);
-    duet_status st;
-    pthread_mutex_lock(&c->lock);
-    if (overlaps_range(c, ptr, bytes))
-        st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_host_register",
-                     "ptr (%p) and bytes (%zu) overlap host memory that is already registered "
-                     "or allocated with duet_host_alloc",
-                     ptr, bytes);
-    else
-        st = add_range(c, ptr, bytes, 0, "duet_host_register");
-    pthread_mutex_unlock(&c->lock);
-    return st;
+    (void)ctx;
+    (void)ptr;
+    (void)bytes;
+    return DUET_SUCCESS;
 }
 
 duet_status be_host_unregister(void *ctx, void *ptr)
 {
-    cpu_context *c = ctx;
-    pthread_mutex_lock(&c->lock);
-    const ptrdiff_t i = find_range(c, ptr, 0);
-    if (i >= 0) remove_range(c, (size_t)i);
-    pthread_mutex_unlock(&c->lock);
-    if (i < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_host_unregister",
-                       "ptr (%p) is not the start of a range registered on this context", ptr);
+    (void)ctx;
+    (void)ptr;
     return DUET_SUCCESS;
 }
 

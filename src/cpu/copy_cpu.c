@@ -357,7 +357,7 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
     if (e->kind == DT_EW_FILL) {
         if (!fill_bits(e->dtype, e->value, &job.fill))
             return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                           "%g is not exactly representable in %s", e->value, dt);
+                           "%.17g is not exactly representable in %s", e->value, dt);
         switch (dtype_bytes(e->dtype)) {
         case 1: row = fill_row_8; break;
         case 2: row = fill_row_16; break;
@@ -381,7 +381,7 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
             if (!cpu_to_u32(e->alpha, &job.alpha.u32) ||
                 (add && !cpu_to_u32(e->beta, &job.beta.u32)))
                 return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                               "i32 needs integral factors in the int32 range (got %g and %g)",
+                               "i32 needs integral factors in the int32 range (got %.17g and %.17g)",
                                e->alpha, add ? e->beta : 0.0);
             row = add ? add_row_i32 : scale_row_i32;
             break;

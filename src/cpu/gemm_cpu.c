@@ -599,7 +599,7 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
         if (!cpu_to_u32(g->alpha, &job.alpha.u32) || !cpu_to_u32(g->beta, &job.beta.u32))
             return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_gemm",
                            "%s gemm needs integral alpha and beta in the int32 range "
-                           "(got %g and %g)",
+                           "(got %.17g and %.17g)",
                            duet_dtype_name(g->dtype), g->alpha, g->beta);
         break;
     }

@@ -8,8 +8,9 @@
  *     so a device the compiler cannot target fails to compile, with the compiler's log.
  *   - hipModule* has no query of a kernel's parameters (nothing like cudaFuncGetParamInfo), so
  *     DUET_RTC_HAS_PARAM_INFO is 0 and duet_launch cannot check the argument count on HIP.
- *   - AMD GPUs give every kernel their whole LDS (64 KiB) without an opt-in, so setting the
- *     dynamic shared memory limit is a no-op.
+ *   - AMD GPUs have given every kernel their whole LDS (64 KiB) without an opt-in; the limit
+ *     is still raised as on CUDA (hipFuncSetAttribute), and a runtime that has no such limit
+ *     for module functions is not an error.
  * hiprtc lives in libamdhip64 up to ROCm 5.2 (Debian's packages too) and in its own
  * libhiprtc from ROCm 5.3 on; cmake/DuetHip.cmake links whichever holds hiprtcCreateProgram.
  */
@@ -18,6 +19,7 @@
 
 #include <hip/hip_runtime_api.h>
 #include <hip/hiprtc.h>
+#include <limits.h>
 
 #include <stdio.h>
 
@@ -138,11 +140,21 @@ static inline hipError_t duet_rtc_param_size(hipFunction_t f, size_t index, size
 }
 static inline int duet_rtc_is_past_last_param(hipError_t e) { return e == hipErrorInvalidValue; }
 
+/* As CUDA's path does: raise the function's limit before a launch above the default
+ * per-block amount. Devices whose kernels may use more LDS than the default need it; a
+ * runtime that keeps no per-function limit (the whole LDS is every kernel's) answers
+ * "not supported" or "invalid device function" for a module function, which is no error here:
+ * the launch itself reports a real excess. */
 static inline hipError_t duet_rtc_set_max_dynamic_shared(hipFunction_t f, size_t bytes)
 {
-    (void)f;
-    (void)bytes;
-    return hipSuccess;
+    if (bytes > (size_t)INT_MAX) return hipErrorInvalidValue;
+    hipError_t e = hipFuncSetAttribute((const void *)f, hipFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)bytes);
+    if (e == hipErrorNotSupported || e == hipErrorInvalidDeviceFunction) {
+        (void)hipGetLastError();
+        return hipSuccess;
+    }
+    return e;
 }
 static inline hipError_t duet_rtc_launch(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz,
                                          unsigned bx, unsigned by, unsigned bz,
