@@ -2,7 +2,8 @@
 target_sources(duet PRIVATE
   src/cpu/backend_cpu.c
   src/cpu/gemm_cpu.c
-  src/cpu/copy_cpu.c)
+  src/cpu/copy_cpu.c
+  src/cpu/transpose_inplace_cpu.c)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CPU=1)
 if(DUET_OPENMP)
   find_package(OpenMP COMPONENTS C)
@@ -15,6 +16,6 @@ endif()
 # The host kernels stand in for GPU kernels and are only useful fast: compile them optimised
 # in every configuration but Debug, including the default empty one, which has no -O at all.
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
-  set_source_files_properties(src/cpu/gemm_cpu.c src/cpu/copy_cpu.c
+  set_source_files_properties(src/cpu/gemm_cpu.c src/cpu/copy_cpu.c src/cpu/transpose_inplace_cpu.c
     PROPERTIES COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>")
 endif()
