@@ -45,7 +45,9 @@ find_package(CUDAToolkit REQUIRED)
 
 # tuning.c holds the AUTO GEMM tables that kernels/gemm_fast.cuh reads; CMake drops the duplicate
 # if the main list names it too.
-target_sources(duet PRIVATE src/cuda/backend_cuda.cu src/common/tuning.c)
+target_sources(duet PRIVATE src/cuda/backend_cuda.cu src/common/tuning.c
+  # The in-place transpose kernels: a unit of their own (compile time is a resource).
+  src/cuda/transpose_inplace.cu)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CUDA=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels

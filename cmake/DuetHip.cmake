@@ -268,7 +268,9 @@ endif()
 enable_language(HIP)
 
 # ---- 6. the backend -------------------------------------------------------------------------
-target_sources(duet PRIVATE src/hip/backend_hip.hip)
+target_sources(duet PRIVATE src/hip/backend_hip.hip
+  # The in-place transpose kernels: a unit of their own (compile time is a resource).
+  src/hip/transpose_inplace.hip)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_HIP=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels ${CMAKE_CURRENT_SOURCE_DIR}/src)

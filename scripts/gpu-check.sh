@@ -19,7 +19,8 @@
 #                        "none" skips the phase)
 #   SANITIZER_TIMEOUT    seconds per test and tool       (default 900)
 #   SANITIZER_TESTS      regex of quick test names to run under the sanitizers (default: all)
-#   LARGE_CHECK          scripts/large_check.c section: all, bandwidth, oom, transpose, gemm, none
+#   LARGE_CHECK          scripts/large_check.c section: all, bandwidth, oom, transpose, inplace, gemm,
+#                        none
 #                        (default all)
 set -u
 set -o pipefail

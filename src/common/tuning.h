@@ -1,4 +1,4 @@
-/* tuning.h - the AUTO GEMM tile tables: data keyed by device architecture, with a default row. */
+/* tuning.h - the AUTO GEMM and in-place transpose tables: data keyed by architecture, default row. */
 #ifndef DUET_TUNING_H
 #define DUET_TUNING_H
 
@@ -44,6 +44,21 @@ typedef struct dt_gemm_tuning {
  * "gfx90a") and dtype; the default row of dtype when the arch is unknown or NULL; NULL only for
  * a dtype GEMM does not support. */
 const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype);
+
+/* The in-place transpose (kernels/transpose_inplace.cuh). square_tile: the tile edge of the
+ * square tile-pair swap for 1-, 2-, 4- and 8-byte elements (32 or 64: the sizes compiled in;
+ * two tiles of edge x (edge + 1) elements live in static shared memory, so 64 is only for up to
+ * 4 bytes). stage_bytes: the scratch one staged phase of the rectangular decomposition targets
+ * per group of lines; kept within L2 so that the gather back reads the scratch from L2 (a group
+ * never has fewer than one line, so scratch is at most max(stage_bytes, a line)). */
+typedef struct dt_transpose_inplace_tuning {
+    const char *arch; /* "sm_90", ...; "default" for the fallback row */
+    int square_tile[4];
+    size_t stage_bytes;
+} dt_transpose_inplace_tuning;
+
+/* The row for arch (as dt_gemm_tuning_lookup matches it), else the default row; never NULL. */
+const dt_transpose_inplace_tuning *dt_transpose_inplace_tuning_lookup(const char *arch);
 
 #ifdef __cplusplus
 }
