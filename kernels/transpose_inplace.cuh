@@ -11,7 +11,8 @@
  * Square (m == n, any ld): one pass. A block owns the tile pair (bi, bj), bj >= bi: it loads
  * both T x T tiles into shared memory, and only after the barrier writes each one, transposed,
  * where the other was; a diagonal tile (bi == bj) is loaded whole and written back transposed.
- * No element is read by one block and written by another, so one launch needs no ordering.
+ * No element is read by one block and written by another, so one launch needs no ordering. The
+ * pairs are folded into an nt x (nt / 2 + 1) grid, so almost no block is idle.
  *
  * Rectangular (packed): the decomposition of Catanzaro, Keller and Garland, "A Decomposition
  * for In-place Matrix Transposition" (PPoPP 2014), C2R direction; the index algebra is written
@@ -80,26 +81,35 @@ template <typename I> DUET_INLINE I ip_row_src(const ip_c2r<I> &p, I i, I k)
 enum { IP_SQ_X = 32, IP_SQ_Y = 8, IP_THREADS = 256 };
 
 template <typename U, int T>
-DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, 4)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, (T > 32 ? 3 : 4))
     transpose_inplace_square_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch)
 {
     static_assert(T % IP_SQ_X == 0 && T % IP_SQ_Y == 0, "the tile is whole warps by rows");
     __shared__ U s1[T][T + 1]; /* tile (bi, bj); the +1 column: conflict-free column reads */
     __shared__ U s2[T][T + 1]; /* tile (bj, bi) */
     const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
-    const int64_t nt = (n + T - 1) / T;
+    const int64_t nt = (n + T - 1) / T, h = nt / 2 + 1;
     for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
         U *x = a + bz * bs;
-        for (int64_t bi = blockIdx.y; bi < nt; bi += gridDim.y) {
-            /* Pairs below the diagonal are their mirror's: blocks there only step on. */
-            for (int64_t bj = blockIdx.x; bj < nt; bj += gridDim.x) {
-                if (bj < bi) continue;
+        /* The nt (nt + 1) / 2 pairs bi <= bj folded into an nt x h rectangle: (y, x) is the pair
+         * (y, x) on and above the diagonal, and below it the pair (nt - y, nt - 1 - x), whose
+         * rows nt - y >= h the rectangle's upper part does not reach (for even nt one row of
+         * blocks falls on rows it does reach and steps on). */
+        for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
+            for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
+                int64_t bi = by, bj = bx;
+                if (bx < by) {
+                    bi = nt - by;
+                    bj = nt - 1 - bx;
+                    if (bi < h) continue;
+                }
                 const int64_t i0 = bi * T, j0 = bj * T;
                 const bool diag = bi == bj, full = j0 + T <= n; /* j0 >= i0 */
 #pragma unroll
-                for (int r = ty; r < T; r += IP_SQ_Y)
+                for (int rr = 0; rr < T; rr += IP_SQ_Y)
 #pragma unroll
-                    for (int c = tx; c < T; c += IP_SQ_X) {
+                    for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                        const int r = rr + ty, c = cc + tx;
                         if (full || (i0 + r < n && j0 + c < n)) s1[r][c] = x[(i0 + r) * ld + j0 + c];
                         if (!diag && (full || (j0 + r < n && i0 + c < n)))
                             s2[r][c] = x[(j0 + r) * ld + i0 + c];
@@ -107,9 +117,10 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, 4)
                 /* Both tiles are in shared memory before either is overwritten. */
                 duet_barrier();
 #pragma unroll
-                for (int r = ty; r < T; r += IP_SQ_Y)
+                for (int rr = 0; rr < T; rr += IP_SQ_Y)
 #pragma unroll
-                    for (int c = tx; c < T; c += IP_SQ_X) {
+                    for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                        const int r = rr + ty, c = cc + tx;
                         if (full || (i0 + r < n && j0 + c < n))
                             x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
                         if (!diag && (full || (j0 + r < n && i0 + c < n)))
