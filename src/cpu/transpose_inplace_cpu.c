@@ -260,12 +260,13 @@ static void rectangular(const dt_copy2d *t, char *scratch, int threads)
     char *const base = (char *)t->out.base;
     const int64_t bs = t->out.bs;
     const size_t elem = t->elem;
-    (void)threads;
     for (int phase = p.c > 1 ? 1 : 2; phase <= 3; ++phase) {
         const int64_t tasks = t->batch * (phase == 2 ? p.m : groups);
         CPU_OMP("omp parallel for schedule(static) num_threads(threads) if(threads > 1)")
         for (int64_t x = 0; x < tasks; ++x) {
-            char *mine = scratch + (size_t)thread_index() * per;
+            /* Without a parallel region this is the caller's thread, whose OpenMP number
+             * (inside an application's own team) says nothing about our scratch. */
+            char *mine = scratch + (size_t)(threads > 1 ? thread_index() : 0) * per;
             if (phase == 2) {
                 const int64_t b = x / p.m;
                 run_row(&p, elem, base + (size_t)(b * bs) * elem, mine, x % p.m);
