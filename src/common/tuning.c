@@ -146,14 +146,17 @@ const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
  * 256 threads resident, and each thread has 16 loads in flight per tile; 8-byte elements keep
  * 32 x 32 (a 64-edge pair would pass the 48 KB of static shared memory). The stage target is
  * a third of L2 (H100: 50 MB; MI200: 8 MB per GCD), so the gather back hits L2 while the next
- * group streams in. The default row is the conservative choice for any other device.
+ * group streams in. The line kernels may take up to 100 KB of shared memory on sm_90 (80 KB on
+ * sm_80): a 16384-element row of 4 bytes (64 KB) is then gathered in shared memory in one
+ * launch, two such blocks per SM, instead of staged through L2. The default row is the
+ * conservative choice for any other device.
  */
 static const dt_transpose_inplace_tuning g_transpose_inplace_table[] = {
-    {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20},
-    {"sm_90", {64, 64, 64, 32}, (size_t)16 << 20},
-    {"gfx90a", {64, 64, 32, 32}, (size_t)2 << 20},
-    {"gfx942", {64, 64, 32, 32}, (size_t)2 << 20},
-    {"default", {32, 32, 32, 32}, (size_t)2 << 20},
+    {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20, (size_t)80 << 10},
+    {"sm_90", {64, 64, 64, 32}, (size_t)16 << 20, (size_t)100 << 10},
+    {"gfx90a", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
+    {"gfx942", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
+    {"default", {32, 32, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
 };
 
 const dt_transpose_inplace_tuning *dt_transpose_inplace_tuning_lookup(const char *arch)

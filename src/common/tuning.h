@@ -55,6 +55,9 @@ typedef struct dt_transpose_inplace_tuning {
     const char *arch; /* "sm_90", ...; "default" for the fallback row */
     int square_tile[4];
     size_t stage_bytes;
+    size_t line_smem_bytes; /* most shared memory a block of the line kernels takes (lines
+                               that fit are gathered there, in one launch per phase; above
+                               48 KiB the kernel opts in, within the device's limit)      */
 } dt_transpose_inplace_tuning;
 
 /* The row for arch (as dt_gemm_tuning_lookup matches it), else the default row; never NULL. */

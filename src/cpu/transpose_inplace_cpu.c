@@ -16,8 +16,8 @@
  * out.rs, in the same storage.
  *
  * Square (m == n): the tiles (bi, bj) and (bj, bi) (64 x 64 elements, 32 x 32 of 8 bytes) swap
- * with each other, transposed; a diagonal tile transposes within itself. Each pair is one task, so
- * tasks never share an element, and both tiles of a pair stay in L1 while their lines are used.
+ * with each other, transposed, through two local buffers; a diagonal tile transposes within
+ * itself. Each pair is one task, so tasks never share an element.
  *
  * Rectangular: the decomposition of B. Catanzaro, A. Keller and M. Garland, "A Decomposition
  * for In-place Matrix Transposition", PPoPP 2014 (the C2R direction), written here from the
