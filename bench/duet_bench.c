@@ -913,6 +913,92 @@ static void bench_transpose(size_t elem, int64_t n)
     free(back);
 }
 
+/* ---- in-place transpose ------------------------------------------------------------------ */
+
+/* Each run transposes the storage in place, so the descriptors swap after every run; the
+ * parity of the runs says which orientation the buffer ends in. */
+typedef struct inplace_job {
+    duet_matrix a, b; /* a: rows x cols, b: its transpose, one storage */
+    duet_op_options opt;
+    duet_launch_info info;
+    long runs;
+} inplace_job;
+
+static duet_status run_inplace(void *u)
+{
+    inplace_job *j = (inplace_job *)u;
+    const int back = (int)(j->runs++ & 1);
+    return duet_transpose(g_stream, back ? &j->b : &j->a, back ? &j->a : &j->b, &j->opt);
+}
+
+/* The in-place transpose of a rows x cols row-major matrix, beside the out-of-place AUTO and a
+ * copy of the same bytes (ratios: GB/s over the copy's GB/s, bytes read + written). */
+static void bench_transpose_inplace(size_t elem, int64_t rows, int64_t cols)
+{
+    const duet_dtype t = elem == 1   ? DUET_DTYPE_I8
+                         : elem == 2 ? DUET_DTYPE_F16
+                         : elem == 4 ? DUET_DTYPE_F32
+                                     : DUET_DTYPE_F64;
+    const size_t count = (size_t)rows * (size_t)cols, bytes = count * elem;
+    char tn[8], size[32];
+    snprintf(tn, sizeof tn, "%zuB", elem);
+    snprintf(size, sizeof size, "%ldx%ld", (long)rows, (long)cols);
+    void *hin = xmalloc(bytes), *ref = xmalloc(bytes), *back = xmalloc(bytes);
+    fill_random_elems(hin, count, elem);
+    host_transpose(hin, ref, rows, cols, elem);
+    duet_buffer *ba, *bb;
+    OK(duet_buffer_create(g_ctx, bytes, &ba));
+    OK(duet_buffer_create(g_ctx, bytes, &bb));
+
+    /* The same bytes copied: this size's ceiling. */
+    copy_job cj;
+    cj.src = ba;
+    cj.dst = bb;
+    cj.bytes = bytes;
+    const double copy_ms = time_duet(run_copy, &cj);
+    const double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e6);
+    report("copy", tn, size, "-", "duet_buffer_copy", copy_ms, copy_gbs, "GB/s", -1, 1.0, "-");
+
+    /* Out of place, AUTO. */
+    transpose_job oj;
+    memset(&oj, 0, sizeof oj);
+    OK(duet_buffer_write(g_stream, ba, 0, hin, bytes));
+    oj.in = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, rows, cols);
+    oj.out = duet_matrix_make(bb, t, DUET_LAYOUT_ROW_MAJOR, cols, rows);
+    oj.opt.info = &oj.info;
+    double ms = time_duet(run_transpose, &oj);
+    OK(duet_buffer_read(g_stream, bb, 0, back, bytes));
+    int ok = memcmp(back, ref, bytes) == 0;
+    if (!ok) g_failures++;
+    double gbs = 2.0 * (double)bytes / (ms * 1e6);
+    report("transpose", tn, size, "auto", oj.info.kernel, ms, gbs, "GB/s", -1, gbs / copy_gbs,
+           ok ? "exact" : "FAIL");
+    OK(duet_buffer_destroy(bb));
+
+    /* In place. */
+    inplace_job ij;
+    memset(&ij, 0, sizeof ij);
+    ij.a = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, rows, cols);
+    ij.b = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, cols, rows);
+    ij.opt.info = &ij.info;
+    ms = time_duet(run_inplace, &ij);
+    OK(duet_buffer_read(g_stream, ba, 0, back, bytes));
+    ok = memcmp(back, ij.runs & 1 ? ref : hin, bytes) == 0;
+    if (!ok) g_failures++;
+    gbs = 2.0 * (double)bytes / (ms * 1e6);
+    char kernel[96];
+    snprintf(kernel, sizeof kernel, "%s/%d", ij.info.kernel, ij.info.launches);
+    report("transp_inpl", tn, size, "auto", kernel, ms, gbs, "GB/s", -1, gbs / copy_gbs,
+           ok ? "exact" : "FAIL");
+    if (ij.info.workspace_bytes)
+        printf("%-11s %-4s %-20s workspace %zu bytes (%.2f%% of the matrix)\n", "", tn, size,
+               ij.info.workspace_bytes, 100.0 * (double)ij.info.workspace_bytes / (double)bytes);
+    OK(duet_buffer_destroy(ba));
+    free(hin);
+    free(ref);
+    free(back);
+}
+
 /* ---- elementwise ------------------------------------------------------------------------- */
 
 typedef struct ew_job {
@@ -995,7 +1081,8 @@ static void bench_elementwise(int64_t count)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: duet-bench [--quick] [--only gemm|gemm-lowp|transpose|elementwise] [--reps N] "
+            "usage: duet-bench [--quick] [--only gemm|gemm-lowp|transpose|transpose-inplace|"
+            "elementwise] [--reps N] "
             "[--out FILE.csv]\n"
             "\n"
             "Times duet's GEMM (AUTO), transposes (every algorithm) and elementwise ops on the\n"
@@ -1028,7 +1115,7 @@ int main(int argc, char **argv)
     }
     if (g_reps < 1 || g_reps > 256 ||
         (only && strcmp(only, "gemm") && strcmp(only, "gemm-lowp") && strcmp(only, "transpose") &&
-         strcmp(only, "elementwise"))) {
+         strcmp(only, "transpose-inplace") && strcmp(only, "elementwise"))) {
         usage(stderr);
         return 2;
     }
@@ -1108,6 +1195,27 @@ int main(int argc, char **argv)
             if (!g_on_gpu) bench_transpose(e, 1024);
             else
                 for (int i = 0; i < (quick ? 1 : 2); i++) bench_transpose(e, gpu_sizes[i]);
+        }
+    }
+    if (!only || !strcmp(only, "transpose-inplace")) {
+        header("transpose in place (in and out one storage), row-major (GB/s = 2 * bytes / "
+               "time; vs_copy: over a copy of the same bytes)");
+        static const struct {
+            int64_t rows, cols;
+            size_t elem;
+        } gpu_full[] = {{16384, 16384, 4}, {16384, 16384, 8}, {16384, 8192, 4},
+                        {8192, 16384, 4},  {100000, 3, 4}},
+          gpu_quick[] = {{8192, 8192, 4}, {8192, 4096, 4}, {100000, 3, 4}},
+          cpu_set[] = {{2048, 2048, 4}, {2048, 2048, 8}, {2048, 1024, 4}, {1024, 2048, 4},
+                       {100000, 3, 4}};
+        const int n = g_on_gpu ? (quick ? 3 : 5) : 5;
+        for (int i = 0; i < n; i++) {
+            if (g_on_gpu && quick)
+                bench_transpose_inplace(gpu_quick[i].elem, gpu_quick[i].rows, gpu_quick[i].cols);
+            else if (g_on_gpu)
+                bench_transpose_inplace(gpu_full[i].elem, gpu_full[i].rows, gpu_full[i].cols);
+            else
+                bench_transpose_inplace(cpu_set[i].elem, cpu_set[i].rows, cpu_set[i].cols);
         }
     }
     if (!only || !strcmp(only, "elementwise")) {

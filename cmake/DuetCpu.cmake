@@ -3,7 +3,8 @@ target_sources(duet PRIVATE
   src/cpu/backend_cpu.c
   src/cpu/gemm_cpu.c
   src/cpu/gemm_lowp_cpu.c
-  src/cpu/copy_cpu.c)
+  src/cpu/copy_cpu.c
+  src/cpu/transpose_inplace_cpu.c)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CPU=1)
 if(DUET_OPENMP)
   find_package(OpenMP COMPONENTS C)
@@ -17,5 +18,6 @@ endif()
 # in every configuration but Debug, including the default empty one, which has no -O at all.
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(src/cpu/gemm_cpu.c src/cpu/gemm_lowp_cpu.c src/cpu/copy_cpu.c
+    src/cpu/transpose_inplace_cpu.c
     PROPERTIES COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>")
 endif()

@@ -268,7 +268,9 @@ endif()
 enable_language(HIP)
 
 # ---- 6. the backend -------------------------------------------------------------------------
-target_sources(duet PRIVATE src/hip/backend_hip.hip src/hip/gemm_lowp.hip)
+# Each kernel family compiles in a translation unit of its own, so builds parallelise.
+target_sources(duet PRIVATE src/hip/backend_hip.hip src/hip/gemm_lowp.hip
+  src/hip/transpose_inplace.hip)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_HIP=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels ${CMAKE_CURRENT_SOURCE_DIR}/src)

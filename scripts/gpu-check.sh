@@ -23,7 +23,8 @@
 #   SANITIZER_LABEL      ctest label regex of the programs run under the sanitizers
 #                        (default "quick|examples": every test program, at its quick size)
 #   SANITIZER_TESTS      regex of test names to narrow that to (default: none, all of them)
-#   LARGE_CHECK          scripts/large_check.c section: all, bandwidth, oom, transpose, gemm, none
+#   LARGE_CHECK          scripts/large_check.c section: all, bandwidth, oom, transpose, inplace, gemm,
+#                        none
 #                        (default all)
 set -u
 set -o pipefail

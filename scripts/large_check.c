@@ -1,7 +1,7 @@
 /* large_check.c - big transposes and GEMM, out-of-memory recovery and bandwidth on a GPU. */
 /*
  * What the conformance suite cannot do in seconds: transposes whose operands pass 2^31
- * elements, a GEMM whose A passes 2^32 bytes, a request for more memory than the GPU has, and
+ * elements, an in-place transpose of a matrix filling more than half of the device, a GEMM whose A passes 2^32 bytes, a request for more memory than the GPU has, and
  * the bandwidth of transpose and elementwise ops next to a device-to-device copy.
  * Built and run by scripts/gpu-check.sh against the built library:
  *   cc -O2 [-fopenmp] -Iinclude scripts/large_check.c -Lbuild -lduet -o large_check
@@ -218,6 +218,80 @@ static void check_transpose(duet_context *ctx, duet_stream *st, int64_t rows, in
 done:
     if (in) duet_buffer_destroy(in);
     if (out) duet_buffer_destroy(out);
+}
+
+/* An in-place transpose of a rows x cols matrix (packed row-major, rectangular) that takes more
+ * than half of the device's memory, so that no out-of-place copy could sit beside it; checked
+ * by sampling (and its corners) against the pattern. */
+static void check_transpose_in_place(duet_context *ctx, duet_stream *st, size_t elem)
+{
+    duet_device_props props;
+    OK(duet_context_get_props(ctx, &props));
+    /* 55% of the device: more than half of whatever is free. cols share a large factor with
+     * rows, so the decomposition's column rotation runs too. */
+    const int64_t cols = 40000;
+    int64_t rows = (int64_t)(0.55 * (double)props.global_mem_bytes / (double)(cols * (int64_t)elem));
+    rows -= rows % 1000;
+    if (rows < 2000) {
+        printf("in-place transpose: skipped (device too small)\n");
+        return;
+    }
+    const size_t bytes = (size_t)rows * (size_t)cols * elem;
+    printf("in-place transpose %lld x %lld of %zu-byte elements (%.2f GB, %.0f%% of the device)\n",
+           (long long)rows, (long long)cols, elem, bytes / 1e9,
+           100.0 * (double)bytes / (double)props.global_mem_bytes);
+    duet_buffer *buf = NULL;
+    OK(duet_buffer_create(ctx, bytes, &buf));
+    if (!buf || !upload_pattern(st, buf, rows, cols, elem)) goto done;
+    {
+        /* A second matrix of the same size does not fit: only in place can transpose this. */
+        duet_buffer *other = NULL;
+        const duet_status so = duet_buffer_create(ctx, bytes, &other);
+        printf("  a second %.2f GB buffer: %s\n", bytes / 1e9,
+               so == DUET_SUCCESS ? "fits (the device has more free memory than expected)"
+                                  : duet_status_string(so));
+        if (other) duet_buffer_destroy(other);
+        const duet_dtype dt = dtype_of(elem);
+        duet_matrix a = duet_matrix_make(buf, dt, DUET_LAYOUT_ROW_MAJOR, rows, cols);
+        duet_matrix b = duet_matrix_make(buf, dt, DUET_LAYOUT_ROW_MAJOR, cols, rows);
+        duet_launch_info info;
+        duet_op_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.info = &info;
+        duet_event *e0 = NULL, *e1 = NULL;
+        OK(duet_event_create(ctx, &e0));
+        OK(duet_event_create(ctx, &e1));
+        OK(duet_event_record(e0, st));
+        OK(duet_transpose(st, &a, &b, &opt));
+        OK(duet_event_record(e1, st));
+        OK(duet_stream_synchronize(st));
+        const double ms = elapsed_ms(e0, e1);
+        printf("  %-28s %8.2f ms  %7.1f GB/s  %d launches, workspace %zu bytes\n", info.kernel,
+               ms, 2.0 * bytes / (ms * 1e6), info.launches, info.workspace_bytes);
+        duet_event_destroy(e0);
+        duet_event_destroy(e1);
+        int bad = 0;
+        const int samples = 4096 + 4;
+        for (int s = 0; s < samples; ++s) {
+            uint64_t i, j;
+            if (s < 4096) {
+                i = rnd() % (uint64_t)rows;
+                j = rnd() % (uint64_t)cols;
+            } else {
+                i = (s & 1) ? (uint64_t)rows - 1 : 0;
+                j = (s & 2) ? (uint64_t)cols - 1 : 0;
+            }
+            const uint64_t got = read_elem(st, buf, (size_t)(j * (uint64_t)rows + i), elem);
+            const uint64_t want = pattern_elem(i, j, elem);
+            if (got != want && bad++ < 5)
+                printf("  FAIL in-place out(%llu, %llu) = %#llx, want %#llx\n",
+                       (unsigned long long)j, (unsigned long long)i, (unsigned long long)got,
+                       (unsigned long long)want);
+        }
+        CHECK(bad == 0, "in-place %s: %d of %d sampled elements wrong", info.kernel, bad, samples);
+    }
+done:
+    if (buf) duet_buffer_destroy(buf);
 }
 
 /* C (m x n) = A (m x k) * B (k x n), f32 with small integer entries so every sum is exact;
@@ -715,6 +789,7 @@ int main(int argc, char **argv)
         check_transpose(ctx, st, 65536, 40000, 1); /* 2.62e9 one-byte elements */
         check_transpose(ctx, st, 46341, 46341, 4); /* 2^31 + 4633 four-byte elements, 8.6 GB */
     }
+    if (all || strcmp(only, "inplace") == 0) check_transpose_in_place(ctx, st, 4);
     if (all || strcmp(only, "gemm") == 0)
         check_gemm(ctx, st, (int64_t)1 << 22, 64, 640); /* A: 2.68e9 elements, 10.7 GB */
 

@@ -295,6 +295,8 @@ typedef struct duet_launch_info {
     int launches;              /* kernel launches the op made (0 for an empty op)         */
     duet_math_mode math;       /* gemm: the math mode that ran (DEFAULT where the device
                                   has no TF32 instructions or the op is not f32 gemm)     */
+    size_t workspace_bytes;    /* scratch the op used from its stream's workspace (an
+                                  in-place rectangular transpose); 0 where none           */
 } duet_launch_info;
 
 /* Options common to every op. Zero-initialise ({0}) for the defaults; NULL means defaults. */
@@ -333,7 +335,21 @@ DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, 
                                duet_matrix *c, const duet_op_options *options);
 
 /* out = in^T: out has in's cols as rows and rows as cols, the same dtype (any: by element size)
- * and batch count. in and out must not overlap. */
+ * and batch count. in and out must not overlap, except in the in-place form:
+ *
+ * In place: in and out in the same buffer at the same offset transposes the storage itself
+ * (any shape, element size, layout and batch; options.algorithm AUTO only, any other is
+ * DUET_ERROR_UNSUPPORTED). With in and out of one layout, let the stored matrix be P lines of
+ * Q elements (row-major: P = rows, Q = cols) at stride in.ld:
+ *   - square (P == Q): out.ld == in.ld, any ld >= Q (the padding is left untouched);
+ *   - rectangular (P != Q): packed only, in.ld == Q and out.ld == P (the result is the
+ *     Q x P transpose packed in the same P * Q elements);
+ *   - in and out of different layouts: out.ld == in.ld (the storage already is in^T: nothing
+ *     moves);
+ *   - batches: out.batch_stride == in.batch_stride, at least one matrix's extent.
+ * Anything else (a partial overlap, another ld or batch stride) is DUET_ERROR_INVALID_ARGUMENT
+ * and writes nothing. A rectangular transpose uses O(max(P, Q)) elements of the stream's
+ * workspace per matrix (duet_launch_info.workspace_bytes). See docs/semantics.md. */
 DUET_API duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matrix *out,
                                     const duet_op_options *options);
 

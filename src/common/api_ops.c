@@ -474,6 +474,62 @@ duet_status duet_add(duet_stream *stream, double alpha, const duet_matrix *a, do
 
 /* ---- transpose --------------------------------------------------------------------------- */
 
+/* in and out overlap: accepted only as the in-place form of duet.h (same buffer and offset, the
+ * ld and batch-stride rules there); *identity is set when the storage already holds in^T (a
+ * change of layout, or a 1 x n / n x 1 matrix), so that nothing needs to move. */
+static duet_status check_transpose_in_place(const mat *mi, const mat *mo, const char *fn,
+                                            int *identity)
+{
+    const duet_matrix *in = mi->m, *out = mo->m;
+    *identity = 0;
+    if (in->offset != out->offset)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "in and out overlap in one buffer but start at different offsets (%zu "
+                       "and %zu elements): an in-place transpose needs the same buffer and "
+                       "offset for both",
+                       in->offset, out->offset);
+    if (mi->batch > 1 && in->batch_stride != out->batch_stride)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "in-place transpose needs out.batch_stride (%lld) equal to "
+                       "in.batch_stride (%lld)",
+                       (long long)out->batch_stride, (long long)in->batch_stride);
+    if (in->layout != out->layout) {
+        if (out->ld != in->ld)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "in-place transpose from a %s in to a %s out (the storage already "
+                           "holds in^T) needs out.ld (%lld) equal to in.ld (%lld)",
+                           in->layout == DUET_LAYOUT_ROW_MAJOR ? "row-major" : "column-major",
+                           out->layout == DUET_LAYOUT_ROW_MAJOR ? "row-major" : "column-major",
+                           (long long)out->ld, (long long)in->ld);
+        *identity = 1;
+        return DUET_SUCCESS;
+    }
+    const int row_major = in->layout == DUET_LAYOUT_ROW_MAJOR;
+    const int64_t p = row_major ? in->rows : in->cols; /* stored lines */
+    const int64_t q = row_major ? in->cols : in->rows; /* their length */
+    const char *line = row_major ? "row" : "column";
+    if (p == q) {
+        if (out->ld != in->ld)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "in-place transpose of a square matrix keeps its ld: out.ld (%lld) "
+                           "must equal in.ld (%lld)",
+                           (long long)out->ld, (long long)in->ld);
+    } else {
+        if (in->ld != q)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "in-place transpose of a rectangular matrix needs packed storage: "
+                           "in.ld (%lld) must be the %s length of in (%lld)",
+                           (long long)in->ld, line, (long long)q);
+        if (out->ld != p)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "in-place transpose of a rectangular matrix packs the result: "
+                           "out.ld (%lld) must be the %s length of out (%lld)",
+                           (long long)out->ld, line, (long long)p);
+    }
+    *identity = p == 1 || q == 1;
+    return DUET_SUCCESS;
+}
+
 duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matrix *out,
                            const duet_op_options *options)
 {
@@ -500,9 +556,12 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                        "in.batch_count (%lld) differs from out.batch_count (%lld)",
                        (long long)mi.batch, (long long)mo.batch);
-    if (overlaps(&mi, &mo))
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "in and out overlap in one buffer (in-place transpose is not supported)");
+    const int in_place = overlaps(&mi, &mo);
+    int identity = 0;
+    if (in_place) {
+        st = check_transpose_in_place(&mi, &mo, fn, &identity);
+        if (st != DUET_SUCCESS) return st;
+    }
     dt_copy2d t;
     memset(&t, 0, sizeof t);
     t.elem = mo.elem;
@@ -512,15 +571,32 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
     t.out = mo.view;
     t.in = mi.view;
     swap64(&t.in.rs, &t.in.cs); /* out(i, j) = in(j, i) */
+    if (in_place && out->layout == DUET_LAYOUT_COL_MAJOR) {
+        /* out^T(i, j) = in^T(i, j): the backend sees out with unit column stride. */
+        swap64(&t.rows, &t.cols);
+        swap64(&t.in.rs, &t.in.cs);
+        swap64(&t.out.rs, &t.out.cs);
+    }
+    t.in_place = in_place;
     dt_plan plan;
     st = make_plan(options, OP_TRANSPOSE, ctx, t.rows, t.cols, t.batch, t.elem, fn, &plan);
     if (st != DUET_SUCCESS) return st;
+    if (in_place && plan.algo != DUET_ALGO_AUTO)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "algorithm %s does not run in place (in and out are the same storage); "
+                       "in-place transposes take auto",
+                       duet_algorithm_name(plan.algo));
     dt_stream *s = NULL;
     st = op_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
     duet_launch_info *info = options ? options->info : NULL;
     if (t.rows == 0 || t.cols == 0) {
         dt_fill_info(info, "", &plan, 0);
+        return DUET_SUCCESS;
+    }
+    if (identity) {
+        /* The storage already is in^T: nothing to launch. */
+        dt_fill_info(info, "transpose_inplace_identity", &plan, 0);
         return DUET_SUCCESS;
     }
     t.ws = &s->ws;

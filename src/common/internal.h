@@ -156,11 +156,20 @@ typedef struct dt_gemm {
 
 /* out(i, j) = in(i, j) over rows x cols x batch: a strided copy. duet_transpose arrives here
  * with in's strides swapped, so the kernels see one op that covers transposes and copies. */
+/*
+ * in_place (duet_transpose with in and out the same storage): in.base == out.base, and the
+ * common layer has arranged out.cs == 1 and in.rs == 1, so the stored source is cols lines of
+ * rows elements at stride in.cs and the result is rows lines of cols elements at stride out.rs:
+ * either square (rows == cols, in.cs == out.rs, padding untouched) or packed rectangular
+ * (in.cs == rows, out.rs == cols); in.bs == out.bs. The plan is AUTO. Scratch comes from ws
+ * only, O(max(rows, cols)) elements per matrix, reported in info->workspace_bytes.
+ */
 typedef struct dt_copy2d {
     dt_workspace *ws;         /* the stream's scratch (dt_workspace_reserve) */
     size_t elem;              /* 1, 2, 4 or 8 */
     int64_t rows, cols, batch;
     dt_view in, out;
+    int in_place;             /* 1: in and out are one storage (see above) */
 } dt_copy2d;
 
 typedef enum dt_ew_kind { DT_EW_SCALE = 0, DT_EW_ADD = 1, DT_EW_FILL = 2 } dt_ew_kind;

@@ -1,4 +1,4 @@
-/* tuning.c - the AUTO GEMM tile table per architecture and dtype, and its lookup. */
+/* tuning.c - the AUTO GEMM tile table per architecture and dtype, the in-place transpose table. */
 #include "tuning.h"
 
 #include <stddef.h>
@@ -238,4 +238,32 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
     }
     *split = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
     return &row->small;
+
+/*
+ * In-place transpose rows: {arch, square tile edge for 1/2/4/8-byte elements, stage bytes}.
+ * Chosen from the hardware, not yet measured: a 64 x 64 tile pair of 4-byte elements is 33 KB
+ * of shared memory (two tiles with the +1 column), so an H100 SM (228 KB) keeps six blocks of
+ * 256 threads resident, and each thread has 16 loads in flight per tile; 8-byte elements keep
+ * 32 x 32 (a 64-edge pair would pass the 48 KB of static shared memory). The stage target is
+ * a third of L2 (H100: 50 MB; MI200: 8 MB per GCD), so the gather back hits L2 while the next
+ * group streams in. The line kernels may take up to 100 KB of shared memory on sm_90 (80 KB on
+ * sm_80): a 16384-element row of 4 bytes (64 KB) is then gathered in shared memory in one
+ * launch, two such blocks per SM, instead of staged through L2. The default row is the
+ * conservative choice for any other device.
+ */
+static const dt_transpose_inplace_tuning g_transpose_inplace_table[] = {
+    {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20, (size_t)80 << 10},
+    {"sm_90", {64, 64, 64, 32}, (size_t)16 << 20, (size_t)100 << 10},
+    {"gfx90a", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
+    {"gfx942", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
+    {"default", {32, 32, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
+};
+
+const dt_transpose_inplace_tuning *dt_transpose_inplace_tuning_lookup(const char *arch)
+{
+    const size_t rows = sizeof g_transpose_inplace_table / sizeof g_transpose_inplace_table[0];
+    for (size_t i = 0; arch && i < rows; i++)
+        if (arch_matches(arch, g_transpose_inplace_table[i].arch))
+            return &g_transpose_inplace_table[i];
+    return &g_transpose_inplace_table[rows - 1];
 }

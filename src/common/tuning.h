@@ -1,4 +1,4 @@
-/* tuning.h - the AUTO GEMM tile tables: data keyed by device architecture, with a default row. */
+/* tuning.h - the AUTO GEMM and in-place transpose tables: data keyed by architecture, default row. */
 #ifndef DUET_TUNING_H
 #define DUET_TUNING_H
 
@@ -104,6 +104,24 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
 /* K per slice of a split: ceil(ceil(k / bk) / split) * bk (k itself when split <= 1). The
  * slices are [s * slice_k, min(k, (s + 1) * slice_k)) for s < split. */
 int64_t dt_gemm_split_slice_k(int64_t k, int bk, int split);
+
+/* The in-place transpose (kernels/transpose_inplace.cuh). square_tile: the tile edge of the
+ * square tile-pair swap for 1-, 2-, 4- and 8-byte elements (32 or 64: the sizes compiled in;
+ * two tiles of edge x (edge + 1) elements live in static shared memory, so 64 is only for up to
+ * 4 bytes). stage_bytes: the scratch one staged phase of the rectangular decomposition targets
+ * per group of lines; kept within L2 so that the gather back reads the scratch from L2 (a group
+ * never has fewer than one line, so scratch is at most max(stage_bytes, a line)). */
+typedef struct dt_transpose_inplace_tuning {
+    const char *arch; /* "sm_90", ...; "default" for the fallback row */
+    int square_tile[4];
+    size_t stage_bytes;
+    size_t line_smem_bytes; /* most shared memory a block of the line kernels takes (lines
+                               that fit are gathered there, in one launch per phase; above
+                               48 KiB the kernel opts in, within the device's limit)      */
+} dt_transpose_inplace_tuning;
+
+/* The row for arch (as dt_gemm_tuning_lookup matches it), else the default row; never NULL. */
+const dt_transpose_inplace_tuning *dt_transpose_inplace_tuning_lookup(const char *arch);
 
 #ifdef __cplusplus
 }

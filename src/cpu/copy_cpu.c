@@ -120,8 +120,6 @@ static void copy_rows(const dt_copy2d *t)
 duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const dt_plan *plan,
                       duet_launch_info *info)
 {
-    (void)ctx;
-    (void)stream;
     if (t->elem != 1 && t->elem != 2 && t->elem != 4 && t->elem != 8)
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_transpose",
                        "elements of %zu bytes (1, 2, 4 or 8 are moved)", t->elem);
@@ -132,6 +130,7 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
         if (info) info->launches = 0;
         return DUET_SUCCESS;
     }
+    if (t->in_place) return cpu_transpose_inplace(ctx, stream, t, plan, info);
 
     /* Work on the orientation in which out is contiguous along a row when it is contiguous
      * at all: then the inner loops write with unit stride. */

@@ -60,6 +60,10 @@ typedef void (*cpu_row_fn)(void *arg, int64_t b, int64_t i, int64_t j0, int64_t 
 void cpu_walk(int64_t batch, int64_t rows, int64_t cols, int64_t tz, int64_t ty, int64_t tx,
               int64_t work_per_elem, cpu_row_fn fn, void *arg);
 
+/* duet_transpose with in and out one storage (dt_copy2d.in_place; transpose_inplace_cpu.c). */
+duet_status cpu_transpose_inplace(dt_context *ctx, void *stream, const dt_copy2d *t,
+                                  const dt_plan *plan, duet_launch_info *info);
+
 /* v as int32 in its two's-complement bits (the i32 ops compute modulo 2^32 in uint32_t);
  * 0 when v is NaN, not an integer or outside the int32 range. */
 int cpu_to_u32(double v, uint32_t *out);

@@ -1,0 +1,225 @@
+/* transpose_inplace.cuh - in-place transpose kernels: square tile-pair swap, C2R phase gathers. */
+#ifndef DUET_KERNELS_TRANSPOSE_INPLACE_CUH
+#define DUET_KERNELS_TRANSPOSE_INPLACE_CUH
+
+#include "kernel_util.cuh"
+
+/*
+ * The descriptor (dt_copy2d.in_place, src/common/internal.h): the stored source is m lines of
+ * n elements (m = t->cols, n = t->rows), the result n lines of m, in the same storage.
+ *
+ * Square (m == n, any ld): one pass. A block owns the tile pair (bi, bj), bj >= bi: it loads
+ * both T x T tiles into shared memory, and only after the barrier writes each one, transposed,
+ * where the other was; a diagonal tile (bi == bj) is loaded whole and written back transposed.
+ * No element is read by one block and written by another, so one launch needs no ordering. The
+ * pairs are folded into an nt x (nt / 2 + 1) grid, so almost no block is idle.
+ *
+ * Rectangular (packed): the decomposition of Catanzaro, Keller and Garland, "A Decomposition
+ * for In-place Matrix Transposition" (PPoPP 2014), C2R direction; the index algebra is written
+ * out in src/cpu/transpose_inplace_cpu.c. With c = gcd(m, n), a = m / c, b = n / c:
+ *   1. column rotate (c > 1):  P(i, j) = A((i + j / b) mod m, j)
+ *   2. row shuffle:            T(i, k) = P(i, q b + s), q = (k - i) mod c,
+ *                              s = ((k - (i + q) mod m) mod n) / c * a^-1 mod b
+ *   3. column shuffle:         D(r, k) = T((l mod m - (l / m) / b) mod m, k), l = r n + k
+ * Each phase is a gather within columns or within rows. A block that can hold whole lines in
+ * shared memory gathers them there (one launch per phase for the whole batch); longer lines go
+ * through the stream's workspace, a group of lines at a time: a stage kernel copies the group
+ * out, a gather kernel writes it back permuted (two launches per group, in stream order, no
+ * host synchronisation).
+ */
+
+/* ---- index algebra -------------------------------------------------------------------------- */
+
+/* The decomposition of one m x n matrix. I is the index type: uint32_t when m * n < 2^31
+ * (a 32-bit division costs a fraction of a 64-bit one on GPUs, and the phases are mostly index
+ * arithmetic), else int64_t. Every quantity below stays non-negative, so the modular
+ * reductions are conditional subtractions wherever the operand is known to lie below 2m. */
+template <typename I> struct ip_c2r {
+    I m, n, c, b, ainv;
+};
+
+/* x * y mod m for 0 <= x, y < m without overflow (double and add past 2^31). */
+template <typename I> DUET_INLINE I ip_mulmod(I x, I y, I m)
+{
+    if (m <= (I)65536) return (I)((uint32_t)x * (uint32_t)y % (uint32_t)m);
+    if ((int64_t)m <= ((int64_t)1 << 31)) return (I)((uint64_t)x * (uint64_t)y % (uint64_t)m);
+    I r = 0;
+    for (; y; y >>= 1, x = x >= m - x ? x - (m - x) : x + x)
+        if (y & 1) r = r >= m - x ? r - (m - x) : r + x;
+    return r;
+}
+
+enum { IP_ROTATE = 0, IP_COL_SHUFFLE = 1 };
+
+/* Column phases: the row of the old column j that row i takes. Rotate: (i + j / b) mod m with
+ * j / b < c <= m. Shuffle: (l mod m - (l / m) / b) mod m, l = i n + j, with (l / m) / b < c. */
+template <int OP, typename I> DUET_INLINE I ip_col_src(const ip_c2r<I> &p, I i, I j)
+{
+    if (OP == IP_ROTATE) {
+        const I t = i + j / p.b;
+        return t >= p.m ? t - p.m : t;
+    }
+    const I l = i * p.n + j, lq = l / p.m, lr = l - lq * p.m, s = lq / p.b;
+    return lr >= s ? lr - s : lr + p.m - s;
+}
+
+/* Row phase: the column of old row i that column k takes: q b + s with q = (k - i) mod c,
+ * i0 = (i + q) mod m, s = ((k - i0) mod n) / c * a^-1 mod b. */
+template <typename I> DUET_INLINE I ip_row_src(const ip_c2r<I> &p, I i, I k)
+{
+    const I kc = k % p.c, ic = i % p.c;
+    const I q = kc >= ic ? kc - ic : kc + p.c - ic;
+    I i0 = i + q;
+    if (i0 >= p.m) i0 -= p.m;
+    const I i0n = i0 % p.n;
+    const I d = k >= i0n ? k - i0n : k + p.n - i0n;
+    return q * p.b + ip_mulmod<I>(d / p.c, p.ainv, p.b);
+}
+
+/* ---- square: tile-pair swap ----------------------------------------------------------------- */
+
+enum { IP_SQ_X = 32, IP_SQ_Y = 8, IP_THREADS = 256 };
+
+template <typename U, int T>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, (T > 32 ? 3 : 4))
+    transpose_inplace_square_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch)
+{
+    static_assert(T % IP_SQ_X == 0 && T % IP_SQ_Y == 0, "the tile is whole warps by rows");
+    __shared__ U s1[T][T + 1]; /* tile (bi, bj); the +1 column: conflict-free column reads */
+    __shared__ U s2[T][T + 1]; /* tile (bj, bi) */
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const int64_t nt = (n + T - 1) / T, h = nt / 2 + 1;
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        U *x = a + bz * bs;
+        /* The nt (nt + 1) / 2 pairs bi <= bj folded into an nt x h rectangle: (y, x) is the pair
+         * (y, x) on and above the diagonal, and below it the pair (nt - y, nt - 1 - x), whose
+         * rows nt - y >= h the rectangle's upper part does not reach (for even nt one row of
+         * blocks falls on rows it does reach and steps on). */
+        for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
+            for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
+                int64_t bi = by, bj = bx;
+                if (bx < by) {
+                    bi = nt - by;
+                    bj = nt - 1 - bx;
+                    if (bi < h) continue;
+                }
+                const int64_t i0 = bi * T, j0 = bj * T;
+                const bool diag = bi == bj, full = j0 + T <= n; /* j0 >= i0 */
+#pragma unroll
+                for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+                    for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                        const int r = rr + ty, c = cc + tx;
+                        if (full || (i0 + r < n && j0 + c < n)) s1[r][c] = x[(i0 + r) * ld + j0 + c];
+                        if (!diag && (full || (j0 + r < n && i0 + c < n)))
+                            s2[r][c] = x[(j0 + r) * ld + i0 + c];
+                    }
+                /* Both tiles are in shared memory before either is overwritten. */
+                duet_barrier();
+#pragma unroll
+                for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+                    for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                        const int r = rr + ty, c = cc + tx;
+                        if (full || (i0 + r < n && j0 + c < n))
+                            x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
+                        if (!diag && (full || (j0 + r < n && i0 + c < n)))
+                            x[(j0 + r) * ld + i0 + c] = s1[c][r];
+                    }
+                /* The next pair reuses the tiles. */
+                duet_barrier();
+            }
+        }
+    }
+}
+
+/* ---- rectangular: whole lines in shared memory ---------------------------------------------- */
+
+/* Rows [g * rpb, g * rpb + rpb) of each matrix: loaded, then gathered back (phase 2). */
+template <typename U, typename I>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
+    transpose_inplace_rows_smem_kernel(U *a, const ip_c2r<I> p, int64_t bs, int64_t batch, I rpb)
+{
+    extern __shared__ __align__(16) unsigned char ip_rows_smem[];
+    U *s = reinterpret_cast<U *>(ip_rows_smem);
+    const I tid = (I)threadIdx.x;
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        for (I g = (I)blockIdx.x; g * rpb < p.m; g += (I)gridDim.x) {
+            const I i0 = g * rpb, rows = p.m - i0 < rpb ? p.m - i0 : rpb, cnt = rows * p.n;
+            U *x = a + bz * bs + (int64_t)i0 * p.n;
+            for (I e = tid; e < cnt; e += IP_THREADS) s[e] = x[e];
+            duet_barrier();
+            for (I e = tid; e < cnt; e += IP_THREADS) {
+                const I r = e / p.n, k = e - r * p.n;
+                x[e] = s[r * p.n + ip_row_src<I>(p, i0 + r, k)];
+            }
+            duet_barrier();
+        }
+    }
+}
+
+/* Columns [g * w, g * w + w) of each matrix: loaded as m x w, then gathered back (phases 1, 3). */
+template <typename U, int OP, typename I>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
+    transpose_inplace_cols_smem_kernel(U *a, const ip_c2r<I> p, int64_t bs, int64_t batch, I w)
+{
+    extern __shared__ __align__(16) unsigned char ip_cols_smem[];
+    U *s = reinterpret_cast<U *>(ip_cols_smem);
+    const I tid = (I)threadIdx.x;
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        for (I g = (I)blockIdx.x; g * w < p.n; g += (I)gridDim.x) {
+            const I j0 = g * w, cw = p.n - j0 < w ? p.n - j0 : w, cnt = p.m * cw;
+            U *x = a + bz * bs + j0;
+            for (I e = tid; e < cnt; e += IP_THREADS) {
+                const I i = e / cw, jj = e - i * cw;
+                s[e] = x[(int64_t)i * p.n + jj];
+            }
+            duet_barrier();
+            for (I e = tid; e < cnt; e += IP_THREADS) {
+                const I i = e / cw, jj = e - i * cw;
+                x[(int64_t)i * p.n + jj] = s[ip_col_src<OP, I>(p, i, j0 + jj) * cw + jj];
+            }
+            duet_barrier();
+        }
+    }
+}
+
+/* ---- rectangular: a group of lines through the workspace ------------------------------------ */
+
+/* scratch (h x w, packed) = x[r0 .. r0 + h) x [c0 .. c0 + w) of one matrix with rows of n. */
+template <typename U, typename I>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
+    transpose_inplace_stage_kernel(const U *x, I n, I r0, I c0, I h, I w, U *scratch)
+{
+    const I cnt = h * w, step = (I)gridDim.x * IP_THREADS;
+    for (I e = (I)blockIdx.x * IP_THREADS + (I)threadIdx.x; e < cnt; e += step) {
+        const I i = e / w, jj = e - i * w;
+        scratch[e] = x[(int64_t)(r0 + i) * n + c0 + jj];
+    }
+}
+
+/* Columns [c0, c0 + w) from their staged copy (m x w): x(i, j) = staged(src(i, j), j). */
+template <typename U, int OP, typename I>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
+    transpose_inplace_gather_cols_kernel(U *x, const ip_c2r<I> p, I c0, I w, const U *scratch)
+{
+    const I cnt = p.m * w, step = (I)gridDim.x * IP_THREADS;
+    for (I e = (I)blockIdx.x * IP_THREADS + (I)threadIdx.x; e < cnt; e += step) {
+        const I i = e / w, jj = e - i * w;
+        x[(int64_t)i * p.n + c0 + jj] = scratch[(int64_t)ip_col_src<OP, I>(p, i, c0 + jj) * w + jj];
+    }
+}
+
+/* Rows [r0, r0 + h) from their staged copy (h x n): x(i, k) = staged(i, src(i, k)). */
+template <typename U, typename I>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
+    transpose_inplace_gather_rows_kernel(U *x, const ip_c2r<I> p, I r0, I h, const U *scratch)
+{
+    const I cnt = h * p.n, step = (I)gridDim.x * IP_THREADS;
+    for (I e = (I)blockIdx.x * IP_THREADS + (I)threadIdx.x; e < cnt; e += step) {
+        const I r = e / p.n, k = e - r * p.n;
+        x[(int64_t)(r0 + r) * p.n + k] = scratch[(int64_t)r * p.n + ip_row_src<I>(p, r0 + r, k)];
+    }
+}
+
+#endif /* DUET_KERNELS_TRANSPOSE_INPLACE_CUH */
