@@ -161,7 +161,7 @@ duet_status duet_context_destroy(duet_context *handle)
     while ((h = dt_handle_take_owned(ctx->self, DT_BUFFER, &obj)) != NULL) {
         dt_buffer *b = (dt_buffer *)obj;
         if (b->ptr && !b->foreign) be_free(ctx->be, b->ptr);
-        free(b);
+        dt_buffer_release(b);
     }
     while ((h = dt_handle_take_owned(ctx->self, DT_MODULE, &obj)) != NULL)
         module_release((dt_module *)obj, h);
@@ -280,7 +280,7 @@ duet_status duet_buffer_destroy(duet_buffer *handle)
     DT_RESOLVE(b, dt_buffer, DT_BUFFER, handle, "duet_buffer_destroy", "buf");
     dt_handle_release(handle);
     if (b->ptr && !b->foreign) be_free(b->ctx->be, b->ptr);
-    free(b);
+    dt_buffer_release(b);
     return DUET_SUCCESS;
 }
 

@@ -29,34 +29,49 @@ duet_status dt_refuse_capture(const dt_stream *s, const char *func)
 
 /* ---- buffers ----------------------------------------------------------------------------- */
 
+duet_status dt_buffer_wrap(dt_context *ctx, void *ptr, size_t bytes, void (*release)(void *),
+                           void *release_arg, const char *func, duet_buffer **out)
+{
+    *out = NULL;
+    if (!ptr && bytes > 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "ptr is NULL but bytes is %zu", bytes);
+    if (bytes > 0 && bytes - 1 > UINTPTR_MAX - (uintptr_t)ptr)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "ptr (%p) + bytes (%zu) wraps around the address space", ptr, bytes);
+    if (bytes > 0) {
+        duet_status st = be_pointer_check(ctx->be, ptr, bytes, func);
+        if (st != DUET_SUCCESS) return st;
+    }
+    dt_buffer *b = (dt_buffer *)calloc(1, sizeof *b);
+    if (!b) return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func, "cannot allocate a buffer object");
+    b->ctx = ctx;
+    b->ptr = bytes > 0 ? ptr : NULL;
+    b->bytes = bytes;
+    b->foreign = 1;
+    *out = (duet_buffer *)dt_handle_new(DT_BUFFER, b, ctx->self);
+    if (!*out) {
+        free(b);
+        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func, "the handle table cannot grow");
+    }
+    /* Set last: nothing above may run the callback on a failure. */
+    b->release = release;
+    b->release_arg = release_arg;
+    return DUET_SUCCESS;
+}
+
+void dt_buffer_release(dt_buffer *b)
+{
+    if (b->release) b->release(b->release_arg);
+    free(b);
+}
+
 duet_status duet_buffer_wrap(duet_context *handle, void *ptr, size_t bytes, duet_buffer **buf)
 {
     static const char *fn = "duet_buffer_wrap";
     dt_clear_error();
     RESOLVE(ctx, dt_context, DT_CONTEXT, handle, fn, "ctx");
     NOT_NULL(buf, fn, "buf");
-    *buf = NULL;
-    if (!ptr && bytes > 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "ptr is NULL but bytes is %zu", bytes);
-    if (bytes > 0 && bytes - 1 > UINTPTR_MAX - (uintptr_t)ptr)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "ptr (%p) + bytes (%zu) wraps around the address space", ptr, bytes);
-    if (bytes > 0) {
-        duet_status st = be_pointer_check(ctx->be, ptr, bytes, fn);
-        if (st != DUET_SUCCESS) return st;
-    }
-    dt_buffer *b = (dt_buffer *)calloc(1, sizeof *b);
-    if (!b) return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn, "cannot allocate a buffer object");
-    b->ctx = ctx;
-    b->ptr = bytes > 0 ? ptr : NULL;
-    b->bytes = bytes;
-    b->foreign = 1;
-    *buf = (duet_buffer *)dt_handle_new(DT_BUFFER, b, ctx->self);
-    if (!*buf) {
-        free(b);
-        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn, "the handle table cannot grow");
-    }
-    return DUET_SUCCESS;
+    return dt_buffer_wrap(ctx, ptr, bytes, NULL, NULL, fn, buf);
 }
 
 duet_status duet_buffer_is_wrapped(const duet_buffer *handle, int *wrapped)

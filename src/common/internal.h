@@ -42,6 +42,8 @@ typedef struct dt_buffer {
     void *ptr;                   /* device pointer (host pointer on cpu)     */
     size_t bytes;
     int foreign;                 /* duet_buffer_wrap: never freed by duet    */
+    void (*release)(void *);     /* if set, called with release_arg when the */
+    void *release_arg;           /* buffer goes (an imported DLPack tensor)  */
 } dt_buffer;
 
 /* Device scratch owned by one stream (split-K partial sums, in-place transpose buffers). Work
@@ -190,6 +192,14 @@ duet_status dt_workspace_reserve(dt_context *ctx, void *be_stream, dt_workspace 
                                  const char *func, void **ptr);
 /* Frees ws (the stream's work must be complete). */
 void dt_workspace_free(dt_context *ctx, dt_workspace *ws);
+
+/* A non-owning buffer over [ptr, ptr + bytes) of ctx (checked as duet_buffer_wrap checks it);
+ * release(release_arg), if release is not NULL, runs when the buffer is destroyed (by
+ * duet_buffer_destroy or with its context), never on failure. */
+duet_status dt_buffer_wrap(dt_context *ctx, void *ptr, size_t bytes, void (*release)(void *),
+                           void *release_arg, const char *func, duet_buffer **out);
+/* Runs a destroyed buffer's release callback (if any) and frees the object. */
+void dt_buffer_release(dt_buffer *b);
 
 /* DUET_ERROR_INVALID_ARGUMENT naming func when s is capturing into a graph: for calls that
  * would block the host on it (and so invalidate the capture). */
