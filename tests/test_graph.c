@@ -135,9 +135,10 @@ int main(void)
              "capturing");
     DT_FAILS(duet_context_synchronize(ctx), DUET_ERROR_INVALID_ARGUMENT, "capturing");
     DT_FAILS(duet_stream_destroy(s), DUET_ERROR_INVALID_ARGUMENT, "capturing");
+    DT_FAILS(duet_context_destroy(ctx), DUET_ERROR_INVALID_ARGUMENT, "capturing");
     DT_OK(duet_event_record(ev, s));
     DT_FAILS(duet_event_synchronize(ev), DUET_ERROR_INVALID_ARGUMENT, "graph");
-    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     CU(cudaStreamIsCapturing(us, &cs));
     DT_CHECK(cs == cudaStreamCaptureStatusActive, "capture status %d after the refused calls",
              (int)cs);

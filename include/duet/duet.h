@@ -464,9 +464,9 @@ DUET_API duet_status duet_event_native(const duet_event *event, void **native);
  * it during capture is DUET_ERROR_INVALID_ARGUMENT instead). Calls that block the host return
  * DUET_ERROR_INVALID_ARGUMENT, naming the capture, instead of invalidating it when their
  * stream is capturing: duet_buffer_read / duet_buffer_write, duet_stream_synchronize,
- * duet_stream_destroy, duet_context_synchronize, and duet_event_synchronize /
- * duet_event_elapsed_ms on an event last recorded during a capture. The stream, its context
- * and the buffers must outlive every graph that was captured through them. */
+ * duet_stream_destroy, duet_context_synchronize, duet_context_destroy, and
+ * duet_event_synchronize / duet_event_elapsed_ms on an event last recorded during a capture.
+ * The stream, its context and the buffers must outlive every graph captured through them. */
 
 #ifdef __cplusplus
 } /* extern "C" */

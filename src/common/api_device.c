@@ -132,6 +132,15 @@ static duet_status refuse_capture_obj(void *obj, void *func)
     return dt_refuse_capture((const dt_stream *)obj, (const char *)func);
 }
 
+static duet_status refuse_capture_only_obj(void *obj, void *func)
+{
+    const dt_stream *s = (const dt_stream *)obj;
+    int capturing = 0;
+    if (be_stream_is_capturing(s->ctx->be, s->be, &capturing, (const char *)func) != DUET_SUCCESS)
+        return DUET_SUCCESS;
+    return capturing ? dt_refuse_capture(s, (const char *)func) : DUET_SUCCESS;
+}
+
 duet_status duet_context_synchronize(duet_context *handle)
 {
     dt_clear_error();
@@ -148,6 +157,12 @@ duet_status duet_context_destroy(duet_context *handle)
 {
     dt_clear_error();
     DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_context_destroy", "ctx");
+    /* A stream that is capturing cannot be waited for (and its graph would keep our memory);
+     * only a capture refuses: any other failure of the question must not stop the release. */
+    if (dt_handle_for_each_owned(ctx->self, DT_STREAM, refuse_capture_only_obj,
+                                 (void *)"duet_context_destroy") == DUET_ERROR_INVALID_ARGUMENT)
+        return DUET_ERROR_INVALID_ARGUMENT;
+    dt_clear_error();
     /* Finish queued work first so that nothing in flight touches memory freed below; an error
      * here (a lost device) must not stop the release. */
     (void)dt_handle_for_each_owned(ctx->self, DT_STREAM, sync_stream_obj, NULL);
@@ -477,7 +492,7 @@ duet_status duet_event_record(duet_event *handle, duet_stream *stream)
     duet_status st = dt_resolve_stream(stream, e->ctx, "duet_event_record", &s);
     if (st != DUET_SUCCESS) return st;
     int capturing = 0;
-    st = be_stream_is_capturing(e->ctx->be, s->be, &capturing);
+    st = be_stream_is_capturing(e->ctx->be, s->be, &capturing, "duet_event_record");
     if (st != DUET_SUCCESS) return st;
     st = be_event_record(e->ctx->be, e->be, s->be);
     if (st == DUET_SUCCESS) {

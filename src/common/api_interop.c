@@ -17,7 +17,7 @@
 duet_status dt_refuse_capture(const dt_stream *s, const char *func)
 {
     int capturing = 0;
-    duet_status st = be_stream_is_capturing(s->ctx->be, s->be, &capturing);
+    duet_status st = be_stream_is_capturing(s->ctx->be, s->be, &capturing, func);
     if (st != DUET_SUCCESS) return st;
     if (capturing)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,

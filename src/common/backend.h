@@ -51,8 +51,8 @@ duet_status be_pointer_check(void *ctx, const void *ptr, size_t bytes, const cha
 duet_status be_stream_wrap(void *ctx, void *native, void **stream, const char *func);
 duet_status be_event_wrap(void *ctx, void *native, void **event, const char *func);
 /* *capturing = 1 while the stream is capturing into a graph (always 0 on cpu). Never blocks
- * and never disturbs a capture. */
-duet_status be_stream_is_capturing(void *ctx, void *stream, int *capturing);
+ * and never disturbs a capture. func names the caller in messages. */
+duet_status be_stream_is_capturing(void *ctx, void *stream, int *capturing, const char *func);
 
 typedef enum be_copy_kind { BE_H2D = 0, BE_D2H = 1, BE_D2D = 2 } be_copy_kind;
 /* queue: bytes > 0. */

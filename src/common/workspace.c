@@ -25,7 +25,7 @@ duet_status dt_workspace_reserve(dt_context *ctx, void *be_stream, dt_workspace 
      * graph would keep the old block's address), so a capture needs the workspace grown by an
      * uncaptured run of the same op first. */
     int capturing = 0;
-    duet_status cst = be_stream_is_capturing(ctx->be, be_stream, &capturing);
+    duet_status cst = be_stream_is_capturing(ctx->be, be_stream, &capturing, func);
     if (cst != DUET_SUCCESS) return cst;
     if (capturing)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,

@@ -393,10 +393,11 @@ duet_status be_stream_synchronize(void *ctx, void *stream)
     return DUET_SUCCESS;
 }
 
-duet_status be_stream_is_capturing(void *ctx, void *stream, int *capturing)
+duet_status be_stream_is_capturing(void *ctx, void *stream, int *capturing, const char *func)
 {
     (void)ctx;
     (void)stream;
+    (void)func;
     *capturing = 0; /* no graphs on the host */
     return DUET_SUCCESS;
 }
