@@ -121,13 +121,13 @@ int main(void)
 
     /* Capture. */
     scribble(us, dev, bytes, 2);
+    duet_event *ev = NULL;
+    DT_OK(duet_event_create(ctx, &ev));
     CU(cudaStreamSynchronize(us));
     CU(cudaStreamBeginCapture(us, cudaStreamCaptureModeGlobal));
     DT_OK(sequence(s, a, b, d0, &o));
     /* Blocking calls refuse, naming the capture, and leave it intact. */
     float probe[4];
-    duet_event *ev = NULL;
-    DT_OK(duet_event_create(ctx, &ev));
     DT_FAILS(duet_stream_synchronize(s), DUET_ERROR_INVALID_ARGUMENT, "capturing");
     DT_FAILS(duet_buffer_read(s, o.c, 0, probe, sizeof probe), DUET_ERROR_INVALID_ARGUMENT,
              "capturing");
