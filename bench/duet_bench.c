@@ -12,6 +12,7 @@
 #if defined(DUET_BENCH_RAW_LAUNCH)
 /* raw_launch.cu */
 void duet_bench_raw_launch(void *stream, float *p);
+void duet_bench_raw_launch_checked(void *stream, float *p, int device);
 int duet_bench_raw_check(void);
 #endif /* DUET_BENCH_RAW_LAUNCH */
 
@@ -617,7 +618,9 @@ static void bench_elementwise(int64_t count)
 
 /*
  * Host time per call of tiny ops (8 x 8 f32; gemm 8 x 8 x 8), all on one stream, against a raw
- * launch of a trivial kernel on the same stream. Two figures per op:
+ * launch of a trivial kernel on the same stream ("raw+checks": the same launch with the runtime
+ * calls duet's GPU backend makes around a launch, so that duet's own share shows). Two figures
+ * per op:
  *   burst: calls queued in bursts of OVERHEAD_BURST, the stream drained between bursts and the
  *          drain not timed, so the runtime's launch queue never fills: the host cost of a call.
  *   b2b:   n calls back to back, then one synchronize, not timed: once the queue fills, the
@@ -639,9 +642,9 @@ typedef struct overhead_ops {
     float *dev;   /* a device address for the raw launch's argument */
 } overhead_ops;
 
-enum { OV_RAW, OV_FILL, OV_SCALE, OV_ADD, OV_GEMM, OV_TRANSPOSE, OV_COUNT };
-static const char *const k_overhead_names[OV_COUNT] = {"raw launch", "fill", "scale", "add",
-                                                       "gemm 8x8x8", "transpose"};
+enum { OV_RAW, OV_RAW_CHECKED, OV_FILL, OV_SCALE, OV_ADD, OV_GEMM, OV_TRANSPOSE, OV_COUNT };
+static const char *const k_overhead_names[OV_COUNT] = {
+    "raw launch", "raw+checks", "fill", "scale", "add", "gemm 8x8x8", "transpose"};
 
 static void overhead_call(int op, overhead_ops *o)
 {
@@ -649,6 +652,11 @@ static void overhead_call(int op, overhead_ops *o)
     case OV_RAW:
 #if defined(DUET_BENCH_RAW_LAUNCH)
         duet_bench_raw_launch(o->native, o->dev);
+#endif /* DUET_BENCH_RAW_LAUNCH */
+        break;
+    case OV_RAW_CHECKED:
+#if defined(DUET_BENCH_RAW_LAUNCH)
+        duet_bench_raw_launch_checked(o->native, o->dev, 0);
 #endif /* DUET_BENCH_RAW_LAUNCH */
         break;
     case OV_FILL: OK(duet_fill(g_stream, 1.0, &o->c, NULL)); break;

@@ -13,5 +13,16 @@ extern "C" void duet_bench_raw_launch(void *stream, float *p)
     duet_bench_trivial_kernel<<<1, 32, 0, (cudaStream_t)stream>>>(p, 0);
 }
 
+/* The same launch with the runtime calls duet's GPU backend makes around each of its launches
+ * (make the device current, clear and then read the last error): the difference between this
+ * row and a duet op is the common layer's own cost. */
+extern "C" void duet_bench_raw_launch_checked(void *stream, float *p, int device)
+{
+    (void)cudaSetDevice(device);
+    (void)cudaGetLastError();
+    duet_bench_trivial_kernel<<<1, 32, 0, (cudaStream_t)stream>>>(p, 0);
+    (void)cudaGetLastError();
+}
+
 /* 0 when every raw launch so far went well. */
 extern "C" int duet_bench_raw_check(void) { return cudaGetLastError() == cudaSuccess ? 0 : 1; }
