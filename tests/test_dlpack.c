@@ -290,6 +290,8 @@ static void bad_inputs(void)
     BAD(DUET_ERROR_INVALID_ARGUMENT, "shape");
     g.shape[1] = -3;
     BAD(DUET_ERROR_INVALID_ARGUMENT, "shape[1]");
+    g.shape[0] = 0;
+    BAD(DUET_ERROR_UNSUPPORTED, "shape[0]");
     g.strides[0] = -16;
     BAD(DUET_ERROR_INVALID_ARGUMENT, "strides[0]");
     g.strides[2] = 2; /* neither inner stride is 1 */

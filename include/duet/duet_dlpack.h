@@ -52,7 +52,8 @@ extern "C" {
  *             strides[0].
  *   byte_offset  a multiple of the element size (else DUET_ERROR_UNSUPPORTED); the matrix's
  *             offset is byte_offset / element size, the buffer starts at data.
- *   other     ndim other than 2 or 3 is DUET_ERROR_UNSUPPORTED; negative shapes, NULL data
+ *   other     ndim other than 2 or 3, and a batch of 0 matrices, are DUET_ERROR_UNSUPPORTED
+ *             (duet reads batch_count 0 as 1); negative shapes, NULL data
  *             with elements, NULL shape, an ld smaller than the row (column) length are
  *             DUET_ERROR_INVALID_ARGUMENT. Versioned tensors need version.major == 1
  *             (DUET_ERROR_UNSUPPORTED); DLPACK_FLAG_BITMASK_READ_ONLY is accepted, and such a

@@ -116,6 +116,11 @@ static duet_status matrix_of_tensor(const dt_context *ctx, const DLTensor *t, co
     }
     const int64_t rows = t->shape[r], cols = t->shape[c];
     const int64_t batch = t->ndim == 3 ? t->shape[0] : 1;
+    if (batch == 0)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, func,
+                       "%s.shape[0] is 0: a batch of no matrices has no duet_matrix form "
+                       "(batch_count 0 reads as 1)",
+                       p);
     /* Strides of NULL: compact row-major. */
     const int64_t sr = t->strides ? t->strides[r] : cols, sc = t->strides ? t->strides[c] : 1;
     const int64_t sb = t->ndim == 3 ? (t->strides ? t->strides[0] : rows * cols) : 0;
