@@ -14,11 +14,12 @@ extern "C" void duet_bench_raw_launch(void *stream, float *p)
 }
 
 /* The same launch with the runtime calls duet's GPU backend makes around each of its launches
- * (make the device current, clear and then read the last error): the difference between this
+ * (ask for the current device, clear and then read the last error): the difference between this
  * row and a duet op is the common layer's own cost. */
 extern "C" void duet_bench_raw_launch_checked(void *stream, float *p, int device)
 {
-    (void)cudaSetDevice(device);
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess || current != device) (void)cudaSetDevice(device);
     (void)cudaGetLastError();
     duet_bench_trivial_kernel<<<1, 32, 0, (cudaStream_t)stream>>>(p, 0);
     (void)cudaGetLastError();

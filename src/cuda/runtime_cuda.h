@@ -20,7 +20,7 @@
  *   duet_gpu_get_device_count(int *n)
  *   duet_gpu_get_device_properties(duet_gpu_device_prop_t *p, int dev)
  *   duet_gpu_arch_string(const duet_gpu_device_prop_t *p, char *buf, size_t n)   void
- *   duet_gpu_set_device(int dev)
+ *   duet_gpu_set_device(int dev), duet_gpu_get_device(int *dev)
  *   duet_gpu_device_init()             creates the device's context (first call is slow)
  *   duet_gpu_mem_get_info(size_t *free_bytes, size_t *total_bytes)
  * Memory
@@ -133,6 +133,7 @@ static inline const char *duet_gpu_error_name(cudaError_t e) { return cudaGetErr
 #define duet_gpu_get_device_count(n)           cudaGetDeviceCount(n)
 #define duet_gpu_get_device_properties(p, dev) cudaGetDeviceProperties((p), (dev))
 #define duet_gpu_set_device(dev)               cudaSetDevice(dev)
+#define duet_gpu_get_device(dev)               cudaGetDevice(dev)
 /* cudaFree(0) is the documented way to create the lazily made context now, so that a broken
  * driver shows up at duet_context_create rather than at the first buffer. */
 #define duet_gpu_device_init()                         cudaFree(0)

@@ -108,6 +108,7 @@ static inline const char *duet_gpu_error_name(hipError_t e) { return hipGetError
 #define duet_gpu_get_device_count(n)           hipGetDeviceCount(n)
 #define duet_gpu_get_device_properties(p, dev) hipGetDeviceProperties((p), (dev))
 #define duet_gpu_set_device(dev)               hipSetDevice(dev)
+#define duet_gpu_get_device(dev)               hipGetDevice(dev)
 /* hipFree(NULL) does nothing but start the runtime on the current device, so a missing driver
  * or an inaccessible /dev/kfd shows up at duet_context_create rather than at the first buffer. */
 #define duet_gpu_device_init()                         hipFree(NULL)
