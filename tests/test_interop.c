@@ -211,6 +211,43 @@ static void test_ops_on_wrapped(int use_malloc)
     foreign_free(mem, keep);
 }
 
+/* ---- a runtime-compiled kernel on wrapped memory (GPU backends) --------------------------- */
+
+static void test_launch_on_wrapped(void)
+{
+    static const char *src = "__global__ void add_index(int *x, int n) {\n"
+                             "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                             "    if (i < n) x[i] += i;\n"
+                             "}\n";
+    duet_module *m = NULL;
+    duet_status s = duet_module_create(g_ctx, src, NULL, &m);
+    if (s == DUET_ERROR_UNSUPPORTED) return; /* cpu: no runtime compilation */
+    DT_CHECK(s == DUET_SUCCESS, "duet_module_create: %s", duet_last_error());
+    if (!m) return;
+    duet_function *f = NULL;
+    DT_OK(duet_module_get_function(m, "add_index", &f));
+    enum { n = 300 };
+    duet_buffer *keep = NULL;
+    char *mem = (char *)foreign_alloc(n * sizeof(int32_t) + 64, &keep, 0);
+    duet_buffer *w = NULL;
+    DT_OK(duet_buffer_wrap(g_ctx, mem + 64, n * sizeof(int32_t), &w));
+    duet_matrix x = duet_matrix_make(w, DUET_DTYPE_I32, DUET_LAYOUT_ROW_MAJOR, 1, n);
+    DT_OK(duet_fill(NULL, 5.0, &x, NULL));
+    duet_launch_config cfg;
+    DT_OK(duet_launch_config_1d(n - 100, 128, &cfg));
+    /* The kernel works on elements 100.. of the wrapped range: an offset argument. */
+    duet_arg args[2] = {duet_arg_buffer(w, 100 * sizeof(int32_t)), duet_arg_i32(n - 100)};
+    DT_OK(duet_launch(NULL, f, &cfg, args, 2));
+    int32_t got[n];
+    DT_OK(duet_buffer_read(NULL, w, 0, got, sizeof got));
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad += got[i] != 5 + (i >= 100 ? i - 100 : 0);
+    DT_CHECK(bad == 0, "%d wrong elements after a launch on wrapped memory", bad);
+    DT_OK(duet_buffer_destroy(w));
+    DT_OK(duet_module_destroy(m));
+    foreign_free(mem, keep);
+}
+
 /* ---- lifetimes: foreign memory outlives the context; two contexts ------------------------ */
 
 static void test_lifetimes_and_contexts(int use_malloc)
@@ -359,6 +396,7 @@ int main(void)
         test_ops_on_wrapped(1);
         test_lifetimes_and_contexts(1);
     }
+    test_launch_on_wrapped();
     test_streams();
     test_events();
 
