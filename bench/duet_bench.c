@@ -7,6 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#if defined(DUET_BENCH_RAW_LAUNCH)
+/* raw_launch.cu */
+void duet_bench_raw_launch(void *stream, float *p);
+void duet_bench_raw_launch_checked(void *stream, float *p, int device);
+int duet_bench_raw_check(void);
+#endif /* DUET_BENCH_RAW_LAUNCH */
 
 #if defined(DUET_BENCH_CUBLAS)
 #include <cublas_v2.h>
@@ -1076,6 +1084,154 @@ static void bench_elementwise(int64_t count)
     free(hc);
 }
 
+/* ---- call overhead ----------------------------------------------------------------------- */
+
+/*
+ * Host time per call of tiny ops (8 x 8 f32; gemm 8 x 8 x 8), all on one stream, against a raw
+ * launch of a trivial kernel on the same stream ("raw+checks": the same launch with the runtime
+ * calls duet's GPU backend makes around a launch, so that duet's own share shows). Two figures
+ * per op:
+ *   burst: calls queued in bursts of OVERHEAD_BURST, the stream drained between bursts and the
+ *          drain not timed, so the runtime's launch queue never fills: the host cost of a call.
+ *   b2b:   n calls back to back, then one synchronize, not timed: once the queue fills, the
+ *          host waits for the device, so this is max(host cost, device time per kernel).
+ * The target (issue 11) is burst <= 1.2 x the raw launch.
+ */
+#define OVERHEAD_BURST 200
+
+static double now_us(void)
+{
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+typedef struct overhead_ops {
+    duet_matrix a, b, c, t;
+    void *native; /* the stream's native handle, for the raw launch */
+    float *dev;   /* a device address for the raw launch's argument */
+} overhead_ops;
+
+enum { OV_RAW, OV_RAW_CHECKED, OV_FILL, OV_SCALE, OV_ADD, OV_GEMM, OV_TRANSPOSE, OV_COUNT };
+static const char *const k_overhead_names[OV_COUNT] = {
+    "raw launch", "raw+checks", "fill", "scale", "add", "gemm 8x8x8", "transpose"};
+
+static void overhead_call(int op, overhead_ops *o)
+{
+    switch (op) {
+    case OV_RAW:
+#if defined(DUET_BENCH_RAW_LAUNCH)
+        duet_bench_raw_launch(o->native, o->dev);
+#endif /* DUET_BENCH_RAW_LAUNCH */
+        break;
+    case OV_RAW_CHECKED:
+#if defined(DUET_BENCH_RAW_LAUNCH)
+        duet_bench_raw_launch_checked(o->native, o->dev, 0);
+#endif /* DUET_BENCH_RAW_LAUNCH */
+        break;
+    case OV_FILL: OK(duet_fill(g_stream, 1.0, &o->c, NULL)); break;
+    case OV_SCALE: OK(duet_scale(g_stream, 0.5, &o->c, NULL)); break;
+    case OV_ADD: OK(duet_add(g_stream, 1.0, &o->a, 1.0, &o->b, &o->c, NULL)); break;
+    case OV_GEMM:
+        OK(duet_gemm(g_stream, DUET_OP_N, DUET_OP_N, 1.0, &o->a, &o->b, 0.0, &o->c, NULL));
+        break;
+    case OV_TRANSPOSE: OK(duet_transpose(g_stream, &o->a, &o->t, NULL)); break;
+    }
+}
+
+/* Mean host microseconds per call: bursts (burst != 0) or all n back to back. */
+static double overhead_time(int op, overhead_ops *o, int n, int burst)
+{
+    double total = 0;
+    OK(duet_stream_synchronize(g_stream));
+    if (!burst) {
+        const double t0 = now_us();
+        for (int i = 0; i < n; i++) overhead_call(op, o);
+        total = now_us() - t0;
+    } else {
+        for (int done = 0; done < n; done += OVERHEAD_BURST) {
+            const int k = n - done < OVERHEAD_BURST ? n - done : OVERHEAD_BURST;
+            const double t0 = now_us();
+            for (int i = 0; i < k; i++) overhead_call(op, o);
+            total += now_us() - t0;
+            OK(duet_stream_synchronize(g_stream));
+        }
+    }
+    OK(duet_stream_synchronize(g_stream));
+    return total / n;
+}
+
+static void bench_overhead(int n)
+{
+    const int have_raw = g_on_gpu &&
+#if defined(DUET_BENCH_RAW_LAUNCH)
+                         1;
+#else
+                         0;
+#endif /* DUET_BENCH_RAW_LAUNCH */
+    printf("\n== call overhead: host microseconds per call, 8x8 f32 ops on one stream ==\n");
+    overhead_ops o;
+    memset(&o, 0, sizeof o);
+    duet_buffer *buf[4];
+    duet_matrix *m[4] = {&o.a, &o.b, &o.c, &o.t};
+    for (int i = 0; i < 4; i++) {
+        OK(duet_buffer_create(g_ctx, 64 * sizeof(float), &buf[i]));
+        *m[i] = duet_matrix_make(buf[i], DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 8, 8);
+        OK(duet_fill(g_stream, 1.0, m[i], NULL));
+    }
+    OK(duet_stream_native(g_stream, &o.native));
+    void *dev = NULL;
+    OK(duet_buffer_device_ptr(buf[3], 0, &dev));
+    o.dev = (float *)dev;
+    printf("%d calls per op; burst: %d calls between (untimed) synchronizations; b2b: all calls "
+           "back to back\n",
+           n, OVERHEAD_BURST);
+    printf("%-12s %10s %10s %12s %12s\n", "op", "burst us", "b2b us", "burst / raw",
+           "b2b / raw");
+    double raw_burst = 0, raw_b2b = 0;
+    for (int op = have_raw ? OV_RAW : OV_FILL; op < OV_COUNT; op++) {
+        for (int w = 0; w < 100; w++) overhead_call(op, &o); /* warm caches and the runtime */
+        const double burst = overhead_time(op, &o, n, 1);
+        const double b2b = overhead_time(op, &o, n, 0);
+        if (op == OV_RAW) {
+            raw_burst = burst;
+            raw_b2b = b2b;
+        }
+        char rb[32] = "-", rr[32] = "-";
+        if (raw_burst > 0) {
+            snprintf(rb, sizeof rb, "%.2fx", burst / raw_burst);
+            snprintf(rr, sizeof rr, "%.2fx", b2b / raw_b2b);
+        }
+        printf("%-12s %10.3f %10.3f %12s %12s\n", k_overhead_names[op], burst, b2b, rb, rr);
+        if (g_csv) {
+            /* rate: host microseconds per call; ratio_vendor: against the raw launch */
+            fprintf(g_csv, "overhead,f32,8x8,burst,%s,%.6f,%.4f,us/call,%s,,-\n",
+                    k_overhead_names[op], burst / 1e3, burst, rb);
+            fprintf(g_csv, "overhead,f32,8x8,b2b,%s,%.6f,%.4f,us/call,%s,,-\n",
+                    k_overhead_names[op], b2b / 1e3, b2b, rr);
+        }
+    }
+#if defined(DUET_BENCH_RAW_LAUNCH)
+    if (have_raw && duet_bench_raw_check() != 0) {
+        fprintf(stderr, "duet-bench: the raw launches failed\n");
+        g_failures++;
+    }
+#endif /* DUET_BENCH_RAW_LAUNCH */
+    /* The ops ran: a plain check that the last gemm (C = A B of ones) is right. */
+    float c[64];
+    OK(duet_fill(g_stream, 1.0, &o.a, NULL));
+    OK(duet_fill(g_stream, 1.0, &o.b, NULL));
+    OK(duet_gemm(g_stream, DUET_OP_N, DUET_OP_N, 1.0, &o.a, &o.b, 0.0, &o.c, NULL));
+    OK(duet_buffer_read(g_stream, buf[2], 0, c, sizeof c));
+    for (int i = 0; i < 64; i++)
+        if (c[i] != 8.0f) {
+            fprintf(stderr, "duet-bench: overhead gemm gave %g, wanted 8\n", c[i]);
+            g_failures++;
+            break;
+        }
+    for (int i = 0; i < 4; i++) OK(duet_buffer_destroy(buf[i]));
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -1084,6 +1240,7 @@ static void usage(FILE *f)
             "usage: duet-bench [--quick] [--only gemm|gemm-lowp|transpose|transpose-inplace|"
             "elementwise] [--reps N] "
             "[--out FILE.csv]\n"
+            "       duet-bench --overhead [N] [--out FILE.csv]\n"
             "\n"
             "Times duet's GEMM (AUTO), transposes (every algorithm) and elementwise ops on the\n"
             "built backend, beside cuBLAS (CUDA builds: cublasGemmEx with default math, i.e.\n"
@@ -1091,6 +1248,8 @@ static void usage(FILE *f)
             "bandwidth ceiling. Median of N runs (default 20) after %d warm-ups, L2 flushed\n"
             "before each run; every timed result is checked. --quick runs a smaller set; the\n"
             "cpu backend always runs a small set without vendor comparison.\n"
+            "--overhead times N (default 20000) tiny ops of each kind back to back and in\n"
+            "bursts: host microseconds per call beside a raw kernel launch (CUDA builds).\n"
             "exit status: 0 all checks passed, 1 a check or call failed, 2 bad usage, 77 no\n"
             "device.\n",
             WARMUP);
@@ -1098,10 +1257,18 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, overhead = 0;
     const char *only = NULL, *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--overhead")) {
+            overhead = 20000;
+            if (i + 1 < argc && argv[i + 1][0] != '-') overhead = atoi(argv[++i]);
+            if (overhead < 1) {
+                usage(stderr);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
@@ -1113,7 +1280,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (g_reps < 1 || g_reps > 256 ||
+    if (g_reps < 1 || g_reps > 256 || (only && overhead) ||
         (only && strcmp(only, "gemm") && strcmp(only, "gemm-lowp") && strcmp(only, "transpose") &&
          strcmp(only, "transpose-inplace") && strcmp(only, "elementwise"))) {
         usage(stderr);
@@ -1156,7 +1323,12 @@ int main(int argc, char **argv)
     CU(cudaMalloc(&g_cflush, FLUSH_BYTES));
 #endif /* DUET_BENCH_CUBLAS */
 
-    bench_copy(g_on_gpu ? ((size_t)1 << 30) : ((size_t)64 << 20));
+    if (overhead) {
+        bench_overhead(overhead);
+        only = "none";
+    } else {
+        bench_copy(g_on_gpu ? ((size_t)1 << 30) : ((size_t)64 << 20));
+    }
 
     if (!only || !strcmp(only, "gemm")) {
         header("gemm C = A B, row-major, alpha 1, beta 0 (TFLOP/s = 2mnk / time)");

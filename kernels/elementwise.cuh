@@ -271,10 +271,11 @@ ew_auto_launch(const dt_elementwise *orig, duet_ew_args<T, KIND> args,
     res->tile = 0;
     res->cfg = cfg;
     res->algo = DUET_ALGO_AUTO; /* a tuned kernel reports AUTO */
-    snprintf(res->kernel, sizeof res->kernel, "%s_auto",
-             KIND == DT_EW_SCALE ? "scale"
-             : KIND == DT_EW_ADD ? "add"
-                                 : "fill");
+    /* A constant copy, not snprintf: this runs on every call (see docs/performance.md). */
+    const char *name = KIND == DT_EW_SCALE ? "scale_auto"
+                       : KIND == DT_EW_ADD ? "add_auto"
+                                           : "fill_auto";
+    memcpy(res->kernel, name, strlen(name) + 1);
     return duet_gpu_get_last_error();
 }
 

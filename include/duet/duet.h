@@ -428,6 +428,65 @@ DUET_API duet_status duet_launch(duet_stream *stream, const duet_function *funct
                                  const duet_launch_config *config, const duet_arg *args,
                                  int num_args);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Interoperability: the application's own memory, streams and events                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* duet works in the runtime's primary context of the context's device (the context that the
+ * CUDA and HIP runtime APIs use for that device), so device pointers, streams and events that
+ * the application made with the runtime API on that device are valid in duet, and duet's are
+ * valid in the application's runtime calls. Native handles are passed as void *: a cudaStream_t
+ * or hipStream_t, a cudaEvent_t or hipEvent_t, a device address. See docs/api.md for the cpu
+ * backend's meaning of each.
+ *
+ * Wrapped objects are not owned: destroying the handle, or its context, forgets the object and
+ * never frees, destroys or resets it; the application keeps it alive for as long as the handle
+ * is used (and for as long as work queued through the handle may still run). */
+
+/* A buffer over existing memory: device memory of ctx's device (cudaMalloc, hipMalloc, managed
+ * memory of that device, a framework's allocator) or, on the cpu backend, host memory. ptr may
+ * be NULL only when bytes is 0 (an empty buffer). On GPUs the runtime's pointer attributes must
+ * say that ptr and ptr + bytes - 1 are device or managed memory of ctx's device
+ * (DUET_ERROR_INVALID_ARGUMENT otherwise: host memory, another device, unknown memory); that
+ * the whole range lies in one live allocation cannot be checked, and is the caller's promise.
+ * The buffer works in every call that takes a duet_buffer. */
+DUET_API duet_status duet_buffer_wrap(duet_context *ctx, void *ptr, size_t bytes,
+                                      duet_buffer **buf);
+/* 1 when buf wraps memory duet does not own (duet_buffer_wrap), 0 when duet allocated it. */
+DUET_API duet_status duet_buffer_is_wrapped(const duet_buffer *buf, int *wrapped);
+/* The device address of byte offset of buf (host address on the cpu backend), for the
+ * application's own kernels. offset <= the buffer's size (offset == size gives the end). */
+DUET_API duet_status duet_buffer_device_ptr(const duet_buffer *buf, size_t offset, void **ptr);
+
+/* A duet_stream over the application's stream (cudaStream_t / hipStream_t; NULL is the
+ * runtime's legacy default stream). duet queues its work there and never destroys it;
+ * duet_stream_destroy waits for the stream's queued work (duet's workspace may be in use), then
+ * forgets it. cpu backend: work runs on the calling thread, so there are no foreign streams:
+ * native must be NULL (any other value is DUET_ERROR_UNSUPPORTED). */
+DUET_API duet_status duet_stream_wrap(duet_context *ctx, void *native, duet_stream **stream);
+/* The native stream of any duet stream: the runtime's stream (for a wrapped stream, the one
+ * wrapped). cpu backend: an opaque, non-NULL object of duet's for the streams duet created
+ * (only useful to tell streams apart), NULL for a wrapped one. */
+DUET_API duet_status duet_stream_native(const duet_stream *stream, void **native);
+
+/* A duet_event over the application's event (cudaEvent_t / hipEvent_t, not NULL), never
+ * destroyed by duet. It is treated as recorded; duet_event_elapsed_ms needs it created with
+ * timing. cpu backend: DUET_ERROR_UNSUPPORTED (duet's cpu events are host timestamps). */
+DUET_API duet_status duet_event_wrap(duet_context *ctx, void *native, duet_event **event);
+/* The native event of any duet event (cpu backend: duet's own opaque object). */
+DUET_API duet_status duet_event_native(const duet_event *event, void **native);
+
+/* Graph capture (CUDA stream capture, HIP graphs): gemm, transpose, scale, add, fill,
+ * duet_buffer_copy, duet_buffer_memset, the _async host copies and duet_event_record queue
+ * work without synchronising, allocating or blocking the host, so they can be captured, as
+ * long as the stream's workspace needs no growing (run the op once before capturing; growing
+ * it during capture is DUET_ERROR_INVALID_ARGUMENT instead). Calls that block the host return
+ * DUET_ERROR_INVALID_ARGUMENT, naming the capture, instead of invalidating it when their
+ * stream is capturing: duet_buffer_read / duet_buffer_write, duet_stream_synchronize,
+ * duet_stream_destroy, duet_context_synchronize, duet_context_destroy, and
+ * duet_event_synchronize / duet_event_elapsed_ms on an event last recorded during a capture.
+ * The stream, its context and the buffers must outlive every graph captured through them. */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -81,7 +81,7 @@ static duet_status stream_new(dt_context *ctx, int is_default, duet_stream **out
 static void stream_free(dt_context *ctx, dt_stream *s)
 {
     dt_workspace_free(ctx, &s->ws);
-    be_stream_destroy(ctx->be, s->be);
+    if (!s->foreign) be_stream_destroy(ctx->be, s->be); /* a wrapped stream is only forgotten */
     pthread_mutex_destroy(&s->op_lock);
     free(s);
 }
@@ -127,10 +127,27 @@ static duet_status sync_stream_obj(void *obj, void *user)
     return be_stream_synchronize(s->ctx->be, s->be);
 }
 
+static duet_status refuse_capture_obj(void *obj, void *func)
+{
+    return dt_refuse_capture((const dt_stream *)obj, (const char *)func);
+}
+
+static duet_status refuse_capture_only_obj(void *obj, void *func)
+{
+    const dt_stream *s = (const dt_stream *)obj;
+    int capturing = 0;
+    if (be_stream_is_capturing(s->ctx->be, s->be, &capturing, (const char *)func) != DUET_SUCCESS)
+        return DUET_SUCCESS;
+    return capturing ? dt_refuse_capture(s, (const char *)func) : DUET_SUCCESS;
+}
+
 duet_status duet_context_synchronize(duet_context *handle)
 {
     dt_clear_error();
     DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_context_synchronize", "ctx");
+    duet_status st = dt_handle_for_each_owned(ctx->self, DT_STREAM, refuse_capture_obj,
+                                              (void *)"duet_context_synchronize");
+    if (st != DUET_SUCCESS) return st;
     return dt_handle_for_each_owned(ctx->self, DT_STREAM, sync_stream_obj, NULL);
 }
 
@@ -145,6 +162,12 @@ duet_status duet_context_destroy(duet_context *handle)
 {
     dt_clear_error();
     DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_context_destroy", "ctx");
+    /* A stream that is capturing cannot be waited for (and its graph would keep our memory);
+     * only a capture refuses: any other failure of the question must not stop the release. */
+    if (dt_handle_for_each_owned(ctx->self, DT_STREAM, refuse_capture_only_obj,
+                                 (void *)"duet_context_destroy") == DUET_ERROR_INVALID_ARGUMENT)
+        return DUET_ERROR_INVALID_ARGUMENT;
+    dt_clear_error();
     /* Finish queued work first so that nothing in flight touches memory freed below; an error
      * here (a lost device) must not stop the release. */
     (void)dt_handle_for_each_owned(ctx->self, DT_STREAM, sync_stream_obj, NULL);
@@ -154,14 +177,14 @@ duet_status duet_context_destroy(duet_context *handle)
     uint32_t cur = 0;
     while ((h = dt_handle_take_owned(ctx->self, DT_EVENT, &cur, &obj)) != NULL) {
         dt_event *e = (dt_event *)obj;
-        be_event_destroy(ctx->be, e->be);
+        if (!e->foreign) be_event_destroy(ctx->be, e->be);
         free(e);
     }
     cur = 0;
     while ((h = dt_handle_take_owned(ctx->self, DT_BUFFER, &cur, &obj)) != NULL) {
         dt_buffer *b = (dt_buffer *)obj;
-        if (b->ptr) be_free(ctx->be, b->ptr);
-        free(b);
+        if (b->ptr && !b->foreign) be_free(ctx->be, b->ptr);
+        dt_buffer_release(b);
     }
     /* The functions of all the context's modules at once, then the modules (releasing each
      * module's functions separately would scan the table once per module). */
@@ -236,7 +259,9 @@ duet_status duet_stream_destroy(duet_stream *handle)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_stream_destroy",
                        "stream is its context's default stream, which lives as long as the "
                        "context");
-    duet_status st = be_stream_synchronize(s->ctx->be, s->be);
+    duet_status st = dt_refuse_capture(s, "duet_stream_destroy");
+    if (st != DUET_SUCCESS) return st;
+    st = be_stream_synchronize(s->ctx->be, s->be);
     dt_handle_release(handle);
     stream_free(s->ctx, s);
     return st;
@@ -246,6 +271,8 @@ duet_status duet_stream_synchronize(duet_stream *handle)
 {
     dt_clear_error();
     DT_RESOLVE(s, dt_stream, DT_STREAM, handle, "duet_stream_synchronize", "stream");
+    duet_status st = dt_refuse_capture(s, "duet_stream_synchronize");
+    if (st != DUET_SUCCESS) return st;
     return be_stream_synchronize(s->ctx->be, s->be);
 }
 
@@ -283,8 +310,8 @@ duet_status duet_buffer_destroy(duet_buffer *handle)
     dt_clear_error();
     DT_RESOLVE(b, dt_buffer, DT_BUFFER, handle, "duet_buffer_destroy", "buf");
     dt_handle_release(handle);
-    if (b->ptr) be_free(b->ctx->be, b->ptr);
-    free(b);
+    if (b->ptr && !b->foreign) be_free(b->ctx->be, b->ptr);
+    dt_buffer_release(b);
     return DUET_SUCCESS;
 }
 
@@ -320,6 +347,7 @@ static duet_status host_copy(duet_stream *stream, duet_buffer *bh, size_t offset
     if (st != DUET_SUCCESS) return st;
     dt_stream *s = NULL;
     st = dt_resolve_stream(stream, b->ctx, func, &s);
+    if (st == DUET_SUCCESS && wait) st = dt_refuse_capture(s, func);
     if (st != DUET_SUCCESS || bytes == 0) return st;
     char *dev = (char *)b->ptr + offset;
     st = to_device ? be_memcpy(b->ctx->be, s->be, dev, host, bytes, BE_H2D)
@@ -428,7 +456,7 @@ duet_status duet_event_destroy(duet_event *handle)
     dt_clear_error();
     DT_RESOLVE(e, dt_event, DT_EVENT, handle, "duet_event_destroy", "event");
     dt_handle_release(handle);
-    be_event_destroy(e->ctx->be, e->be);
+    if (!e->foreign) be_event_destroy(e->ctx->be, e->be);
     free(e);
     return DUET_SUCCESS;
 }
@@ -440,8 +468,14 @@ duet_status duet_event_record(duet_event *handle, duet_stream *stream)
     dt_stream *s = NULL;
     duet_status st = dt_resolve_stream(stream, e->ctx, "duet_event_record", &s);
     if (st != DUET_SUCCESS) return st;
+    int capturing = 0;
+    st = be_stream_is_capturing(e->ctx->be, s->be, &capturing, "duet_event_record");
+    if (st != DUET_SUCCESS) return st;
     st = be_event_record(e->ctx->be, e->be, s->be);
-    if (st == DUET_SUCCESS) e->recorded = 1;
+    if (st == DUET_SUCCESS) {
+        e->recorded = 1;
+        e->captured = capturing;
+    }
     return st;
 }
 
@@ -450,6 +484,10 @@ duet_status duet_event_synchronize(duet_event *handle)
     dt_clear_error();
     DT_RESOLVE(e, dt_event, DT_EVENT, handle, "duet_event_synchronize", "event");
     if (!e->recorded) return DUET_SUCCESS; /* nothing to wait for, as in CUDA and HIP */
+    if (e->captured)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_event_synchronize",
+                       "event was last recorded while its stream was capturing into a graph: "
+                       "it marks a graph node, not work the host can wait for");
     return be_event_synchronize(e->ctx->be, e->be);
 }
 
@@ -466,6 +504,10 @@ duet_status duet_event_elapsed_ms(const duet_event *start, const duet_event *sto
     if (!a->recorded || !b->recorded)
         return dt_fail(DUET_ERROR_NOT_READY, fn, "%s has not been recorded",
                        !a->recorded ? "start" : "stop");
+    if (a->captured || b->captured)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "%s was last recorded while its stream was capturing into a graph",
+                       a->captured ? "start" : "stop");
     duet_status st = be_event_query(a->ctx->be, a->be);
     if (st == DUET_SUCCESS) st = be_event_query(b->ctx->be, b->be);
     if (st == DUET_ERROR_NOT_READY)

@@ -40,6 +40,20 @@ duet_status be_stream_create(void *ctx, void **stream);
 void be_stream_destroy(void *ctx, void *stream);
 duet_status be_stream_synchronize(void *ctx, void *stream);
 
+/* Foreign objects (duet_buffer_wrap, duet_stream_wrap, duet_event_wrap). func names the
+ * caller in messages. be_pointer_check: ptr != NULL, bytes > 0; DUET_ERROR_INVALID_ARGUMENT
+ * unless [ptr, ptr + bytes) can be device-accessible memory of ctx's device (what the runtime
+ * can tell; the cpu backend accepts any host pointer). be_stream_wrap / be_event_wrap check a
+ * native handle and return the backend's stream / event for it (on GPUs the handle itself),
+ * which be_stream_destroy / be_event_destroy are then never given. The backend stream of every
+ * stream is its native handle (duet_stream_native). */
+duet_status be_pointer_check(void *ctx, const void *ptr, size_t bytes, const char *func);
+duet_status be_stream_wrap(void *ctx, void *native, void **stream, const char *func);
+duet_status be_event_wrap(void *ctx, void *native, void **event, const char *func);
+/* *capturing = 1 while the stream is capturing into a graph (always 0 on cpu). Never blocks
+ * and never disturbs a capture. func names the caller in messages. */
+duet_status be_stream_is_capturing(void *ctx, void *stream, int *capturing, const char *func);
+
 typedef enum be_copy_kind { BE_H2D = 0, BE_D2H = 1, BE_D2D = 2 } be_copy_kind;
 /* queue: bytes > 0. */
 duet_status be_memcpy(void *ctx, void *stream, void *dst, const void *src, size_t bytes,

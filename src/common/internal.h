@@ -41,6 +41,9 @@ typedef struct dt_buffer {
     dt_context *ctx;
     void *ptr;                   /* device pointer (host pointer on cpu)     */
     size_t bytes;
+    int foreign;                 /* duet_buffer_wrap: never freed by duet    */
+    void (*release)(void *);     /* if set, called with release_arg when the */
+    void *release_arg;           /* buffer goes (an imported DLPack tensor)  */
 } dt_buffer;
 
 /* Device scratch owned by one stream (split-K partial sums, in-place transpose buffers). Work
@@ -58,12 +61,15 @@ typedef struct dt_stream {
     int is_default;
     pthread_mutex_t op_lock; /* held by the common layer around each op's backend call */
     dt_workspace ws;         /* guarded by op_lock                                      */
+    int foreign;             /* duet_stream_wrap: the native stream is never destroyed  */
 } dt_stream;
 
 typedef struct dt_event {
     dt_context *ctx;
     void *be;
     int recorded;
+    int foreign;  /* duet_event_wrap: the native event is never destroyed     */
+    int captured; /* last recorded on a stream that was capturing into a graph */
 } dt_event;
 
 typedef struct dt_module {
@@ -204,6 +210,18 @@ duet_status dt_workspace_reserve(dt_context *ctx, void *be_stream, dt_workspace 
                                  const char *func, void **ptr);
 /* Frees ws (the stream's work must be complete). */
 void dt_workspace_free(dt_context *ctx, dt_workspace *ws);
+
+/* A non-owning buffer over [ptr, ptr + bytes) of ctx (checked as duet_buffer_wrap checks it);
+ * release(release_arg), if release is not NULL, runs when the buffer is destroyed (by
+ * duet_buffer_destroy or with its context), never on failure. */
+duet_status dt_buffer_wrap(dt_context *ctx, void *ptr, size_t bytes, void (*release)(void *),
+                           void *release_arg, const char *func, duet_buffer **out);
+/* Runs a destroyed buffer's release callback (if any) and frees the object. */
+void dt_buffer_release(dt_buffer *b);
+
+/* DUET_ERROR_INVALID_ARGUMENT naming func when s is capturing into a graph: for calls that
+ * would block the host on it (and so invalidate the capture). */
+duet_status dt_refuse_capture(const dt_stream *s, const char *func);
 
 /* Fills info (if not NULL): kernel name "<base>_<dtype or elem>", algorithm, config. */
 void dt_fill_info(duet_launch_info *info, const char *kernel, const dt_plan *plan, int launches);

@@ -143,7 +143,7 @@ static int arch_matches(const char *a, const char *key)
     return strlen(key) == n && strncmp(a, key, n) == 0;
 }
 
-const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
+static const dt_gemm_tuning *lookup_uncached(const char *arch, duet_dtype dtype)
 {
     const size_t rows = sizeof g_gemm_table / sizeof g_gemm_table[0];
     const dt_gemm_tuning *fallback = NULL, *amd = NULL;
@@ -158,6 +158,26 @@ const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
      * NVIDIA shape that spills to scratch on CDNA (docs/hip-resources.md). */
     if (arch && strncmp(arch, "gfx", 3) == 0 && amd) return amd;
     return fallback;
+}
+
+/* Every AUTO gemm asks this with its context's arch: the answer is cached per thread (the
+ * table is constant), since the table walk's string comparisons cost as much host time as the
+ * rest of a small gemm's planning. */
+const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
+{
+    static _Thread_local char last_arch[32];
+    static _Thread_local int last_dtype = -1, last_null;
+    static _Thread_local const dt_gemm_tuning *last_row;
+    if (last_dtype == (int)dtype && (arch ? !last_null && strcmp(arch, last_arch) == 0 : last_null))
+        return last_row;
+    const dt_gemm_tuning *row = lookup_uncached(arch, dtype);
+    if (!arch || strlen(arch) < sizeof last_arch) {
+        last_null = arch == NULL;
+        if (arch) strcpy(last_arch, arch);
+        last_dtype = (int)dtype;
+        last_row = row;
+    }
+    return row;
 }
 
 /* ---- split-K ------------------------------------------------------------------------------- */

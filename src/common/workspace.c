@@ -21,6 +21,18 @@ duet_status dt_workspace_reserve(dt_context *ctx, void *be_stream, dt_workspace 
         *ptr = ws->ptr;
         return DUET_SUCCESS;
     }
+    /* Growing waits for the stream and allocates: both would break a graph capture (and the
+     * graph would keep the old block's address), so a capture needs the workspace grown by an
+     * uncaptured run of the same op first. */
+    int capturing = 0;
+    duet_status cst = be_stream_is_capturing(ctx->be, be_stream, &capturing, func);
+    if (cst != DUET_SUCCESS) return cst;
+    if (capturing)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "the stream is capturing into a graph and its workspace (%zu bytes) must "
+                       "grow to %zu bytes, which would allocate: run the op once on the stream "
+                       "before capturing it",
+                       ws->bytes, bytes);
     if (ws->ptr) {
         /* Queued ops of this stream may still read or write the old block. */
         duet_status st = be_stream_synchronize(ctx->be, be_stream);

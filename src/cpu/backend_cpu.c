@@ -287,6 +287,52 @@ duet_status be_stream_synchronize(void *ctx, void *stream)
     return DUET_SUCCESS;
 }
 
+duet_status be_stream_is_capturing(void *ctx, void *stream, int *capturing, const char *func)
+{
+    (void)ctx;
+    (void)stream;
+    (void)func;
+    *capturing = 0; /* no graphs on the host */
+    return DUET_SUCCESS;
+}
+
+/* ---- foreign objects ---------------------------------------------------------------------- */
+
+/* Host memory cannot be validated without touching it (which a bad pointer would crash on):
+ * the caller's promise is all there is. */
+duet_status be_pointer_check(void *ctx, const void *ptr, size_t bytes, const char *func)
+{
+    (void)ctx;
+    (void)ptr;
+    (void)bytes;
+    (void)func;
+    return DUET_SUCCESS;
+}
+
+/* Work runs on the calling thread, so the only "native stream" there is, is the host thread
+ * itself, named NULL; its backend stream is NULL too (cpu streams are never dereferenced). */
+duet_status be_stream_wrap(void *ctx, void *native, void **stream, const char *func)
+{
+    (void)ctx;
+    *stream = NULL;
+    if (native)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, func,
+                       "native (%p) is not NULL: the cpu backend runs work on the calling thread "
+                       "and has no foreign streams to wrap (pass NULL)",
+                       native);
+    return DUET_SUCCESS;
+}
+
+duet_status be_event_wrap(void *ctx, void *native, void **event, const char *func)
+{
+    (void)ctx;
+    (void)native;
+    *event = NULL;
+    return dt_fail(DUET_ERROR_UNSUPPORTED, func,
+                   "the cpu backend's events are duet's own host timestamps; there are no "
+                   "foreign events to wrap");
+}
+
 duet_status be_memcpy(void *ctx, void *stream, void *dst, const void *src, size_t bytes,
                       be_copy_kind kind)
 {

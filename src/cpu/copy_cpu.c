@@ -123,8 +123,8 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
     if (t->elem != 1 && t->elem != 2 && t->elem != 4 && t->elem != 8)
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_transpose",
                        "elements of %zu bytes (1, 2, 4 or 8 are moved)", t->elem);
-    char suffix[8];
-    snprintf(suffix, sizeof suffix, "%zub", t->elem);
+    /* A constant, not snprintf: this runs on every call (docs/performance.md, call overhead). */
+    const char *suffix = t->elem == 1 ? "1b" : t->elem == 2 ? "2b" : t->elem == 4 ? "4b" : "8b";
     if (t->rows <= 0 || t->cols <= 0 || t->batch <= 0) {
         cpu_fill_info(info, "transpose", suffix, plan);
         if (info) info->launches = 0;

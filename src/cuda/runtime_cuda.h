@@ -20,7 +20,7 @@
  *   duet_gpu_get_device_count(int *n)
  *   duet_gpu_get_device_properties(duet_gpu_device_prop_t *p, int dev)
  *   duet_gpu_arch_string(const duet_gpu_device_prop_t *p, char *buf, size_t n)   void
- *   duet_gpu_set_device(int dev)
+ *   duet_gpu_set_device(int dev), duet_gpu_get_device(int *dev)
  *   duet_gpu_device_init()             creates the device's context (first call is slow)
  *   duet_gpu_mem_get_info(size_t *free_bytes, size_t *total_bytes)
  * Memory
@@ -36,6 +36,11 @@
  *   duet_gpu_event_create(duet_gpu_event_t *e)        with timing
  *   duet_gpu_event_destroy(e), duet_gpu_event_record(e, s), duet_gpu_event_synchronize(e),
  *   duet_gpu_event_query(e), duet_gpu_event_elapsed_ms(float *ms, start, stop)
+ * Foreign objects and graph capture
+ *   duet_gpu_pointer_kind(const void *p, int *device)  duet_gpu_ptr_kind_t (below); *device is
+ *                                      the owning device for DEVICE and MANAGED; never fails
+ *   duet_gpu_stream_get_flags(s, unsigned *flags)      checks that s is a live stream
+ *   duet_gpu_stream_is_capturing(s, int *capturing)
  */
 
 #include <cuda_runtime.h>
@@ -128,6 +133,7 @@ static inline const char *duet_gpu_error_name(cudaError_t e) { return cudaGetErr
 #define duet_gpu_get_device_count(n)           cudaGetDeviceCount(n)
 #define duet_gpu_get_device_properties(p, dev) cudaGetDeviceProperties((p), (dev))
 #define duet_gpu_set_device(dev)               cudaSetDevice(dev)
+#define duet_gpu_get_device(dev)               cudaGetDevice(dev)
 /* cudaFree(0) is the documented way to create the lazily made context now, so that a broken
  * driver shows up at duet_context_create rather than at the first buffer. */
 #define duet_gpu_device_init()                         cudaFree(0)
@@ -154,6 +160,42 @@ static inline const char *duet_gpu_error_name(cudaError_t e) { return cudaGetErr
 #define duet_gpu_event_synchronize(e)              cudaEventSynchronize(e)
 #define duet_gpu_event_query(e)                    cudaEventQuery(e)
 #define duet_gpu_event_elapsed_ms(ms, start, stop) cudaEventElapsedTime((ms), (start), (stop))
+
+/* What a pointer is, as far as the runtime knows. */
+typedef enum duet_gpu_ptr_kind_t {
+    DUET_GPU_PTR_UNKNOWN = 0, /* not known to the runtime: plain host memory or garbage */
+    DUET_GPU_PTR_HOST,        /* pinned or registered host memory                      */
+    DUET_GPU_PTR_DEVICE,      /* device memory                                         */
+    DUET_GPU_PTR_MANAGED      /* managed (unified) memory                              */
+} duet_gpu_ptr_kind_t;
+
+static inline duet_gpu_ptr_kind_t duet_gpu_pointer_kind(const void *p, int *device)
+{
+    cudaPointerAttributes a;
+    *device = -1;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return DUET_GPU_PTR_UNKNOWN;
+    }
+    *device = a.device;
+    switch (a.type) {
+    case cudaMemoryTypeDevice: return DUET_GPU_PTR_DEVICE;
+    case cudaMemoryTypeManaged: return DUET_GPU_PTR_MANAGED;
+    case cudaMemoryTypeHost: return DUET_GPU_PTR_HOST;
+    default: return DUET_GPU_PTR_UNKNOWN;
+    }
+}
+
+#define duet_gpu_stream_get_flags(s, flags) cudaStreamGetFlags((s), (flags))
+
+/* Active or invalidated both count: either way a blocking call must not run on the stream. */
+static inline cudaError_t duet_gpu_stream_is_capturing(cudaStream_t s, int *capturing)
+{
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    const cudaError_t e = cudaStreamIsCapturing(s, &st);
+    *capturing = e == cudaSuccess && st != cudaStreamCaptureStatusNone;
+    return e;
+}
 
 static inline void duet_gpu_arch_string(const cudaDeviceProp *p, char *buf, size_t n)
 {

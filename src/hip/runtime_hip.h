@@ -108,6 +108,7 @@ static inline const char *duet_gpu_error_name(hipError_t e) { return hipGetError
 #define duet_gpu_get_device_count(n)           hipGetDeviceCount(n)
 #define duet_gpu_get_device_properties(p, dev) hipGetDeviceProperties((p), (dev))
 #define duet_gpu_set_device(dev)               hipSetDevice(dev)
+#define duet_gpu_get_device(dev)               hipGetDevice(dev)
 /* hipFree(NULL) does nothing but start the runtime on the current device, so a missing driver
  * or an inaccessible /dev/kfd shows up at duet_context_create rather than at the first buffer. */
 #define duet_gpu_device_init()                         hipFree(NULL)
@@ -134,6 +135,49 @@ static inline const char *duet_gpu_error_name(hipError_t e) { return hipGetError
 #define duet_gpu_event_synchronize(e)              hipEventSynchronize(e)
 #define duet_gpu_event_query(e)                    hipEventQuery(e)
 #define duet_gpu_event_elapsed_ms(ms, start, stop) hipEventElapsedTime((ms), (start), (stop))
+
+/* What a pointer is, as far as the runtime knows (the same list as runtime_cuda.h). */
+typedef enum duet_gpu_ptr_kind_t {
+    DUET_GPU_PTR_UNKNOWN = 0, /* not known to the runtime: plain host memory or garbage */
+    DUET_GPU_PTR_HOST,        /* pinned or registered host memory                      */
+    DUET_GPU_PTR_DEVICE,      /* device memory                                         */
+    DUET_GPU_PTR_MANAGED      /* managed (unified) memory                              */
+} duet_gpu_ptr_kind_t;
+
+/* ROCm 6 renamed hipPointerAttribute_t's memoryType to type. */
+#if defined(HIP_VERSION_MAJOR) && HIP_VERSION_MAJOR >= 6
+#define DUET_HIP_PTR_TYPE(a) ((a).type)
+#else
+#define DUET_HIP_PTR_TYPE(a) ((a).memoryType)
+#endif
+
+static inline duet_gpu_ptr_kind_t duet_gpu_pointer_kind(const void *p, int *device)
+{
+    hipPointerAttribute_t a;
+    memset(&a, 0, sizeof a);
+    *device = -1;
+    if (hipPointerGetAttributes(&a, p) != hipSuccess) {
+        (void)hipGetLastError(); /* HIP reports plain host memory as an invalid value */
+        return DUET_GPU_PTR_UNKNOWN;
+    }
+    *device = a.device;
+    if (a.isManaged) return DUET_GPU_PTR_MANAGED;
+    switch (DUET_HIP_PTR_TYPE(a)) {
+    case hipMemoryTypeDevice: return DUET_GPU_PTR_DEVICE;
+    case hipMemoryTypeHost: return DUET_GPU_PTR_HOST;
+    default: return DUET_GPU_PTR_UNKNOWN;
+    }
+}
+
+#define duet_gpu_stream_get_flags(s, flags) hipStreamGetFlags((s), (flags))
+
+static inline hipError_t duet_gpu_stream_is_capturing(hipStream_t s, int *capturing)
+{
+    hipStreamCaptureStatus st = hipStreamCaptureStatusNone;
+    const hipError_t e = hipStreamIsCapturing(s, &st);
+    *capturing = e == hipSuccess && st != hipStreamCaptureStatusNone;
+    return e;
+}
 
 /* gcnArchName up to its first ':' ("gfx90a:sramecc+:xnack-" gives "gfx90a"). */
 static inline void duet_gpu_arch_string(const duet_gpu_device_prop_t *p, char *buf, size_t n)
