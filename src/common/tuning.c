@@ -258,6 +258,7 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
     }
     *split = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
     return &row->small;
+}
 
 /*
  * In-place transpose rows: {arch, square tile edge for 1/2/4/8-byte elements, stage bytes}.
