@@ -10,6 +10,7 @@
 
 #if !defined(DUET_CPU_PORTABLE) && defined(__GNUC__) && defined(__x86_64__)
 #define CPU_LOWP_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -110,9 +111,12 @@ __attribute__((target("avx2"))) static void widen_i8_avx2(const int8_t *s, int64
     for (; i < n; ++i) d[i] = (uint32_t)(int32_t)s[i];
 }
 
+/* CPUID leaf 1, ECX bit 29 (F16C): clang 14's __builtin_cpu_supports knows no "f16c". */
 static int has_f16c(void)
 {
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    return __builtin_cpu_supports("avx") && (c & (1u << 29)) != 0;
 }
 static int has_avx2(void) { return __builtin_cpu_supports("avx2") != 0; }
 #endif /* CPU_LOWP_X86 */
