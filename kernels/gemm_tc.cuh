@@ -115,10 +115,23 @@ struct tc_loader {
     static_assert((BX / V) * TC_BKW % THREADS == 0, "whole x-vectors per thread");
     static_assert(XUNITS * V == RW, "the x-vector mode fills the same registers");
 
-    /* cp.async: 16-byte run q of row r (run = 4 words = 4 * EPW elements along k). */
+    /* cp.async: 16-byte run q of row r (run = 4 words = 4 * EPW elements along k). A thread's
+     * runs are rows r0, r0 + THREADS / 4, ... at one q, so one pointer and one stride describe
+     * them; a tile whole in x and k takes the fast path (no clamping, no per-run arithmetic
+     * beyond an add). */
     static DUET_DEVICE void copy_async(uint32_t *s, const unsigned char *base, int64_t sx,
                                        int64_t xrem, int64_t krem, int tid)
     {
+        if (xrem >= BX && krem >= tc_kind<KIND>::BK) {
+            const int r0 = tid >> 2, q = tid & 3;
+            const unsigned char *p = base + ((int64_t)r0 * sx + q * 4 * EPW) * ELEM;
+            const int64_t step = (int64_t)(THREADS / 4) * sx * ELEM;
+            uint32_t *d = s + r0 * TC_PW + q * 4;
+#pragma unroll
+            for (int i = 0; i < CHUNKS; ++i)
+                gf_copy_async<16>(d + i * (THREADS / 4) * TC_PW, p + i * step, 16);
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < CHUNKS; ++i) {
             const int c = tid + i * THREADS;
@@ -354,6 +367,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
     extern __shared__ __align__(16) uint32_t tc_smem[];
     uint32_t *const As = tc_smem;
     uint32_t *const Bs = tc_smem + STAGES * SA;
+    const typename atom::saddr sA0 = atom::to_saddr(As), sB0 = atom::to_saddr(Bs);
 
     const int tid = threadIdx.x;
     const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
@@ -434,8 +448,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             };
             /* Atom k-steps [s0, s1) of the tile in stage st. */
             auto multiply = [&](int st, int s0, int s1) {
-                const uint32_t *as = As + st * SA + wm * WM * TC_PW;
-                const uint32_t *bs = Bs + st * SB + wn * WN * TC_PW;
+                const typename atom::saddr as = atom::offset(sA0, st * SA + wm * WM * TC_PW);
+                const typename atom::saddr bs = atom::offset(sB0, st * SB + wn * WN * TC_PW);
 #pragma unroll
                 for (int step = s0; step < s1; ++step) {
                     const int kw = step * atom::KW;
@@ -444,7 +458,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                     (void)as_small;
 #pragma unroll
                     for (int i = 0; i < AI; ++i) {
-                        atom::load_a(af[i], as + i * atom::M * TC_PW + kw, TC_PW, lane);
+                        atom::load_a(af[i], atom::offset(as, i * atom::M * TC_PW + kw), TC_PW, lane);
                         if constexpr (KIND == DUET_MMA_TF32) {
 #pragma unroll
                             for (int r = 0; r < atom::A_REGS; ++r) {
@@ -459,14 +473,14 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                     /* B fragments one atom ahead: the ldmatrix of atom j + 1 is in flight
                      * while atom j's MMAs issue (the asm statements keep their order). */
                     uint32_t bnext[atom::B_REGS];
-                    atom::load_b(bnext, bs + kw, TC_PW, lane);
+                    atom::load_b(bnext, atom::offset(bs, kw), TC_PW, lane);
 #pragma unroll
                     for (int j = 0; j < AJ; ++j) {
                         uint32_t bf[atom::B_REGS];
 #pragma unroll
                         for (int r = 0; r < atom::B_REGS; ++r) bf[r] = bnext[r];
                         if (j + 1 < AJ)
-                            atom::load_b(bnext, bs + (j + 1) * atom::N * TC_PW + kw, TC_PW, lane);
+                            atom::load_b(bnext, atom::offset(bs, (j + 1) * atom::N * TC_PW + kw), TC_PW, lane);
                         if constexpr (KIND == DUET_MMA_TF32) {
                             uint32_t bsm[atom::B_REGS];
 #pragma unroll

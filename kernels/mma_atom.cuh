@@ -19,6 +19,9 @@
  *   acc_t               float, or int32_t for i8 (wrapping modulo 2^32)
  *   A_REGS, B_REGS      32-bit words of one A / B fragment per lane
  *   C_REGS              accumulator elements per lane
+ *   saddr, to_saddr(p), offset(s, words)
+ *                       a shared-memory address (NVIDIA: the 32-bit shared window, AMD: a
+ *                       pointer), made once from a pointer and moved by words
  *   load_a(a, s, pitch, lane)   s: word (0, 0) of the atom's M x KW block of A in shared
  *   load_b(b, s, pitch, lane)   s: word (0, 0) of the atom's N x KW block of B in shared
  *   mma(c, a, b)                c += a * b

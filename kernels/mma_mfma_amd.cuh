@@ -58,6 +58,11 @@ struct duet_mma_atom {
     static constexpr int A_REGS = KW / 2, B_REGS = KW / 2, C_REGS = 16;
     typedef typename traits::acc_t acc_t;
 
+    /* LDS is addressed through ordinary pointers. */
+    typedef const uint32_t *saddr;
+    static DUET_INLINE saddr to_saddr(const uint32_t *p) { return p; }
+    static DUET_INLINE saddr offset(saddr s, int words) { return s + words; }
+
     static DUET_INLINE void load_rows(uint32_t (&r)[A_REGS], const uint32_t *s, int pitch,
                                       int lane)
     {

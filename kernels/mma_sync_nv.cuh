@@ -22,28 +22,28 @@
 #define DUET_MMA_SYNC 0
 #endif /* sm_80+ */
 
-DUET_INLINE void duet_ldmatrix_x4(uint32_t (&r)[4], const uint32_t *p)
+/* ldmatrix from a shared-window byte address (converted once per tile by the kernel, not per
+ * load: the generic-to-shared conversion per fragment cost integer issue slots). */
+DUET_INLINE void duet_ldmatrix_x4(uint32_t (&r)[4], uint32_t s)
 {
 #if DUET_MMA_SYNC
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(s));
 #else
-    (void)p;
+    (void)s;
     r[0] = r[1] = r[2] = r[3] = 0;
 #endif /* DUET_MMA_SYNC */
 }
 
-DUET_INLINE void duet_ldmatrix_x2(uint32_t (&r)[2], const uint32_t *p)
+DUET_INLINE void duet_ldmatrix_x2(uint32_t (&r)[2], uint32_t s)
 {
 #if DUET_MMA_SYNC
-    const unsigned s = (unsigned)__cvta_generic_to_shared(p);
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
                  : "=r"(r[0]), "=r"(r[1])
                  : "r"(s));
 #else
-    (void)p;
+    (void)s;
     r[0] = r[1] = 0;
 #endif /* DUET_MMA_SYNC */
 }
@@ -62,16 +62,29 @@ struct duet_mma_atom {
     static constexpr int A_REGS = 4, B_REGS = 2, C_REGS = 4;
     typedef typename duet_mma_nv_acc<KIND>::type acc_t;
 
+    /* Shared memory is addressed through the 32-bit shared window (bytes). */
+    typedef uint32_t saddr;
+    static DUET_INLINE saddr to_saddr(const uint32_t *p)
+    {
+#if DUET_MMA_SYNC
+        return (saddr)__cvta_generic_to_shared(p);
+#else
+        (void)p;
+        return 0;
+#endif /* DUET_MMA_SYNC */
+    }
+    static DUET_INLINE saddr offset(saddr s, int words) { return s + (saddr)words * 4u; }
+
     /* Lanes 0-7 address rows 0-7 of words 0-3, 8-15 rows 8-15, 16-23 rows 0-7 of words 4-7,
      * 24-31 rows 8-15 of words 4-7: the order of a0..a3. */
-    static DUET_INLINE void load_a(uint32_t (&a)[4], const uint32_t *s, int pitch, int lane)
+    static DUET_INLINE void load_a(uint32_t (&a)[4], saddr s, int pitch, int lane)
     {
-        duet_ldmatrix_x4(a, s + ((lane & 7) + (lane & 8)) * pitch + (lane >> 4) * 4);
+        duet_ldmatrix_x4(a, offset(s, ((lane & 7) + (lane & 8)) * pitch + (lane >> 4) * 4));
     }
     /* Lanes 0-7 address n rows 0-7 of words 0-3, lanes 8-15 words 4-7 (b0, b1). */
-    static DUET_INLINE void load_b(uint32_t (&b)[2], const uint32_t *s, int pitch, int lane)
+    static DUET_INLINE void load_b(uint32_t (&b)[2], saddr s, int pitch, int lane)
     {
-        duet_ldmatrix_x2(b, s + (lane & 7) * pitch + ((lane >> 3) & 1) * 4);
+        duet_ldmatrix_x2(b, offset(s, (lane & 7) * pitch + ((lane >> 3) & 1) * 4));
     }
 
     static DUET_INLINE void mma(acc_t (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
