@@ -45,25 +45,29 @@ python3 - "$BUILD" "$TARGETS" >"$BUILD/commands.sh" <<'EOF'
 import json, shlex, sys
 build, targets = sys.argv[1], sys.argv[2].split(";")
 entries = [e for e in json.load(open(f"{build}/compile_commands.json"))
-           if e["file"].endswith("src/hip/backend_hip.hip")]
-if not entries:
+           if e["file"].endswith(".hip")]
+if not any(e["file"].endswith("src/hip/backend_hip.hip") for e in entries):
     sys.exit("hip-resources.sh: backend_hip.hip is not in compile_commands.json")
-e = entries[0]
-args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
-keep, skip = [], False
-for a in args:
-    if skip:
-        skip = False
-        continue
-    if a in ("-o", "-MF", "-MT", "-MQ"):
-        skip = True
-        continue
-    if a in ("-c", "-MD", "-MMD") or a.startswith("--offload-arch=") or a.startswith("--cuda-gpu-arch="):
-        continue
-    keep.append(a)
-for t in targets:
-    cmd = keep + [f"--offload-arch={t}", "--cuda-device-only", "-S", "-o", f"{build}/asm/{t}.s"]
-    print(f"cd {shlex.quote(e['directory'])} && {shlex.join(cmd)}")
+# Every HIP translation unit (the backend, the tensor-core GEMM, the in-place transpose), each
+# to its own assembly per target; the report reads them together.
+for e in entries:
+    unit = e["file"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    args = e["arguments"] if "arguments" in e else shlex.split(e["command"])
+    keep, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-MF", "-MT", "-MQ"):
+            skip = True
+            continue
+        if a in ("-c", "-MD", "-MMD") or a.startswith("--offload-arch=") or a.startswith("--cuda-gpu-arch="):
+            continue
+        keep.append(a)
+    for t in targets:
+        cmd = keep + [f"--offload-arch={t}", "--cuda-device-only", "-S", "-o",
+                      f"{build}/asm/{t}.{unit}.s"]
+        print(f"cd {shlex.quote(e['directory'])} && {shlex.join(cmd)}")
 EOF
 
 if [ "${DUET_HIP_RESOURCES_REUSE:-0}" = 1 ]; then
@@ -75,6 +79,10 @@ else
     tr '\n' '\0' <"$BUILD/commands.sh" | xargs -0 -P "$JOBS" -I{} bash -c '{}'
     echo "-- compiled in $((SECONDS - t0)) s"
 fi
+# One assembly per target holding every unit's kernels (the parser reads each metadata block).
+for t in ${TARGETS//;/ }; do
+    cat "$BUILD"/asm/"$t".*.s >"$BUILD/asm/$t.s"
+done
 
 COMPILER=$(python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1])) if x["file"].endswith("backend_hip.hip")][0]; print((e.get("arguments") or e["command"].split())[0])' "$BUILD/compile_commands.json")
 CVERSION=$("$COMPILER" --version | head -n1)
@@ -122,7 +130,8 @@ def parse_metadata(path):
             inside = True
             continue
         if line.strip() == ".end_amdgpu_metadata":
-            break
+            inside = in_kernels = False  # the next unit's block may follow
+            continue
         if not inside:
             continue
         if line.startswith("amdhsa.kernels:"):
@@ -281,7 +290,10 @@ for t in targets:
             if ((l.startswith("gemm_fast_fma") and r["shape"] in picked)
                 or l.startswith("transpose_auto_kernel")
                 or l.startswith("transpose_tile_kernel")
-                or l.startswith("copy2d_auto_kernel")) and r["scratch"]]
+                or l.startswith("copy2d_auto_kernel")
+                or l.startswith("gemm_tc_kernel")
+                or l.startswith("gemm_lowp_simt_kernel")
+                or l.startswith("transpose_inplace")) and r["scratch"]]
     spills_bad += [(t, l) for l in auto]
 
 # ---- the document ----------------------------------------------------------------------------
@@ -350,8 +362,9 @@ if spills_bad:
     for t, l in spills_bad:
         w(f"- {t}: `{l}`")
 else:
-    w("No AUTO GEMM (`gemm_fast_fma`) or AUTO transpose (`transpose_auto_kernel`, "
-      f"`transpose_tile_kernel`, `copy2d_auto_kernel`) instantiation uses scratch on "
+    w("No AUTO GEMM (`gemm_fast_fma`, the tensor-core `gemm_tc_kernel`, `gemm_lowp_simt_kernel`), "
+      "AUTO transpose (`transpose_auto_kernel`, `transpose_tile_kernel`, `copy2d_auto_kernel`) "
+      f"or in-place transpose (`transpose_inplace_*`) instantiation uses scratch on "
       f"{', '.join(targets)}.")
 w("")
 for t in targets:

@@ -274,7 +274,7 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
  */
 static const dt_transpose_inplace_tuning g_transpose_inplace_table[] = {
     {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20, (size_t)80 << 10},
-    {"sm_90", {64, 64, 64, 32}, (size_t)16 << 20, (size_t)100 << 10},
+    {"sm_90", {64, 64, 32, 32}, (size_t)16 << 20, (size_t)100 << 10},
     {"gfx90a", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
     {"gfx942", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
     {"default", {32, 32, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
