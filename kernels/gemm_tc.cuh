@@ -21,10 +21,14 @@
  * fall in eight distinct bank groups (a pitch of 5 16-byte units), and keeps every row start
  * 16-byte aligned for cp.async and ldmatrix.
  *
- * Each operand has one of two loaders (template arguments LA, LB):
+ * Each operand has one of three loaders (template arguments LA, LB):
  *   TC_LOAD_ASYNC  cp.async of 16-byte k-runs straight into shared memory, STAGES - 1 tiles in
  *                  flight (NVIDIA sm_80+; the operand is contiguous along k with 16-byte
  *                  aligned rows, which the launcher checks);
+ *   TC_LOAD_ASYNC_MN  16-bit inputs contiguous along m (n) with 16-byte aligned rows (a
+ *                  column-major A, a row-major B): cp.async of 16-byte runs along m (n) into an
+ *                  m- (n-) major tile, rows of k with a pitch of BX + 8 elements, whose
+ *                  fragments ldmatrix.trans delivers in the k-major order (NVIDIA sm_80+);
  *   TC_LOAD_REG    register-staged: the next tile is read into registers before the current
  *                  one is multiplied and written to shared memory after it. Its mode (a kernel
  *                  argument, uniform) says how it reads: 16-byte k-runs (TC_KVEC), 16-byte runs
@@ -40,7 +44,7 @@
 #define TC_BKW 16 /* k words per tile row */
 #define TC_PW 20  /* shared pitch of a row, in words */
 
-enum { TC_LOAD_ASYNC = 0, TC_LOAD_REG = 1 };
+enum { TC_LOAD_ASYNC = 0, TC_LOAD_REG = 1, TC_LOAD_ASYNC_MN = 2 };
 enum { TC_SCALAR = 0, TC_XVEC = 1, TC_KVEC = 2 };
 
 /* One operand seen along x (m for A, n for B) and k: element (bt, x, k) at
@@ -142,6 +146,33 @@ struct tc_loader {
             const unsigned char *p = base + ((int64_t)r * sx + k) * ELEM;
             gf_copy_async<16>(s + r * TC_PW + q * 4, valid > 0 ? (const void *)p : (const void *)base,
                               (int)valid * ELEM);
+        }
+    }
+
+    /* TC_LOAD_ASYNC_MN (16-bit inputs): BK rows of k, each BX elements along x, pitch MNPW
+     * words (BX + 8 elements: eight rows of an ldmatrix phase in distinct bank groups). */
+    static constexpr int MNPW = (BX + 8) / 2;
+    static constexpr int MNCHUNKS = tc_kind<KIND>::BK * (BX / 8) / THREADS;
+    static DUET_DEVICE void copy_async_mn(uint32_t *s, const unsigned char *base, int64_t sk,
+                                          int64_t xrem, int64_t krem, int tid)
+    {
+        static_assert(ELEM == 2, "the m-/n-major tile is for 16-bit inputs");
+        static_assert(tc_kind<KIND>::BK * (BX / 8) % THREADS == 0, "whole runs per thread");
+        static_assert(tc_kind<KIND>::BK * MNPW <= BX * TC_PW, "the tile fits the stage");
+        constexpr int RUNS = BX / 8; /* 16-byte runs per k row */
+        const bool whole = xrem >= BX && krem >= tc_kind<KIND>::BK;
+#pragma unroll
+        for (int i = 0; i < MNCHUNKS; ++i) {
+            const int c = tid + i * THREADS;
+            const int kr = c / RUNS, xc = c % RUNS;
+            const unsigned char *p = base + ((int64_t)kr * sk + xc * 8) * 2;
+            int valid = 8;
+            if (!whole) {
+                const int64_t v = kr < krem ? xrem - xc * 8 : 0;
+                valid = v <= 0 ? 0 : v >= 8 ? 8 : (int)v;
+            }
+            gf_copy_async<16>(s + kr * MNPW + xc * 4, valid > 0 ? (const void *)p : (const void *)base,
+                              valid * 2);
         }
     }
 
@@ -429,6 +460,10 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 (void)st;
                 if constexpr (LA == TC_LOAD_ASYNC) LdA::copy_async(As + st * SA, at(kt), p.a.sx, mrem, krem, tid);
                 if constexpr (LB == TC_LOAD_ASYNC) LdB::copy_async(Bs + st * SB, bt(kt), p.b.sx, nrem, krem, tid);
+                if constexpr (LA == TC_LOAD_ASYNC_MN)
+                    LdA::copy_async_mn(As + st * SA, at(kt), p.a.sk, mrem, krem, tid);
+                if constexpr (LB == TC_LOAD_ASYNC_MN)
+                    LdB::copy_async_mn(Bs + st * SB, bt(kt), p.b.sk, nrem, krem, tid);
             };
             /* Register operands of tile kt, part P: global -> registers, registers -> stage. */
             auto fetch = [&](auto part, int64_t kt) {
@@ -450,6 +485,18 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             auto multiply = [&](int st, int s0, int s1) {
                 const typename atom::saddr as = atom::offset(sA0, st * SA + wm * WM * TC_PW);
                 const typename atom::saddr bs = atom::offset(sB0, st * SB + wn * WN * TC_PW);
+                /* m- (n-) major tiles: word (k, x) at k * MNPW + x / 2. */
+                const typename atom::saddr as_mn = atom::offset(sA0, st * SA + wm * WM / 2);
+                const typename atom::saddr bs_mn = atom::offset(sB0, st * SB + wn * WN / 2);
+                (void)as_mn;
+                (void)bs_mn;
+                auto load_b = [&](uint32_t (&b)[atom::B_REGS], int j, int kw) {
+                    if constexpr (LB == TC_LOAD_ASYNC_MN)
+                        atom::load_b_mn(b, atom::offset(bs_mn, kw * 2 * LdB::MNPW + j * atom::N / 2),
+                                        LdB::MNPW, lane);
+                    else
+                        atom::load_b(b, atom::offset(bs, j * atom::N * TC_PW + kw), TC_PW, lane);
+                };
 #pragma unroll
                 for (int step = s0; step < s1; ++step) {
                     const int kw = step * atom::KW;
@@ -458,7 +505,12 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                     (void)as_small;
 #pragma unroll
                     for (int i = 0; i < AI; ++i) {
-                        atom::load_a(af[i], atom::offset(as, i * atom::M * TC_PW + kw), TC_PW, lane);
+                        if constexpr (LA == TC_LOAD_ASYNC_MN)
+                            atom::load_a_mn(af[i],
+                                            atom::offset(as_mn, kw * 2 * LdA::MNPW + i * atom::M / 2),
+                                            LdA::MNPW, lane);
+                        else
+                            atom::load_a(af[i], atom::offset(as, i * atom::M * TC_PW + kw), TC_PW, lane);
                         if constexpr (KIND == DUET_MMA_TF32) {
 #pragma unroll
                             for (int r = 0; r < atom::A_REGS; ++r) {
@@ -473,14 +525,14 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                     /* B fragments one atom ahead: the ldmatrix of atom j + 1 is in flight
                      * while atom j's MMAs issue (the asm statements keep their order). */
                     uint32_t bnext[atom::B_REGS];
-                    atom::load_b(bnext, atom::offset(bs, kw), TC_PW, lane);
+                    load_b(bnext, 0, kw);
 #pragma unroll
                     for (int j = 0; j < AJ; ++j) {
                         uint32_t bf[atom::B_REGS];
 #pragma unroll
                         for (int r = 0; r < atom::B_REGS; ++r) bf[r] = bnext[r];
                         if (j + 1 < AJ)
-                            atom::load_b(bnext, atom::offset(bs, (j + 1) * atom::N * TC_PW + kw), TC_PW, lane);
+                            load_b(bnext, j + 1, kw);
                         if constexpr (KIND == DUET_MMA_TF32) {
                             uint32_t bsm[atom::B_REGS];
 #pragma unroll

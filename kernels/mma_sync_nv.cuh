@@ -36,6 +36,31 @@ DUET_INLINE void duet_ldmatrix_x4(uint32_t (&r)[4], uint32_t s)
 #endif /* DUET_MMA_SYNC */
 }
 
+/* The .trans forms: each 8 x 8 matrix of 16-bit elements is delivered transposed. */
+DUET_INLINE void duet_ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t s)
+{
+#if DUET_MMA_SYNC
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+#else
+    (void)s;
+    r[0] = r[1] = r[2] = r[3] = 0;
+#endif /* DUET_MMA_SYNC */
+}
+
+DUET_INLINE void duet_ldmatrix_x2_trans(uint32_t (&r)[2], uint32_t s)
+{
+#if DUET_MMA_SYNC
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(s));
+#else
+    (void)s;
+    r[0] = r[1] = 0;
+#endif /* DUET_MMA_SYNC */
+}
+
 DUET_INLINE void duet_ldmatrix_x2(uint32_t (&r)[2], uint32_t s)
 {
 #if DUET_MMA_SYNC
@@ -85,6 +110,20 @@ struct duet_mma_atom {
     static DUET_INLINE void load_b(uint32_t (&b)[2], saddr s, int pitch, int lane)
     {
         duet_ldmatrix_x2(b, offset(s, (lane & 7) * pitch + ((lane >> 3) & 1) * 4));
+    }
+
+    /* 16-bit kinds only: the operand in shared memory m- (n-) major, rows of k with a pitch of
+     * `pitch` words, s at element (k 0, m 0) of the atom. ldmatrix.trans delivers (k 2t..2t+1,
+     * m g) pairs: a0 from k 0-7 x m 0-7, a1 k 0-7 x m 8-15, a2 k 8-15 x m 0-7, a3 k 8-15 x
+     * m 8-15; b0 from k 0-7 x n 0-7, b1 k 8-15 x n 0-7. */
+    static DUET_INLINE void load_a_mn(uint32_t (&a)[4], saddr s, int pitch, int lane)
+    {
+        duet_ldmatrix_x4_trans(a, offset(s, ((lane & 7) + ((lane >> 4) & 1) * 8) * pitch +
+                                                ((lane >> 3) & 1) * 4));
+    }
+    static DUET_INLINE void load_b_mn(uint32_t (&b)[2], saddr s, int pitch, int lane)
+    {
+        duet_ldmatrix_x2_trans(b, offset(s, ((lane & 7) + ((lane >> 3) & 1) * 8) * pitch));
     }
 
     static DUET_INLINE void mma(acc_t (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
