@@ -22,6 +22,7 @@
 
 #define TF_VERSION 1
 #define TF_LINE_MAX 255 /* characters, without the newline */
+#define TF_LINES_MAX 4096 /* a tuning file is a few dozen lines: more is not one */
 #define TF_ROWS_MAX 64  /* rows kept for one arch: a few per dtype is all there is */
 #define TF_SOURCE_MAX 512
 
@@ -255,20 +256,34 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
 static int parse_file(dt_tuning_set *set, const char *arch, FILE *f, char *err,
                       size_t err_size)
 {
-    char line[TF_LINE_MAX + 2];
+    char line[TF_LINE_MAX + 1];
     int lineno = 0, seen_version = 0;
     char why[256];
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        size_t len = strlen(line);
-        if (len > 0 && line[len - 1] == '\n')
-            line[--len] = '\0';
-        else if (!feof(f)) {
+    for (;;) {
+        /* One line by hand: fgets could not tell a NUL byte from the line's end. */
+        size_t len = 0;
+        int c, nul = 0, any = 0;
+        while ((c = getc(f)) != EOF && c != '\n') {
+            any = 1;
+            if (c == '\0') nul = 1;
+            if (len == TF_LINE_MAX) { /* stop reading: the file may be endless (/dev/zero) */
+                len++;
+                break;
+            }
+            line[len++] = (char)c;
+        }
+        if (c == EOF && !any) break;
+        if (++lineno > TF_LINES_MAX) {
+            snprintf(err, err_size, "more than %d lines", TF_LINES_MAX);
+            return 0;
+        }
+        if (len > TF_LINE_MAX) {
             snprintf(err, err_size, "line %d is longer than %d characters", lineno,
                      TF_LINE_MAX);
             return 0;
         }
-        if (strlen(line) != len) {
+        line[len] = '\0';
+        if (nul) {
             snprintf(err, err_size, "line %d holds a NUL byte", lineno);
             return 0;
         }
