@@ -1,4 +1,5 @@
-/* test_tuning_file.c - tuning files: good ones applied, every kind of bad one refused with its reason, the location rules. */
+/* test_tuning_file.c - tuning files: good ones applied, every kind of bad one refused with its
+ * reason, the location rules. */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp, mkdir */
 #include "harness.h"
 
@@ -33,7 +34,8 @@ static const char *write_file(const char *name, const char *text)
     return path;
 }
 
-#define SM90_F32 "gemm.fma sm_90 f32 large=128,64,16,8,4,256,3 small=128,64,16,8,4,256,2 large_waves=4\n"
+#define SM90_F32                                                                                   \
+    "gemm.fma sm_90 f32 large=128,64,16,8,4,256,3 small=128,64,16,8,4,256,2 large_waves=4\n"
 
 /* Loads text as DUET_TUNING_FILE for arch; returns the set (caller frees). */
 static dt_tuning_set *load_text(const char *text, const char *arch)
@@ -378,10 +380,10 @@ int main(void)
     test_bad();
     test_locations();
     test_context();
-    static const char *const made[] = {"t.txt",     "nul.txt",  "bad.txt",
-                                       "good.txt",  "other.txt", "duet/tuning.txt",
-                                       "duet",      ".config/duet/tuning.txt",
-                                       ".config/duet", ".config"};
+    static const char *const made[] = {
+        "t.txt",        "nul.txt",         "bad.txt", "good.txt",
+        "other.txt",    "duet/tuning.txt", "duet",    ".config/duet/tuning.txt",
+        ".config/duet", ".config"};
     char path[600];
     for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", g_dir, made[i]);

@@ -1,4 +1,5 @@
-/* duet_tune.c - duet-tune: times every compiled AUTO GEMM tile shape on device 0 and writes a tuning file (docs/tuning.md). */
+/* duet_tune.c - duet-tune: times every compiled AUTO GEMM tile shape on device 0 and writes a
+ * tuning file (docs/tuning.md). */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkstemp, fdopen */
 #include "duet/duet.h"
 
@@ -41,7 +42,7 @@ typedef struct size3 {
 
 typedef struct problem {
     size3 s;
-    int large; /* its 128 x 128 grid fills the device */
+    int large;         /* its 128 x 128 grid fills the device */
     void *a, *b, *ref; /* host: inputs and the built-in row's result */
 } problem;
 
@@ -57,9 +58,12 @@ static const char *dname(duet_dtype d)
 
 static void set_elem(void *p, duet_dtype d, size_t i, int v)
 {
-    if (d == DUET_DTYPE_F32) ((float *)p)[i] = (float)v;
-    else if (d == DUET_DTYPE_F64) ((double *)p)[i] = (double)v;
-    else ((int32_t *)p)[i] = v;
+    if (d == DUET_DTYPE_F32)
+        ((float *)p)[i] = (float)v;
+    else if (d == DUET_DTYPE_F64)
+        ((double *)p)[i] = (double)v;
+    else
+        ((int32_t *)p)[i] = v;
 }
 
 static double get_elem(const void *p, duet_dtype d, size_t i)
@@ -107,9 +111,9 @@ static void use_row(const char *arch, const dt_gemm_tuning *row)
     tile_text(&row->large, large, sizeof large);
     tile_text(&row->small, small, sizeof small);
     fprintf(f, "duet-tuning 1\n%s %s %s large=%s small=%s large_waves=%d split=%d,%d,%d,%d,%d\n",
-            row->engine == DT_GEMM_ENGINE_DMMA ? "gemm.dmma" : "gemm.fma", arch,
-            dname(row->dtype), large, small, row->large_waves, row->split.fill,
-            row->split.large_fill, row->split.max, row->split.min_k, row->split.min_depth);
+            row->engine == DT_GEMM_ENGINE_DMMA ? "gemm.dmma" : "gemm.fma", arch, dname(row->dtype),
+            large, small, row->large_waves, row->split.fill, row->split.large_fill, row->split.max,
+            row->split.min_k, row->split.min_depth);
     fclose(f);
     setenv("DUET_TUNING_FILE", path, 1);
 }
@@ -132,8 +136,8 @@ static duet_status run_gemm(void *user)
  * device) or its result was wrong. want_file: the row must have run from the file. Returns 1
  * when every problem ran and checked.
  */
-static int time_row(const char *arch, const dt_gemm_tuning *row, duet_dtype dtype,
-                    problem *probs, int nprobs, double *times, int keep_ref)
+static int time_row(const char *arch, const dt_gemm_tuning *row, duet_dtype dtype, problem *probs,
+                    int nprobs, double *times, int keep_ref)
 {
     use_row(arch, row);
     duet_context *ctx = NULL;
@@ -198,8 +202,9 @@ static int time_row(const char *arch, const dt_gemm_tuning *row, duet_dtype dtyp
             }
             memcpy(p->ref, c, nc * es);
         } else if (good && !same_values(c, p->ref, dtype, nc)) {
-            fprintf(stderr, "duet-tune: %s on %lldx%lldx%lld: result differs from the built-in "
-                            "row's: candidate refused\n",
+            fprintf(stderr,
+                    "duet-tune: %s on %lldx%lldx%lld: result differs from the built-in "
+                    "row's: candidate refused\n",
                     info.kernel, (long long)p->s.m, (long long)p->s.n, (long long)p->s.k);
             g_failures++;
             good = 0;
@@ -214,8 +219,8 @@ static int time_row(const char *arch, const dt_gemm_tuning *row, duet_dtype dtyp
                 good = 0;
         }
         if (g_verbose && good)
-            fprintf(stderr, "  %-40s %5lldx%lldx%lld  %9.3f ms\n", info.kernel,
-                    (long long)p->s.m, (long long)p->s.n, (long long)p->s.k, times[i]);
+            fprintf(stderr, "  %-40s %5lldx%lldx%lld  %9.3f ms\n", info.kernel, (long long)p->s.m,
+                    (long long)p->s.n, (long long)p->s.k, times[i]);
         else if (g_verbose)
             fprintf(stderr, "  %-40s %5lldx%lldx%lld  skipped\n", "-", (long long)p->s.m,
                     (long long)p->s.n, (long long)p->s.k);
@@ -248,8 +253,8 @@ static int parse_sizes(const char *text, size3 *out, int max)
     while (*text && n < max) {
         long long m, nn, k;
         int used = 0;
-        if (sscanf(text, "%lldx%lldx%lld%n", &m, &nn, &k, &used) != 3 || m < 1 || nn < 1 ||
-            k < 1 || k >= (1 << 20)) {
+        if (sscanf(text, "%lldx%lldx%lld%n", &m, &nn, &k, &used) != 3 || m < 1 || nn < 1 || k < 1 ||
+            k >= (1 << 20)) {
             fprintf(stderr, "duet-tune: --sizes wants MxNxK[,MxNxK...] with K < 2^20\n");
             exit(2);
         }
@@ -311,8 +316,8 @@ int main(int argc, char **argv)
     if (sizes_text)
         nsizes = parse_sizes(sizes_text, sizes, 32);
     else if (quick)
-        nsizes = parse_sizes("2048x2048x2048,4096x4096x1024,1024x1024x1024,8192x128x4096", sizes,
-                             32);
+        nsizes =
+            parse_sizes("2048x2048x2048,4096x4096x1024,1024x1024x1024,8192x128x4096", sizes, 32);
     else
         nsizes = parse_sizes("4096x4096x4096,2048x2048x2048,4095x4097x4093,1024x1024x1024,"
                              "512x512x512,8192x128x8192,1024x1024x16384",
@@ -331,8 +336,8 @@ int main(int argc, char **argv)
     problem probs[32];
     for (int i = 0; i < nsizes; i++) {
         probs[i].s = sizes[i];
-        probs[i].large = ((sizes[i].m + 127) / 128) * ((sizes[i].n + 127) / 128) >=
-                         props.compute_units;
+        probs[i].large =
+            ((sizes[i].m + 127) / 128) * ((sizes[i].n + 127) / 128) >= props.compute_units;
     }
 
     char lines[8][512];
@@ -383,8 +388,8 @@ int main(int argc, char **argv)
                 row.split.fill = 1, row.split.large_fill = 0, row.split.max = 1; /* off */
                 char txt[64];
                 tile_text(&cand[c], txt, sizeof txt);
-                fprintf(stderr, "[%s] %s candidate %d/%d: %s\n", dname(dtype),
-                        e ? "dmma" : "fma", c + 1, nc, txt);
+                fprintf(stderr, "[%s] %s candidate %d/%d: %s\n", dname(dtype), e ? "dmma" : "fma",
+                        c + 1, nc, txt);
                 time_row(arch, &row, dtype, probs, nsizes, t, 0);
                 const double ls = score(t, probs, nsizes, 1), ss = score(t, probs, nsizes, 0);
                 if (ls < lbest) lbest = ls, li = c;
@@ -400,8 +405,8 @@ int main(int argc, char **argv)
             if (engine != builtin->engine) {
                 /* The split rule's fill is per engine's small shape: the row of the same
                  * engine from the default rows (or the built-in one) is the closer guess. */
-                const dt_gemm_tuning *same = dt_gemm_tuning_lookup(
-                    engine == DT_GEMM_ENGINE_DMMA ? "sm_80" : "sm_86", dtype);
+                const dt_gemm_tuning *same =
+                    dt_gemm_tuning_lookup(engine == DT_GEMM_ENGINE_DMMA ? "sm_80" : "sm_86", dtype);
                 if (same && same->engine == engine) row.split = same->split;
             }
             time_row(arch, &row, dtype, probs, nsizes, t, 0);

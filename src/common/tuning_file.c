@@ -1,4 +1,5 @@
-/* tuning_file.c - tuning files: read, validated and kept per context; rows consulted before the built-in table. */
+/* tuning_file.c - tuning files: read, validated and kept per context; rows consulted before the
+ * built-in table. */
 #include "tuning.h"
 
 #include <errno.h>
@@ -20,10 +21,10 @@
  * checked and skipped, so one file can serve several machines.
  */
 
-#define TF_VERSION 1
-#define TF_LINE_MAX 255 /* characters, without the newline */
-#define TF_LINES_MAX 4096 /* a tuning file is a few dozen lines: more is not one */
-#define TF_ROWS_MAX 64  /* rows kept for one arch: a few per dtype is all there is */
+#define TF_VERSION    1
+#define TF_LINE_MAX   255  /* characters, without the newline */
+#define TF_LINES_MAX  4096 /* a tuning file is a few dozen lines: more is not one */
+#define TF_ROWS_MAX   64   /* rows kept for one arch: a few per dtype is all there is */
 #define TF_SOURCE_MAX 512
 
 struct dt_tuning_set {
@@ -206,8 +207,7 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
                 ok = v[0] >= 1 && v[0] <= 64 && v[1] <= 64 && v[2] <= 4096 && v[4] <= 1024;
             }
         } else {
-            snprintf(err, err_size, "unknown key '%.40s' (large, small, large_waves, split)",
-                     key);
+            snprintf(err, err_size, "unknown key '%.40s' (large, small, large_waves, split)", key);
             return 0;
         }
         if (*have) {
@@ -217,10 +217,9 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
         *have = 1;
         if (!ok) {
             snprintf(err, err_size, "%s=%.60s is not %s", key, val,
-                     have == &have_split ? "fill,large_fill,max,min_k,min_depth in range"
-                     : have == &have_waves
-                         ? "an integer in 1..1024"
-                         : "seven integers bm,bn,bk,tm,tn,threads,stages");
+                     have == &have_split   ? "fill,large_fill,max,min_k,min_depth in range"
+                     : have == &have_waves ? "an integer in 1..1024"
+                                           : "seven integers bm,bn,bk,tm,tn,threads,stages");
             return 0;
         }
     }
@@ -232,8 +231,8 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
     for (int j = 0; j < 2; j++)
         if (!tile_compiled(w[1], dtype, engine, tiles[j])) {
             char b[64];
-            snprintf(err, err_size, "%s %s shape %s is not compiled into this library",
-                     w[0], w[2], tile_str(tiles[j], b, sizeof b));
+            snprintf(err, err_size, "%s %s shape %s is not compiled into this library", w[0], w[2],
+                     tile_str(tiles[j], b, sizeof b));
             return 0;
         }
     if (!arch || !arch_is(arch, w[1])) return 1; /* valid, for another device */
@@ -253,8 +252,7 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
 }
 
 /* Reads f; 1 when every line is valid (rows for arch kept), else 0 with err set. */
-static int parse_file(dt_tuning_set *set, const char *arch, FILE *f, char *err,
-                      size_t err_size)
+static int parse_file(dt_tuning_set *set, const char *arch, FILE *f, char *err, size_t err_size)
 {
     char line[TF_LINE_MAX + 1];
     int lineno = 0, seen_version = 0;
@@ -278,8 +276,7 @@ static int parse_file(dt_tuning_set *set, const char *arch, FILE *f, char *err,
             return 0;
         }
         if (len > TF_LINE_MAX) {
-            snprintf(err, err_size, "line %d is longer than %d characters", lineno,
-                     TF_LINE_MAX);
+            snprintf(err, err_size, "line %d is longer than %d characters", lineno, TF_LINE_MAX);
             return 0;
         }
         line[len] = '\0';
@@ -300,8 +297,8 @@ static int parse_file(dt_tuning_set *set, const char *arch, FILE *f, char *err,
             int v = 0;
             if (n != 2 || strcmp(w[0], "duet-tuning") != 0 ||
                 !parse_int(w[1], w[1] + strlen(w[1]), 0, 1000000, &v)) {
-                snprintf(err, err_size, "line %d: the first line must be 'duet-tuning %d'",
-                         lineno, TF_VERSION);
+                snprintf(err, err_size, "line %d: the first line must be 'duet-tuning %d'", lineno,
+                         TF_VERSION);
                 return 0;
             }
             if (v != TF_VERSION) {
@@ -379,8 +376,7 @@ dt_tuning_set *dt_tuning_load(const char *arch)
         set->rows = 0;
         set_source(set, "builtin: %.400s %s", path, err);
         if (verbose())
-            fprintf(stderr, "duet: tuning file %.400s %s; the built-in table is used\n", path,
-                    err);
+            fprintf(stderr, "duet: tuning file %.400s %s; the built-in table is used\n", path, err);
     } else if (set->rows == 0) {
         set_source(set, "builtin: %.400s has no rows for %.31s", path, arch ? arch : "?");
     } else {
@@ -391,10 +387,7 @@ dt_tuning_set *dt_tuning_load(const char *arch)
 
 void dt_tuning_free(dt_tuning_set *set) { free(set); }
 
-const char *dt_tuning_source(const dt_tuning_set *set)
-{
-    return set ? set->source : "builtin";
-}
+const char *dt_tuning_source(const dt_tuning_set *set) { return set ? set->source : "builtin"; }
 
 const dt_gemm_tuning *dt_gemm_tuning_select(const dt_tuning_set *set, const char *arch,
                                             duet_dtype dtype, int *from_file)
