@@ -414,9 +414,7 @@ int main(int argc, char **argv)
             if (sc < best_score) best_score = sc, best = row;
         }
         /* Step 2: the choice rule. */
-        if (!(best.large.bm == best.small.bm && best.large.bn == best.small.bn &&
-              best.large.bk == best.small.bk && best.large.threads == best.small.threads &&
-              best.large.stages == best.small.stages && best.large.tm == best.small.tm)) {
+        if (memcmp(&best.large, &best.small, sizeof best.large) != 0) {
             static const int waves[] = {1, 2, 4, 8, 16};
             const int nw = quick ? 3 : 5;
             const int quick_waves[] = {1, 4, 16};
