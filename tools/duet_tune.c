@@ -367,7 +367,18 @@ int main(int argc, char **argv)
         if (!time_row(arch, NULL, dtype, probs, nsizes, base, 1)) {
             fprintf(stderr, "duet-tune: the built-in %s row failed: %s not tuned\n", dname(dtype),
                     dname(dtype));
+            g_failures++;
+            for (int i = 0; i < nsizes; i++) {
+                free(probs[i].a);
+                free(probs[i].b);
+                free(probs[i].ref);
+            }
             continue;
+        }
+        int have_large = 0, have_small = 0;
+        for (int i = 0; i < nsizes; i++) {
+            have_large |= probs[i].large;
+            have_small |= !probs[i].large;
         }
         /* Step 1, per engine. */
         dt_gemm_tuning best = *builtin;
@@ -400,8 +411,10 @@ int main(int argc, char **argv)
             if (si < 0) si = li;
             dt_gemm_tuning row = *builtin;
             row.engine = engine;
-            row.large = cand[li];
-            row.small = cand[si];
+            /* A class with no size measured keeps the built-in shape (same engine). */
+            const int same_engine = engine == builtin->engine;
+            row.large = have_large || !same_engine ? cand[li] : builtin->large;
+            row.small = have_small || !same_engine ? cand[si] : builtin->small;
             if (engine != builtin->engine) {
                 /* The split rule's fill is per engine's small shape: the row of the same
                  * engine from the default rows (or the built-in one) is the closer guess. */
