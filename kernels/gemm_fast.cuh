@@ -624,21 +624,42 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
     return DUET_SUCCESS;
 }
 
-/* The AUTO GEMM entry point (src/gpu/ops_gpu.inc): the device's tuning row, or the default
- * row of the dtype when that row cannot run here. */
+/* Names the row that ran in info->tuning ("file:sm_90", "builtin:default"). */
+static inline void gf_report_row(duet_launch_info *info, const dt_gemm_tuning *row, int from_file)
+{
+    if (info) snprintf(info->tuning, sizeof info->tuning, "%s:%s", from_file ? "file" : "builtin",
+                       row->arch);
+}
+
+/* The AUTO GEMM entry point (src/gpu/ops_gpu.inc): the context's tuning-file row for the
+ * device, else the built-in row, else the default row of the dtype, each tried when the one
+ * before cannot run here (a file's shapes are all compiled in, but its engine may not run on
+ * this device). */
 template <typename T>
 duet_status gemm_fast_run(dt_context *ctx, void *be_stream, const dt_gemm *g,
                           duet_gpu_stream_t stream, const duet_device_props *props,
                           duet_launch_info *info)
 {
     const duet_dtype dtype = gf_dtype<T>::id;
-    const dt_gemm_tuning *row = dt_gemm_tuning_lookup(props->arch, dtype);
+    int from_file = 0;
+    const dt_gemm_tuning *row =
+        dt_gemm_tuning_select(ctx ? ctx->tuning : NULL, props->arch, dtype, &from_file);
     duet_status s = row ? gemm_fast_run_row<T>(ctx, be_stream, g, stream, props, row, info)
                         : DUET_ERROR_UNSUPPORTED;
+    if (s == DUET_SUCCESS) gf_report_row(info, row, from_file);
     if (s != DUET_ERROR_UNSUPPORTED) return s;
+    const dt_gemm_tuning *builtin = dt_gemm_tuning_lookup(props->arch, dtype);
+    if (from_file && builtin) {
+        row = builtin;
+        s = gemm_fast_run_row<T>(ctx, be_stream, g, stream, props, row, info);
+        if (s == DUET_SUCCESS) gf_report_row(info, row, 0);
+        if (s != DUET_ERROR_UNSUPPORTED) return s;
+    }
     const dt_gemm_tuning *fallback = dt_gemm_tuning_lookup(NULL, dtype);
-    if (fallback && fallback != row)
+    if (fallback && fallback != row) {
         s = gemm_fast_run_row<T>(ctx, be_stream, g, stream, props, fallback, info);
+        if (s == DUET_SUCCESS) gf_report_row(info, fallback, 0);
+    }
     if (s == DUET_ERROR_UNSUPPORTED)
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm",
                        "no AUTO kernel is compiled for %s on %s", gf_dtype<T>::name(),

@@ -105,6 +105,11 @@ DUET_API duet_status duet_device_get_props(int device, duet_device_props *props)
 DUET_API duet_status duet_context_create(int device, duet_context **ctx);
 DUET_API duet_status duet_context_destroy(duet_context *ctx);
 DUET_API duet_status duet_context_get_props(const duet_context *ctx, duet_device_props *props);
+/* Where the context's AUTO tuning rows come from (docs/tuning.md): "builtin" (no tuning file),
+ * "file:PATH (N rows for ARCH)", or "builtin: REASON" when a tuning file was named or found
+ * but not used (missing, malformed, no rows for this device). *text stays valid until the
+ * context is destroyed. A bad tuning file never fails duet_context_create. */
+DUET_API duet_status duet_context_tuning_source(const duet_context *ctx, const char **text);
 /* The context's default stream (not to be destroyed). */
 DUET_API duet_status duet_context_default_stream(duet_context *ctx, duet_stream **stream);
 /* Waits for all work of the context. */
@@ -297,6 +302,9 @@ typedef struct duet_launch_info {
                                   has no TF32 instructions or the op is not f32 gemm)     */
     size_t workspace_bytes;    /* scratch the op used from its stream's workspace (an
                                   in-place rectangular transpose); 0 where none           */
+    char tuning[32];           /* the tuning row an AUTO kernel took: "file:sm_90" (a
+                                  tuning file), "builtin:sm_90", "builtin:default"; "-"
+                                  where no tuning row chose the kernel (docs/tuning.md)   */
 } duet_launch_info;
 
 /* Options common to every op. Zero-initialise ({0}) for the defaults; NULL means defaults. */

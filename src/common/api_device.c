@@ -1,6 +1,7 @@
 /* api_device.c - devices, contexts, buffers, host memory, streams, events and profiling. */
 #include "backend.h"
 #include "internal.h"
+#include "tuning.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -103,9 +104,12 @@ duet_status duet_context_create(int device, duet_context **out)
         free(ctx);
         return st;
     }
+    /* Never fails the creation: a bad file leaves the built-in table and says why. */
+    ctx->tuning = dt_tuning_load(ctx->props.arch);
     ctx->self = (duet_context *)dt_handle_new(DT_CONTEXT, ctx, NULL);
     if (!ctx->self) {
         be_context_destroy(ctx->be);
+        dt_tuning_free(ctx->tuning);
         free(ctx);
         return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn, "the handle table cannot grow");
     }
@@ -113,6 +117,7 @@ duet_status duet_context_create(int device, duet_context **out)
     if (st != DUET_SUCCESS) {
         dt_handle_release(ctx->self);
         be_context_destroy(ctx->be);
+        dt_tuning_free(ctx->tuning);
         free(ctx);
         return st;
     }
@@ -202,6 +207,7 @@ duet_status duet_context_destroy(duet_context *handle)
     dt_host_release_context(ctx);
     dt_handle_release(ctx->self);
     be_context_destroy(ctx->be);
+    dt_tuning_free(ctx->tuning);
     free(ctx);
     return DUET_SUCCESS;
 }
@@ -212,6 +218,15 @@ duet_status duet_context_get_props(const duet_context *handle, duet_device_props
     DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_context_get_props", "ctx");
     DT_NOT_NULL(props, "duet_context_get_props", "props");
     *props = ctx->props;
+    return DUET_SUCCESS;
+}
+
+duet_status duet_context_tuning_source(const duet_context *handle, const char **text)
+{
+    dt_clear_error();
+    DT_RESOLVE(ctx, dt_context, DT_CONTEXT, handle, "duet_context_tuning_source", "ctx");
+    DT_NOT_NULL(text, "duet_context_tuning_source", "text");
+    *text = dt_tuning_source(ctx->tuning);
     return DUET_SUCCESS;
 }
 

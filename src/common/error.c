@@ -129,4 +129,5 @@ void dt_fill_info(duet_launch_info *info, const char *kernel, const dt_plan *pla
         info->tile = plan->tile;
     }
     info->launches = launches;
+    info->tuning[0] = '-';
 }

@@ -35,6 +35,8 @@ typedef struct dt_context {
     void *be;                    /* backend context                          */
     duet_stream *default_stream; /* handle of the default stream             */
     duet_context *self;          /* this context's handle                    */
+    struct dt_tuning_set *tuning; /* rows of a tuning file (tuning_file.c);
+                                     NULL: the built-in table only            */
 } dt_context;
 
 typedef struct dt_buffer {

@@ -180,6 +180,39 @@ const dt_gemm_tuning *dt_gemm_tuning_lookup(const char *arch, duet_dtype dtype)
     return row;
 }
 
+static int same_tile(const dt_gemm_tile *a, const dt_gemm_tile *b)
+{
+    return a->bm == b->bm && a->bn == b->bn && a->bk == b->bk && a->tm == b->tm &&
+           a->tn == b->tn && a->threads == b->threads && a->stages == b->stages;
+}
+
+/* The launcher (kernels/gemm_fast.cuh) compiles exactly the shapes the rows name, per engine
+ * and dtype (i32 shares f32's list) and the AMD rows' own shapes for HIP only: so the rows
+ * themselves are the list of what a tuning file may select. */
+int dt_gemm_candidates(const char *arch, duet_dtype dtype, dt_gemm_engine engine,
+                       dt_gemm_tile *out, int max)
+{
+    const size_t rows = sizeof g_gemm_table / sizeof g_gemm_table[0];
+    const duet_dtype key = dtype == DUET_DTYPE_I32 ? DUET_DTYPE_F32 : dtype;
+    const int amd = arch && strncmp(arch, "gfx", 3) == 0;
+    dt_gemm_tile seen[2 * sizeof g_gemm_table / sizeof g_gemm_table[0]];
+    int count = 0;
+    for (size_t i = 0; i < rows; i++) {
+        const dt_gemm_tuning *t = &g_gemm_table[i];
+        const duet_dtype d = t->dtype == DUET_DTYPE_I32 ? DUET_DTYPE_F32 : t->dtype;
+        if (d != key || t->engine != engine) continue;
+        if (!amd && strncmp(t->arch, "gfx", 3) == 0) continue;
+        const dt_gemm_tile *both[2] = {&t->large, &t->small};
+        for (int j = 0; j < 2; j++) {
+            int dup = 0;
+            for (int c = 0; c < count && !dup; c++) dup = same_tile(&seen[c], both[j]);
+            if (!dup) seen[count++] = *both[j];
+        }
+    }
+    for (int c = 0; out && c < count && c < max; c++) out[c] = seen[c];
+    return count;
+}
+
 /* ---- split-K ------------------------------------------------------------------------------- */
 
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -123,6 +123,34 @@ typedef struct dt_transpose_inplace_tuning {
 /* The row for arch (as dt_gemm_tuning_lookup matches it), else the default row; never NULL. */
 const dt_transpose_inplace_tuning *dt_transpose_inplace_tuning_lookup(const char *arch);
 
+
+/* ---- tuning files (src/common/tuning_file.c, format in docs/tuning.md) -------------------- */
+
+/* The compiled-in shapes of an engine and dtype for a device of arch (NULL: any NVIDIA
+ * device): the shapes that some built-in row of that engine and dtype names (f32 and i32 share
+ * theirs), the AMD-only ones only for a "gfx" arch. Writes up to max of them to out (out may
+ * be NULL) and returns how many there are. */
+int dt_gemm_candidates(const char *arch, duet_dtype dtype, dt_gemm_engine engine,
+                       dt_gemm_tile *out, int max);
+
+/* The rows one context took from a tuning file, and why the file was or was not used.
+ * Immutable once loaded, so every thread of the context reads it without a lock. */
+typedef struct dt_tuning_set dt_tuning_set;
+
+/* Reads the tuning file for a device of arch: DUET_TUNING_FILE when set (empty: no file),
+ * else $XDG_CONFIG_HOME/duet/tuning.txt or $HOME/.config/duet/tuning.txt when present. Never
+ * fails: a missing or malformed file gives a set with no rows whose source says why (printed
+ * to stderr when DUET_TUNING_VERBOSE=1). NULL only when memory runs out (then: built-in). */
+dt_tuning_set *dt_tuning_load(const char *arch);
+void dt_tuning_free(dt_tuning_set *set);
+/* "builtin", "file:PATH (N rows for ARCH)" or "builtin: REASON" (never NULL). */
+const char *dt_tuning_source(const dt_tuning_set *set);
+
+/* The file's row for arch and dtype when set has one (*from_file = 1), else the built-in row
+ * (dt_gemm_tuning_lookup; *from_file = 0). */
+const dt_gemm_tuning *dt_gemm_tuning_select(const dt_tuning_set *set, const char *arch,
+                                            duet_dtype dtype, int *from_file);
+
 #ifdef __cplusplus
 }
 #endif
