@@ -118,6 +118,7 @@ GEMM_REFERENCE(i32, uint32_t, u32)
 #define GEMM_MC      168        /* a multiple of every mr (4, 6 and 12)       */
 #define GEMM_B_BYTES (4u << 20) /* the packed block of B: nc = 4 MiB / (kc e) */
 #define GEMM_NC_ACC  512        /* nc of f16 and bf16 inputs (f32 sums of C)   */
+#define GEMM_THREAD_WORK ((int64_t)1 << 27) /* the least work worth a thread (mnk)   */
 
 /* count lanes (rows of A, columns of B) of kc elements each, lane l element p at
  * src[l * s_lane + p * s_k], into panels of width lanes: panel q holds lane q * width + w,
@@ -544,7 +545,10 @@ static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job
     const int mr = pk.kern.mr, nr = pk.kern.nr;
     const int64_t per_matrix = g->m * g->n * g->k; /* < 2^63: the operands exist */
     const int64_t total = per_matrix > INT64_MAX / g->batch ? INT64_MAX : per_matrix * g->batch;
-    const int nt = cpu_threads_for(total);
+    /* A second thread only for a share of at least GEMM_THREAD_WORK multiply-adds (about a
+     * millisecond on one AVX-512 core): on a busy host a thread may wait several scheduler
+     * ticks for its core, and a call then takes as long as its slowest share. */
+    const int nt = cpu_threads_for(total / (GEMM_THREAD_WORK / CPU_PARALLEL_MIN_WORK));
     (void)nt;
 
     /* Matrices of C that cannot overlap may run at once; else one matrix at a time. */
