@@ -1,4 +1,6 @@
 /* duet_bench.c - duet-bench: duet's ops timed beside cuBLAS (CUDA) and a device copy, checked. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sysconf */
+
 #include <duet/duet.h>
 
 #include <float.h>
@@ -8,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
 
 #if defined(DUET_BENCH_RAW_LAUNCH)
 /* raw_launch.cu */
@@ -20,6 +25,10 @@ int duet_bench_raw_check(void);
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #endif /* DUET_BENCH_CUBLAS */
+
+#if defined(DUET_BENCH_OPENBLAS)
+#include <cblas.h>
+#endif /* DUET_BENCH_OPENBLAS */
 
 /*
  * Method (docs/performance.md): every timed run is one op between two events on one stream;
@@ -921,6 +930,210 @@ static void bench_transpose(size_t elem, int64_t n)
     free(back);
 }
 
+/* ---- cpu backend beside OpenBLAS and a copy ----------------------------------------------- */
+
+/* Host wall-clock milliseconds (the cpu backend runs an op inside the call). */
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static double time_once(op_fn fn, void *user)
+{
+    const double t0 = wall_ms();
+    OK(fn(user));
+    OK(duet_stream_synchronize(g_stream));
+    return wall_ms() - t0;
+}
+
+/* The thread count both libraries get: OMP_NUM_THREADS (read by duet's OpenMP runtime when it
+ * loads), else every online processor, OpenMP's own default. */
+static int g_cpu_threads = 1;
+
+#if defined(DUET_BENCH_OPENBLAS)
+typedef struct blas_job {
+    duet_dtype t;
+    int n;
+    const void *a, *b;
+    void *c;
+} blas_job;
+
+static void run_blas(blas_job *j)
+{
+    if (j->t == DUET_DTYPE_F64)
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n, j->n, j->n, 1.0,
+                    (const double *)j->a, j->n, (const double *)j->b, j->n, 0.0, (double *)j->c,
+                    j->n);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n, j->n, j->n, 1.0f,
+                    (const float *)j->a, j->n, (const float *)j->b, j->n, 0.0f, (float *)j->c,
+                    j->n);
+}
+#endif /* DUET_BENCH_OPENBLAS */
+
+/* n x n x n gemm on the cpu backend, runs interleaved with cblas_?gemm (duet, BLAS, duet,
+ * BLAS, ...: both see the same machine load), each run after one untimed run of its own so
+ * that neither library's idle worker threads spin against the other's timed run; medians. */
+static void bench_cpu_gemm(duet_dtype t, int64_t n)
+{
+    const size_t es = duet_dtype_size(t), cnt = (size_t)(n * n), bytes = cnt * es;
+    const char *tn = duet_dtype_name(t);
+    gemm_job j;
+    memset(&j, 0, sizeof j);
+    j.dtype = t;
+    j.m = j.n = j.k = n;
+    void *ha = xmalloc(bytes), *hb = xmalloc(bytes), *hc = xmalloc(bytes);
+    for (size_t i = 0; i < cnt; i++) {
+        if (t == DUET_DTYPE_F64) {
+            ((double *)ha)[i] = rnd_unit();
+            ((double *)hb)[i] = rnd_unit();
+        } else {
+            ((float *)ha)[i] = (float)rnd_unit();
+            ((float *)hb)[i] = (float)rnd_unit();
+        }
+    }
+    duet_buffer *ba, *bb, *bc;
+    OK(duet_buffer_create(g_ctx, bytes, &ba));
+    OK(duet_buffer_create(g_ctx, bytes, &bb));
+    OK(duet_buffer_create(g_ctx, bytes, &bc));
+    OK(duet_buffer_write(g_stream, ba, 0, ha, bytes));
+    OK(duet_buffer_write(g_stream, bb, 0, hb, bytes));
+    OK(duet_buffer_memset(g_stream, bc, 0, 0xff, bytes));
+    j.a = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, n, n);
+    j.b = duet_matrix_make(bb, t, DUET_LAYOUT_ROW_MAJOR, n, n);
+    j.c = duet_matrix_make(bc, t, DUET_LAYOUT_ROW_MAJOR, n, n);
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+#if defined(DUET_BENCH_OPENBLAS)
+    blas_job bj = {t, (int)n, ha, hb, xmalloc(bytes)};
+    memset(bj.c, 0xff, bytes);
+#endif /* DUET_BENCH_OPENBLAS */
+    double td[256], tb[256];
+    for (int r = 0; r < g_reps; r++) {
+        time_once(run_gemm, &j);
+        td[r] = time_once(run_gemm, &j);
+#if defined(DUET_BENCH_OPENBLAS)
+        run_blas(&bj);
+        const double t0 = wall_ms();
+        run_blas(&bj);
+        tb[r] = wall_ms() - t0;
+#else
+        tb[r] = 0;
+#endif /* DUET_BENCH_OPENBLAS */
+    }
+    const double ms = median(td, g_reps);
+    const double flops = 2.0 * (double)n * (double)n * (double)n;
+    const double bound = 4.0 * sqrt((double)n) + 8.0;
+    char size[48], check[48];
+    snprintf(size, sizeof size, "%ldx%ldx%ld", (long)n, (long)n, (long)n);
+    double ratio = -1;
+#if defined(DUET_BENCH_OPENBLAS)
+    const double bms = median(tb, g_reps);
+    const double berr = freivalds(ha, hb, bj.c, t, n, n, n);
+    if (!(berr <= bound)) g_failures++;
+    snprintf(check, sizeof check, "%s %.2g eps", berr <= bound ? "ok" : "FAIL", berr);
+    report("gemm", tn, size, "openblas", t == DUET_DTYPE_F64 ? "cblas_dgemm" : "cblas_sgemm", bms,
+           flops / (bms * 1e9), "TFLOP/s", 1.0, -1, check);
+    ratio = bms / ms;
+    free(bj.c);
+#else
+    (void)tb;
+#endif /* DUET_BENCH_OPENBLAS */
+    OK(duet_buffer_read(g_stream, bc, 0, hc, bytes));
+    const double err = freivalds(ha, hb, hc, t, n, n, n);
+    if (!(err <= bound)) g_failures++;
+    snprintf(check, sizeof check, "%s %.2g eps", err <= bound ? "ok" : "FAIL", err);
+    report("gemm", tn, size, "auto", j.info.kernel, ms, flops / (ms * 1e9), "TFLOP/s", ratio, -1,
+           check);
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bc));
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
+/* An n x n transpose (AUTO) interleaved with duet_buffer_copy of the same bytes; vs_copy =
+ * copy time / transpose time. */
+static void bench_cpu_transpose(size_t elem, int64_t n)
+{
+    const duet_dtype t = elem == 1   ? DUET_DTYPE_I8
+                         : elem == 2 ? DUET_DTYPE_F16
+                         : elem == 4 ? DUET_DTYPE_F32
+                                     : DUET_DTYPE_F64;
+    const size_t count = (size_t)n * (size_t)n, bytes = count * elem;
+    char tn[8], size[32];
+    snprintf(tn, sizeof tn, "%zuB", elem);
+    snprintf(size, sizeof size, "%ldx%ld", (long)n, (long)n);
+    void *hin = xmalloc(bytes), *ref = xmalloc(bytes), *back = xmalloc(bytes);
+    fill_random_elems(hin, count, elem);
+    host_transpose(hin, ref, n, n, elem);
+    transpose_job j;
+    memset(&j, 0, sizeof j);
+    duet_buffer *bi, *bo, *bc;
+    OK(duet_buffer_create(g_ctx, bytes, &bi));
+    OK(duet_buffer_create(g_ctx, bytes, &bo));
+    OK(duet_buffer_create(g_ctx, bytes, &bc));
+    OK(duet_buffer_write(g_stream, bi, 0, hin, bytes));
+    OK(duet_buffer_memset(g_stream, bo, 0, 0xa5, bytes));
+    OK(duet_buffer_memset(g_stream, bc, 0, 0xa5, bytes));
+    j.in = duet_matrix_make(bi, t, DUET_LAYOUT_ROW_MAJOR, n, n);
+    j.out = duet_matrix_make(bo, t, DUET_LAYOUT_ROW_MAJOR, n, n);
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    copy_job cj = {bi, bc, bytes};
+    double tt[256], tc[256];
+    for (int r = 0; r < g_reps; r++) {
+        time_once(run_transpose, &j);
+        tt[r] = time_once(run_transpose, &j);
+        time_once(run_copy, &cj);
+        tc[r] = time_once(run_copy, &cj);
+    }
+    const double ms = median(tt, g_reps), cms = median(tc, g_reps);
+    OK(duet_buffer_read(g_stream, bo, 0, back, bytes));
+    int ok = memcmp(back, ref, bytes) == 0;
+    if (!ok) g_failures++;
+    report("copy", tn, size, "-", "duet_buffer_copy", cms, 2.0 * (double)bytes / (cms * 1e6),
+           "GB/s", -1, 1.0, "-");
+    report("transpose", tn, size, "auto", j.info.kernel, ms, 2.0 * (double)bytes / (ms * 1e6),
+           "GB/s", -1, cms / ms, ok ? "exact" : "FAIL");
+    OK(duet_buffer_destroy(bi));
+    OK(duet_buffer_destroy(bo));
+    OK(duet_buffer_destroy(bc));
+    free(hin);
+    free(ref);
+    free(back);
+}
+
+static void bench_cpu(void)
+{
+    const char *env = getenv("OMP_NUM_THREADS");
+#if !defined(_WIN32)
+    g_cpu_threads = env && atoi(env) > 0 ? atoi(env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+#else
+    g_cpu_threads = env && atoi(env) > 0 ? atoi(env) : 1;
+#endif
+    if (g_cpu_threads < 1) g_cpu_threads = 1;
+#if defined(DUET_BENCH_OPENBLAS)
+    openblas_set_num_threads(g_cpu_threads);
+    header("cpu gemm beside OpenBLAS, square row-major, alpha 1, beta 0, same threads "
+           "(vs_vend = BLAS time / duet time)");
+#else
+    header("cpu gemm, square row-major, alpha 1, beta 0 (built without OpenBLAS: no vs_vend)");
+#endif /* DUET_BENCH_OPENBLAS */
+    printf("threads: %d (OMP_NUM_THREADS for duet, openblas_set_num_threads for BLAS)\n",
+           g_cpu_threads);
+    static const int64_t sizes[] = {256, 512, 1024, 2048};
+    for (int d = 0; d < 2; d++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            bench_cpu_gemm(d == 0 ? DUET_DTYPE_F32 : DUET_DTYPE_F64, sizes[i]);
+    header("cpu transpose 4096^2 beside a copy of the same bytes (vs_copy = copy time / "
+           "transpose time)");
+    for (size_t e = 1; e <= 8; e *= 2) bench_cpu_transpose(e, 4096);
+}
+
 /* ---- in-place transpose ------------------------------------------------------------------ */
 
 /* Each run transposes the storage in place, so the descriptors swap after every run; the
@@ -1238,7 +1451,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: duet-bench [--quick] [--only gemm|gemm-lowp|transpose|transpose-inplace|"
-            "elementwise] [--reps N] "
+            "elementwise|cpu] [--reps N] "
             "[--out FILE.csv]\n"
             "       duet-bench --overhead [N] [--out FILE.csv]\n"
             "\n"
@@ -1247,7 +1460,9 @@ static void usage(FILE *f)
             "no TF32; cublasSgeam/Dgeam for transposes) and a device-to-device copy as the\n"
             "bandwidth ceiling. Median of N runs (default 20) after %d warm-ups, L2 flushed\n"
             "before each run; every timed result is checked. --quick runs a smaller set; the\n"
-            "cpu backend always runs a small set without vendor comparison.\n"
+            "cpu backend runs a small set of each, then its own mode (--only cpu): sgemm and\n"
+            "dgemm at 256-2048 beside OpenBLAS (when built with it; same thread count,\n"
+            "interleaved runs, wall-clock medians) and 4096^2 transposes beside a copy.\n"
             "--overhead times N (default 20000) tiny ops of each kind back to back and in\n"
             "bursts: host microseconds per call beside a raw kernel launch (CUDA builds).\n"
             "exit status: 0 all checks passed, 1 a check or call failed, 2 bad usage, 77 no\n"
@@ -1282,8 +1497,13 @@ int main(int argc, char **argv)
     }
     if (g_reps < 1 || g_reps > 256 || (only && overhead) ||
         (only && strcmp(only, "gemm") && strcmp(only, "gemm-lowp") && strcmp(only, "transpose") &&
-         strcmp(only, "transpose-inplace") && strcmp(only, "elementwise"))) {
+         strcmp(only, "transpose-inplace") && strcmp(only, "elementwise") && strcmp(only, "cpu"))) {
         usage(stderr);
+        return 2;
+    }
+    if (only && !strcmp(only, "cpu") && strcmp(duet_backend_name(), "cpu")) {
+        fprintf(stderr, "duet-bench: --only cpu needs the cpu backend (this build: %s)\n",
+                duet_backend_name());
         return 2;
     }
     int count = 0;
@@ -1326,7 +1546,7 @@ int main(int argc, char **argv)
     if (overhead) {
         bench_overhead(overhead);
         only = "none";
-    } else {
+    } else if (!only || strcmp(only, "cpu")) {
         bench_copy(g_on_gpu ? ((size_t)1 << 30) : ((size_t)64 << 20));
     }
 
@@ -1395,6 +1615,8 @@ int main(int argc, char **argv)
         bench_elementwise(g_on_gpu ? (quick ? ((int64_t)1 << 26) : ((int64_t)1 << 28))
                                    : ((int64_t)1 << 22));
     }
+
+    if (!g_on_gpu && (!only || !strcmp(only, "cpu"))) bench_cpu();
 
 #if defined(DUET_BENCH_CUBLAS)
     CU(cudaFree(g_cflush));

@@ -1,5 +1,8 @@
 /* backend_cpu.c - the host backend's device, memory, stream, event and module calls. */
 #define _POSIX_C_SOURCE 200809L
+#if defined(__linux__)
+#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
+#endif
 
 #include "cpu_internal.h"
 
@@ -9,6 +12,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #ifdef DUET_HAVE_OPENMP
 #include <omp.h>
@@ -16,6 +22,12 @@
 
 /* Buffers, host allocations and packing panels start on a cache line (and an AVX-512 vector). */
 #define CPU_ALIGN ((size_t)64)
+/* Allocations of CPU_HUGE_MIN bytes or more start on a 2 MiB boundary and ask Linux for
+ * transparent huge pages (where THP is "madvise", the usual default, nothing else gets them):
+ * a transpose or a gemm reads one operand down its columns, a page per row with 4 KiB pages,
+ * and a TLB miss per line then costs more than the line. */
+#define CPU_HUGE_ALIGN ((size_t)2 << 20)
+#define CPU_HUGE_MIN   ((size_t)4 << 20)
 
 /* ---- shared helpers ------------------------------------------------------------------------ */
 
@@ -203,12 +215,18 @@ static duet_status cpu_alloc(size_t bytes, void **ptr, const char *func)
         return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func,
                        "cannot allocate %zu bytes: the host has %zu bytes of memory", bytes, phys);
     /* C11 aligned_alloc wants a size that is a multiple of the alignment. */
-    const size_t rounded = (bytes + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
-    void *p = aligned_alloc(CPU_ALIGN, rounded == 0 ? CPU_ALIGN : rounded);
+    const size_t align = bytes >= CPU_HUGE_MIN && bytes <= SIZE_MAX - CPU_HUGE_ALIGN
+                             ? CPU_HUGE_ALIGN
+                             : CPU_ALIGN;
+    const size_t rounded = (bytes + align - 1) / align * align;
+    void *p = aligned_alloc(align, rounded == 0 ? align : rounded);
     if (!p)
         return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func,
-                       "cannot allocate %zu bytes: aligned_alloc(%zu, %zu) failed", bytes,
-                       CPU_ALIGN, rounded == 0 ? CPU_ALIGN : rounded);
+                       "cannot allocate %zu bytes: aligned_alloc(%zu, %zu) failed", bytes, align,
+                       rounded == 0 ? align : rounded);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (align == CPU_HUGE_ALIGN) (void)madvise(p, rounded, MADV_HUGEPAGE); /* a hint only */
+#endif
     *ptr = p;
     return DUET_SUCCESS;
 }

@@ -115,9 +115,10 @@ GEMM_REFERENCE(i32, uint32_t, u32)
  * sits in L2 and a kc x nc block of B in L2/L3. Each micro-kernel call adds kc products to an
  * mr x nr tile of register accumulators. */
 #define GEMM_KC      256
-#define GEMM_MC      168        /* a multiple of every mr (4 and 6)           */
+#define GEMM_MC      168        /* a multiple of every mr (4, 6 and 12)       */
 #define GEMM_B_BYTES (4u << 20) /* the packed block of B: nc = 4 MiB / (kc e) */
 #define GEMM_NC_ACC  512        /* nc of f16 and bf16 inputs (f32 sums of C)   */
+#define GEMM_THREAD_WORK ((int64_t)1 << 27) /* the least work worth a thread (mnk)   */
 
 /* count lanes (rows of A, columns of B) of kc elements each, lane l element p at
  * src[l * s_lane + p * s_k], into panels of width lanes: panel q holds lane q * width + w,
@@ -273,6 +274,41 @@ __attribute__((target("avx2"))) static void gemm_ukr_i32_avx2(int64_t kc, const 
     }
 }
 
+/* AVX-512 (Zen 4/5, Skylake-X and later): 32 zmm registers hold a 12 x 32 f32 (12 x 16 f64)
+ * tile in 24 accumulators, with 2 for the row of B and 1 for the broadcast of A. Each output
+ * still takes its products one fma at a time in ascending p, as the AVX2 kernels do. */
+#define GEMM_UKR_AVX512(SFX, T, V, NR, LOAD, BCAST, FMA, ZERO, STORE)                             \
+    __attribute__((target("avx512f"))) static void gemm_ukr_##SFX##_avx512(                       \
+        int64_t kc, const void *ap, const void *bp, void *abp)                                     \
+    {                                                                                              \
+        const T *a = ap, *b = bp;                                                                  \
+        T *ab = abp;                                                                               \
+        const int h = NR / 2;                                                                      \
+        V acc[12][2];                                                                              \
+        CPU_UNROLL for (int r = 0; r < 12; ++r) acc[r][0] = acc[r][1] = ZERO();                    \
+        for (int64_t p = 0; p < kc; ++p, a += 12, b += NR) {                                       \
+            const V b0 = LOAD(b), b1 = LOAD(b + h);                                                \
+            CPU_UNROLL for (int r = 0; r < 12; ++r)                                                \
+            {                                                                                      \
+                const V av = BCAST(a[r]);                                                          \
+                acc[r][0] = FMA(av, b0, acc[r][0]);                                                \
+                acc[r][1] = FMA(av, b1, acc[r][1]);                                                \
+            }                                                                                      \
+        }                                                                                          \
+        CPU_UNROLL for (int r = 0; r < 12; ++r)                                                    \
+        {                                                                                          \
+            STORE(ab + r * NR, acc[r][0]);                                                         \
+            STORE(ab + r * NR + h, acc[r][1]);                                                     \
+        }                                                                                          \
+    }
+
+GEMM_UKR_AVX512(f32, float, __m512, 32, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+                _mm512_setzero_ps, _mm512_storeu_ps)
+GEMM_UKR_AVX512(f64, double, __m512d, 16, _mm512_loadu_pd, _mm512_set1_pd, _mm512_fmadd_pd,
+                _mm512_setzero_pd, _mm512_storeu_pd)
+
+static int cpu_has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+
 static int cpu_has_avx2_fma(void)
 {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -357,6 +393,11 @@ static const gemm_type *gemm_type_of(duet_dtype dtype, duet_dtype c_dtype)
 static gemm_kernel gemm_kernel_for(const gemm_type *type)
 {
 #ifdef CPU_GEMM_X86
+    if (cpu_has_avx512() && (type->compute == DUET_DTYPE_F32 || type->compute == DUET_DTYPE_F64)) {
+        static const gemm_kernel f32 = {12, 32, gemm_ukr_f32_avx512};
+        static const gemm_kernel f64 = {12, 16, gemm_ukr_f64_avx512};
+        return type->compute == DUET_DTYPE_F64 ? f64 : f32;
+    }
     if (cpu_has_avx2_fma()) {
         static const gemm_kernel f32 = {6, 16, gemm_ukr_f32_avx2};
         static const gemm_kernel f64 = {6, 8, gemm_ukr_f64_avx2};
@@ -379,12 +420,14 @@ typedef struct gemm_packed {
     size_t acc_bytes;        /* mc x nc f32 sums of a finishing type, or 0 */
 } gemm_packed;
 
-/* The largest micro-tile: 6 x 16 of 8 bytes at most; 64-byte aligned for vector stores. */
+/* The largest micro-tile: 12 x 32 f32 or 12 x 16 f64 (1536 bytes); 64-byte aligned for
+ * vector stores. */
+#define GEMM_TILE_BYTES 1536
 typedef union gemm_tile_buf {
-    float f32[96];
-    double f64[96];
-    uint32_t u32[96];
-    _Alignas(64) unsigned char bytes[96 * 8];
+    float f32[GEMM_TILE_BYTES / 4];
+    double f64[GEMM_TILE_BYTES / 8];
+    uint32_t u32[GEMM_TILE_BYTES / 4];
+    _Alignas(64) unsigned char bytes[GEMM_TILE_BYTES];
 } gemm_tile_buf;
 
 /* Rows [i0, i1) x columns [j0, j1) of matrix bi of C, on the calling thread, with the
@@ -502,7 +545,10 @@ static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job
     const int mr = pk.kern.mr, nr = pk.kern.nr;
     const int64_t per_matrix = g->m * g->n * g->k; /* < 2^63: the operands exist */
     const int64_t total = per_matrix > INT64_MAX / g->batch ? INT64_MAX : per_matrix * g->batch;
-    const int nt = cpu_threads_for(total);
+    /* A second thread only for a share of at least GEMM_THREAD_WORK multiply-adds (about a
+     * millisecond on one AVX-512 core): on a busy host a thread may wait several scheduler
+     * ticks for its core, and a call then takes as long as its slowest share. */
+    const int nt = cpu_threads_for(total / (GEMM_THREAD_WORK / CPU_PARALLEL_MIN_WORK));
     (void)nt;
 
     /* Matrices of C that cannot overlap may run at once; else one matrix at a time. */
