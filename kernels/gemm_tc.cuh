@@ -415,13 +415,13 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             const unsigned char *a0 = p.a.base + (bz * p.a.bs + m0 * p.a.sx) * K::ELEM;
             const unsigned char *b0 = p.b.base + (bz * p.b.bs + n0 * p.b.sx) * K::ELEM;
 
-            acc_t acc[AI][AJ][atom::C_REGS];
+            typename atom::cfrag acc[AI][AJ];
             /* 3xTF32: the tensor cores' f32 accumulation is not round-to-nearest (it
              * truncates), which over a long k biases the sum; each k-tile is therefore summed
              * from zero in tacc and added to acc with an ordinary (round-to-nearest) f32 add,
              * so the truncation acts on short partial sums only. The launcher gives 3xTF32 a
              * 64 x 32 warp tile to make room for the second accumulator. */
-            acc_t tacc[SPLIT3 ? AI : 1][SPLIT3 ? AJ : 1][SPLIT3 ? atom::C_REGS : 1];
+            typename atom::cfrag tacc[SPLIT3 ? AI : 1][SPLIT3 ? AJ : 1];
             (void)tacc;
 #pragma unroll
             for (int i = 0; i < AI; ++i)

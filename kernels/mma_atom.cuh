@@ -17,6 +17,8 @@
  * An atom type provides:
  *   M, N, KW            the atom's shape (KW: k extent in 32-bit words)
  *   acc_t               float, or int32_t for i8 (wrapping modulo 2^32)
+ *   cfrag               one atom's accumulators of a lane, indexable [0, C_REGS) (an array on
+ *                       NVIDIA, the MFMA's own vector type on AMD)
  *   A_REGS, B_REGS      32-bit words of one A / B fragment per lane
  *   C_REGS              accumulator elements per lane
  *   saddr, to_saddr(p), offset(s, words)

@@ -3,6 +3,7 @@
 #define DUET_KERNELS_MMA_MFMA_AMD_CUH
 
 #include <stdint.h>
+#include <type_traits>
 
 /*
  * v_mfma_*_32x32x*: a 32 x 32 block per wavefront of 64 lanes. In the AMD matrix instruction
@@ -57,6 +58,10 @@ struct duet_mma_atom {
     static constexpr int M = 32, N = 32, KW = traits::KW;
     static constexpr int A_REGS = KW / 2, B_REGS = KW / 2, C_REGS = 16;
     typedef typename traits::acc_t acc_t;
+    /* The accumulator fragment is the instruction's own vector type: kept whole, it stays in
+     * the accumulation registers (AGPRs on gfx908/gfx90a) with no copy per instruction. */
+    typedef typename std::conditional<KIND == DUET_MMA_I8, duet_mfma_i32x16, duet_mfma_f32x16>::type
+        cfrag;
 
     /* LDS is addressed through ordinary pointers. */
     typedef const uint32_t *saddr;
@@ -79,45 +84,32 @@ struct duet_mma_atom {
         load_rows(b, s, pitch, lane);
     }
 
-    static DUET_INLINE void mma(acc_t (&c)[16], const uint32_t (&a)[A_REGS],
-                                const uint32_t (&b)[B_REGS])
+    static DUET_INLINE void mma(cfrag &c, const uint32_t (&a)[A_REGS], const uint32_t (&b)[B_REGS])
     {
 #if DUET_MFMA_F16
         if constexpr (KIND == DUET_MMA_I8) {
-            duet_mfma_i32x16 acc;
-#pragma unroll
-            for (int i = 0; i < 16; ++i) acc[i] = (int)c[i];
 #if DUET_MFMA_GFX94
             long av, bv;
             __builtin_memcpy(&av, a, 8);
             __builtin_memcpy(&bv, b, 8);
-            acc = __builtin_amdgcn_mfma_i32_32x32x16_i8(av, bv, acc, 0, 0, 0);
+            c = __builtin_amdgcn_mfma_i32_32x32x16_i8(av, bv, c, 0, 0, 0);
 #else
-            acc = __builtin_amdgcn_mfma_i32_32x32x8i8((int)a[0], (int)b[0], acc, 0, 0, 0);
+            c = __builtin_amdgcn_mfma_i32_32x32x8i8((int)a[0], (int)b[0], c, 0, 0, 0);
 #endif /* DUET_MFMA_GFX94 */
-#pragma unroll
-            for (int i = 0; i < 16; ++i) c[i] = (acc_t)acc[i];
-        } else {
-            duet_mfma_f32x16 acc;
-#pragma unroll
-            for (int i = 0; i < 16; ++i) acc[i] = (float)c[i];
-            if constexpr (KIND == DUET_MMA_F16) {
-                duet_mfma_f16x4 av, bv;
-                __builtin_memcpy(&av, a, 8);
-                __builtin_memcpy(&bv, b, 8);
-                acc = __builtin_amdgcn_mfma_f32_32x32x8f16(av, bv, acc, 0, 0, 0);
-            }
-#if DUET_MFMA_BF16
-            else if constexpr (KIND == DUET_MMA_BF16) {
-                duet_mfma_i16x4 av, bv;
-                __builtin_memcpy(&av, a, 8);
-                __builtin_memcpy(&bv, b, 8);
-                acc = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(av, bv, acc, 0, 0, 0);
-            }
-#endif /* DUET_MFMA_BF16 */
-#pragma unroll
-            for (int i = 0; i < 16; ++i) c[i] = (acc_t)acc[i];
+        } else if constexpr (KIND == DUET_MMA_F16) {
+            duet_mfma_f16x4 av, bv;
+            __builtin_memcpy(&av, a, 8);
+            __builtin_memcpy(&bv, b, 8);
+            c = __builtin_amdgcn_mfma_f32_32x32x8f16(av, bv, c, 0, 0, 0);
         }
+#if DUET_MFMA_BF16
+        else if constexpr (KIND == DUET_MMA_BF16) {
+            duet_mfma_i16x4 av, bv;
+            __builtin_memcpy(&av, a, 8);
+            __builtin_memcpy(&bv, b, 8);
+            c = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(av, bv, c, 0, 0, 0);
+        }
+#endif /* DUET_MFMA_BF16 */
 #else
         (void)c;
         (void)a;

@@ -86,6 +86,7 @@ struct duet_mma_atom {
     static constexpr int M = 16, N = 8, KW = 8;
     static constexpr int A_REGS = 4, B_REGS = 2, C_REGS = 4;
     typedef typename duet_mma_nv_acc<KIND>::type acc_t;
+    typedef acc_t cfrag[4]; /* the accumulator fragment: c0..c3 */
 
     /* Shared memory is addressed through the 32-bit shared window (bytes). */
     typedef uint32_t saddr;
@@ -126,7 +127,7 @@ struct duet_mma_atom {
         duet_ldmatrix_x2_trans(b, offset(s, ((lane & 7) + ((lane >> 3) & 1) * 8) * pitch));
     }
 
-    static DUET_INLINE void mma(acc_t (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+    static DUET_INLINE void mma(cfrag &c, const uint32_t (&a)[4], const uint32_t (&b)[2])
     {
 #if DUET_MMA_SYNC
         if constexpr (KIND == DUET_MMA_F16) {
