@@ -85,7 +85,7 @@ foreach(_duet_arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
   endif()
 endforeach()
 if(_duet_has_sm90)
-  add_library(duet_wgmma OBJECT src/cuda/gemm_wgmma.cu)
+  add_library(duet_wgmma OBJECT src/cuda/gemm_wgmma.cu src/cuda/gemm_wgmma_x3.cu)
   set_target_properties(duet_wgmma PROPERTIES
     CUDA_ARCHITECTURES OFF
     CUDA_STANDARD 17

@@ -276,6 +276,39 @@ DUET_SM90_INLINE void sm90_wgmma_m64n256k32_s8(int32_t *d, uint64_t da, uint64_t
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
+/* ---- wgmma m64n128, A from registers ---------------------------------------------------- */
+/* d holds the warpgroup's 64 x 128 accumulator tile (same mapping as above, j < 16). a holds
+ * the thread's four TF32 values of the 64 x 8 A tile: a[v] is row 16*(t/32) + (t%32)/4 +
+ * 8*(v%2), column (t%4) + 4*(v/2). The registers must keep their values until the wgmma has
+ * completed (wgmma.wait_group). */
+
+#define DUET_SM90_D64 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+
+#define DUET_SM90_F32_OPS64(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+DUET_SM90_INLINE void sm90_wgmma_m64n128k8_tf32_rs(float *d, const uint32_t *a, uint64_t db,
+                                                  int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" DUET_SM90_D64 "},"
+                 " {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : DUET_SM90_F32_OPS64(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+DUET_SM90_INLINE void sm90_fence_operand(uint32_t &r) { asm volatile("" : "+r"(r)::"memory"); }
+
 #endif /* DUET_SM90_DEVICE */
 
 #endif /* DUET_KERNELS_WGMMA_SM90_CUH */

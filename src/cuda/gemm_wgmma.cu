@@ -1,5 +1,6 @@
 /* gemm_wgmma.cu - host side of the Hopper GEMM: coverage checks, tensor maps, the launch. */
 #include "cuda/gemm_wgmma.h"
+#include "cuda/gemm_wgmma_x3.h"
 
 #include "cuda/runtime_cuda.h"
 #include "gemm_wgmma.cuh"
@@ -10,9 +11,13 @@
 #include <atomic>
 #include <mutex>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
+
+/* The 3xTF32 kernel (gemm_wgmma_x3.cu): f32 inputs split into two TF32 parts, 128 x 128 tiles. */
+constexpr int WG_X3 = 4;
 
 /* With fewer 128 x 256 tiles (all batches together) than this many quarters of the SM count,
  * most SMs idle: on the H100 the path fell from 0.89x cuBLAS at 2048^3 (128 tiles, one wave)
@@ -158,12 +163,20 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         in_name = g->dtype == DUET_DTYPE_BF16 ? "bf16" : "f16";
         break;
     case DUET_DTYPE_F32:
-        if (g->math != DUET_MATH_TF32 || g->c_dtype != DUET_DTYPE_F32)
+        if (g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        if (g->math == DUET_MATH_TF32) {
+            kind = WG_TF32;
+            in_name = "tf32";
+        } else if (g->math == DUET_MATH_3XTF32) {
+            if (props->shared_mem_per_block_optin < gemm_wgmma_x3_shared_bytes())
+                return DUET_ERROR_UNSUPPORTED;
+            kind = WG_X3;
+            in_name = "3xtf32";
+        } else {
             return DUET_ERROR_UNSUPPORTED;
-        kind = WG_TF32;
+        }
         elem = 4;
         type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; /* the wgmma reads the upper 19 bits */
-        in_name = "tf32";
         break;
     case DUET_DTYPE_I8:
         if (g->c_dtype != DUET_DTYPE_I32) return DUET_ERROR_UNSUPPORTED;
@@ -193,8 +206,13 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         (batch > 1 && (!stride16(g->a.bs, elem) || !stride16(g->b.bs, elem))))
         return DUET_ERROR_UNSUPPORTED;
     const int sms = props->compute_units > 0 ? props->compute_units : 1;
-    const int64_t tiles = dt_ceil_div(m, WG_BM) * dt_ceil_div(n, WG_BN) * batch;
-    if (tiles * 4 < (int64_t)DUET_WGMMA_MIN_WAVE_QUARTERS * sms) return DUET_ERROR_UNSUPPORTED;
+    const int bn = kind == WG_X3 ? GEMM_WGMMA_X3_BN : WG_BN;
+    const int64_t tiles = dt_ceil_div(m, WG_BM) * dt_ceil_div(n, bn) * batch;
+    /* DUET_GEMM_HOPPER_ALL=1 lifts that limit, so that the conformance suite's small shapes run
+     * here too (scripts/gpu-tc-check.sh); read once per process. */
+    static const bool all_shapes = getenv("DUET_GEMM_HOPPER_ALL") != NULL;
+    if (!all_shapes && tiles * 4 < (int64_t)DUET_WGMMA_MIN_WAVE_QUARTERS * sms)
+        return DUET_ERROR_UNSUPPORTED;
 
     if (dry) return DUET_SUCCESS;
 
@@ -205,7 +223,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
               : encode_operand(&ta, type, elem, g->a.base, k, m, lda, batch, g->a.bs, kbox,
                                WG_BM)) &&
         (b_mn ? encode_operand(&tb, type, elem, g->b.base, n, k, ldb, batch, g->b.bs, 64, 64)
-              : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox, WG_BN));
+              : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox, bn));
     if (!maps_ok) return DUET_ERROR_UNSUPPORTED;
     const int layout = (a_mn ? 1 : 0) | (b_mn ? 2 : 0);
 
@@ -218,7 +236,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     p.n = (int)n;
     p.ktiles = (int)dt_ceil_div(k * (int64_t)elem, WG_KBYTES);
     p.tiles_m = (int)dt_ceil_div(m, WG_BM);
-    p.tiles_n = (int)dt_ceil_div(n, WG_BN);
+    p.tiles_n = (int)dt_ceil_div(n, bn);
     p.tiles_total = (int64_t)p.tiles_m * p.tiles_n * batch;
     p.a_batched = batch > 1 && g->a.bs != 0;
     p.b_batched = batch > 1 && g->b.bs != 0;
@@ -263,13 +281,14 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         err = launch_layout<WG_TF32, float>(0, ta, tb, tc, p, grid, stream, &shared);
         break;
     case WG_I8: err = launch_layout<WG_I8, int32_t>(0, ta, tb, tc, p, grid, stream, &shared); break;
+    case WG_X3: err = gemm_wgmma_x3_launch(ta, tb, p, grid, stream, &shared); break;
     default: break;
     }
 
     char name[64];
     /* The operands' contiguous dimensions: A's (k or m), then B's (k or n). */
     static const char *const layout_names[4] = {"kk", "mk", "kn", "mn"};
-    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s", WG_BM, WG_BN,
+    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s", WG_BM, bn,
              (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd), layout_names[layout]);
     if (err != cudaSuccess) {
         const duet_status status = duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY
@@ -292,6 +311,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     plan.cfg.shared_bytes = shared;
     dt_fill_info(info, name, &plan, 1);
     if (info && kind == WG_TF32) info->math = DUET_MATH_TF32;
+    if (info && kind == WG_X3) info->math = DUET_MATH_3XTF32;
     return DUET_SUCCESS;
 }
 
