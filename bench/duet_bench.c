@@ -753,6 +753,9 @@ static void bench_gemm_lp(duet_dtype ta, duet_dtype tc, duet_math_mode math, int
     free(hc);
 }
 
+/* --math: only the gemm-lowp rows of one math mode (-1: all). */
+static int g_math_only = -1;
+
 static void bench_gemm_lowp_all(int quick)
 {
     header("gemm f16, bf16, i8 and f32 math modes, row-major A, B as K x N (/Bn) or N x K (/Bt), "
@@ -777,6 +780,7 @@ static void bench_gemm_lowp_all(int quick)
     const int ns = g_on_gpu ? (quick ? 1 : 3) : 2;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < ns; i++) {
+            if (g_math_only >= 0 && (int)cases[c].math != g_math_only) continue;
             /* cuBLAS's i8 GEMM takes only B^T (TN in its terms) with dimensions multiple of 4. */
             if (cases[c].ta == DUET_DTYPE_I8 && (sz[i][0] % 4 || sz[i][1] % 4 || sz[i][2] % 4))
                 continue;
@@ -1463,6 +1467,7 @@ static void usage(FILE *f)
             "cpu backend runs a small set of each, then its own mode (--only cpu): sgemm and\n"
             "dgemm at 256-2048 beside OpenBLAS (when built with it; same thread count,\n"
             "interleaved runs, wall-clock medians) and 4096^2 transposes beside a copy.\n"
+            "--math default|tf32|3xtf32 keeps only the gemm-lowp rows of that math mode.\n"
             "--overhead times N (default 20000) tiny ops of each kind back to back and in\n"
             "bursts: host microseconds per call beside a raw kernel launch (CUDA builds).\n"
             "exit status: 0 all checks passed, 1 a check or call failed, 2 bad usage, 77 no\n"
@@ -1487,6 +1492,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--math") && i + 1 < argc) {
+            const char *m = argv[++i];
+            g_math_only = !strcmp(m, "default") ? DUET_MATH_DEFAULT
+                          : !strcmp(m, "tf32")  ? DUET_MATH_TF32
+                          : !strcmp(m, "3xtf32") ? DUET_MATH_3XTF32
+                                                 : -2;
+            if (g_math_only == -2) {
+                usage(stderr);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;

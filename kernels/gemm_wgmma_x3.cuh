@@ -1,4 +1,5 @@
-/* gemm_wgmma_x3.cuh - the Hopper (sm_90a) 3xTF32 GEMM: f32 accuracy from three TF32 wgmma passes. */
+/* gemm_wgmma_x3.cuh - the Hopper (sm_90a) 3xTF32 GEMM: f32 accuracy from three TF32 wgmma passes.
+ */
 #ifndef DUET_KERNELS_GEMM_WGMMA_X3_CUH
 #define DUET_KERNELS_GEMM_WGMMA_X3_CUH
 
@@ -13,23 +14,30 @@
  *     values per 8-wide K step from the stage (the 128-byte swizzle undone in the address) and
  *     splits them in registers. Two fragment sets, so the next stage's are built while the
  *     tensor cores still read this stage's.
- *   - B must come from shared memory: the two consumer warpgroups split the stage's B tile in
- *     place (big) and into a second buffer of the same layout (small), each half of it, then
- *     meet at a named barrier. The split is elementwise, so it needs no knowledge of the
- *     swizzled layout, and runs while the previous stage's wgmmas are in flight.
+ *   - B must come from shared memory, so its split parts must be there: normally B is split
+ *     once for the whole GEMM by a pre-pass (gemm_x3_split_kernel: big and small arrays in
+ *     the stream's workspace, K-major) and TMA loads both parts into each stage (PRE). Without
+ *     workspace, the producer warpgroup's warps 1-3 split each landed stage in place (big) and
+ *     into a second buffer of the same layout (small), elementwise, blind to the swizzle, and
+ *     release it through a "ready" mbarrier. That fallback runs at 0.7x the speed of PRE on the
+ *     H100, and at PRE's speed when its split only copies (same loads and stores, no cvt): the
+ *     split's arithmetic, redone for every tile row that reads a B tile, is what costs
+ *     (docs/performance.md).
  * - The tensor cores' f32 accumulation truncates. Each stage (32 values of k) is summed on them
  *   from zero into tacc, small products first, and added to the running sum acc with an
  *   ordinary round-to-nearest f32 add, so truncation only ever acts on short partial sums (the
  *   portable kernel does the same per 16). Two 64 x 128 accumulators per thread (128
  *   registers) are why the block tile is 128 x 128, not gemm_wgmma.cuh's 128 x 256.
- * - Stage: A 128 x 32 f32 (16 KiB), B 128 x 32 (16 KiB), B small (16 KiB); four stages. */
+ * - Stage: A 128 x 32 f32 (16 KiB), B big 128 x 32 (16 KiB), B small (16 KiB); four stages,
+ *   195 KiB with the barriers. 168 registers at entry (setmaxnreg: 40 producer, 232 consumer),
+ *   no spills. */
 
 #define X3_BN            128
 #define X3_STAGES        4
 #define X3_B_STAGE_BYTES (X3_BN * WG_KBYTES)
 #define X3_SHARED_BYTES                                                                            \
-    (X3_STAGES * (WG_A_STAGE_BYTES + 2 * X3_B_STAGE_BYTES) + 2 * X3_STAGES * 8 + 1024)
-#define X3_CONSUMER_BAR  3 /* named barrier of the two consumer warpgroups (0: __syncthreads) */
+    (X3_STAGES * (WG_A_STAGE_BYTES + 2 * X3_B_STAGE_BYTES) + 3 * X3_STAGES * 8 + 1024)
+#define X3_SPLIT_THREADS 96 /* the producer warpgroup's warps 1-3 split B */
 
 #if DUET_SM90_DEVICE
 
@@ -50,10 +58,15 @@ DUET_SM90_INLINE void x3_split(float x, uint32_t &big, uint32_t &small)
 
 #endif /* DUET_SM90_DEVICE */
 
-/* A and B K-major (TF32 wgmma reads nothing else); C f32 with unit column stride. */
+/* A and B K-major (TF32 wgmma reads nothing else); C f32 with unit column stride. PRE: B comes
+ * split already (tmb maps its big parts, tmbs its small ones: gemm_x3_split_kernel below) and
+ * the producer only loads; otherwise tmb maps B and the producer's warps 1-3 split it in
+ * shared memory (the fallback when no workspace is available; 1.7x slower on the H100). */
+template <bool PRE>
 __global__ void __launch_bounds__(WG_THREADS, 1)
     gemm_wgmma_x3_kernel(const __grid_constant__ CUtensorMap tma,
-                         const __grid_constant__ CUtensorMap tmb, const wg_params p)
+                         const __grid_constant__ CUtensorMap tmb,
+                         const __grid_constant__ CUtensorMap tmbs, const wg_params p)
 {
 #if DUET_SM90_DEVICE
     extern __shared__ uint8_t x3_smem_raw[];
@@ -63,24 +76,28 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
     uint8_t *sb = sa + X3_STAGES * WG_A_STAGE_BYTES;
     uint8_t *sbs = sb + X3_STAGES * X3_B_STAGE_BYTES; /* B's small parts */
     uint64_t *full = reinterpret_cast<uint64_t *>(sbs + X3_STAGES * X3_B_STAGE_BYTES);
-    uint64_t *empty = full + X3_STAGES;
+    uint64_t *ready = full + X3_STAGES; /* B split (the producer's warps 1-3 arrive) */
+    uint64_t *empty = ready + X3_STAGES;
 
     const int wg = threadIdx.x / 128;
     const int tid = threadIdx.x % 128;
     if (threadIdx.x == 0) {
         for (int s = 0; s < X3_STAGES; ++s) {
             sm90_mbar_init(&full[s], 1);
+            sm90_mbar_init(&ready[s], X3_SPLIT_THREADS);
             sm90_mbar_init(&empty[s], 2); /* one arrival per consumer warpgroup */
         }
         sm90_mbar_fence_init();
         sm90_tma_prefetch_map(&tma);
         sm90_tma_prefetch_map(&tmb);
+        if (PRE) sm90_tma_prefetch_map(&tmbs);
     }
     __syncthreads();
 
     if (wg == 0) {
         sm90_setmaxnreg_dec<40>();
         if (tid == 0) {
+            /* Warp 0, one thread: the TMA loads. */
             int s = 0;
             uint32_t phase = 0;
             for (int64_t t = blockIdx.x; t < p.tiles_total; t += gridDim.x) {
@@ -89,15 +106,55 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                 const int ba = p.a_batched ? bt : 0, bb = p.b_batched ? bt : 0;
                 for (int kt = 0; kt < p.ktiles; ++kt) {
                     sm90_mbar_wait(&empty[s], phase ^ 1);
-                    sm90_mbar_arrive_expect_tx(&full[s], WG_A_STAGE_BYTES + X3_B_STAGE_BYTES);
-                    sm90_tma_load_3d(sa + s * WG_A_STAGE_BYTES, &tma, &full[s], kt * 32,
-                                     tm * WG_BM, ba);
-                    sm90_tma_load_3d(sb + s * X3_B_STAGE_BYTES, &tmb, &full[s], kt * 32,
-                                     tn * X3_BN, bb);
+                    sm90_mbar_arrive_expect_tx(&full[s],
+                                               WG_A_STAGE_BYTES + (PRE ? 2 : 1) * X3_B_STAGE_BYTES);
+                    sm90_tma_load_3d(sa + s * WG_A_STAGE_BYTES, &tma, &full[s], kt * 32, tm * WG_BM,
+                                     ba);
+                    sm90_tma_load_3d(sb + s * X3_B_STAGE_BYTES, &tmb, &full[s], kt * 32, tn * X3_BN,
+                                     bb);
+                    if (PRE)
+                        sm90_tma_load_3d(sbs + s * X3_B_STAGE_BYTES, &tmbs, &full[s], kt * 32,
+                                         tn * X3_BN, bb);
                     if (++s == X3_STAGES) {
                         s = 0;
                         phase ^= 1;
                     }
+                }
+            }
+        } else if (!PRE && tid >= 32) {
+            /* Warps 1-3: split each landed stage's B, big in place and small beside it (an
+             * elementwise pass, blind to the swizzled layout), then release it to the
+             * consumers. The fence orders these generic-proxy stores before the wgmmas' reads
+             * (async proxy) that the ready barrier lets start. */
+            const int ct = tid - 32;
+            int s = 0;
+            uint32_t phase = 0;
+            const int64_t stages_total =
+                ((p.tiles_total - blockIdx.x + gridDim.x - 1) / gridDim.x) * p.ktiles;
+            for (int64_t q = 0; q < stages_total; ++q) {
+                sm90_mbar_wait(&full[s], phase);
+                {
+                    float4 *big = reinterpret_cast<float4 *>(sb + s * X3_B_STAGE_BYTES);
+                    float4 *small = reinterpret_cast<float4 *>(sbs + s * X3_B_STAGE_BYTES);
+#pragma unroll 2
+                    for (int i = ct; i < X3_B_STAGE_BYTES / 16; i += X3_SPLIT_THREADS) {
+                        const float4 x = big[i];
+                        uint32_t b0, b1, b2, b3, s0, s1, s2, s3;
+                        x3_split(x.x, b0, s0);
+                        x3_split(x.y, b1, s1);
+                        x3_split(x.z, b2, s2);
+                        x3_split(x.w, b3, s3);
+                        big[i] = make_float4(__uint_as_float(b0), __uint_as_float(b1),
+                                             __uint_as_float(b2), __uint_as_float(b3));
+                        small[i] = make_float4(__uint_as_float(s0), __uint_as_float(s1),
+                                               __uint_as_float(s2), __uint_as_float(s3));
+                    }
+                    sm90_fence_proxy_async();
+                }
+                sm90_mbar_arrive(&ready[s]);
+                if (++s == X3_STAGES) {
+                    s = 0;
+                    phase ^= 1;
                 }
             }
         }
@@ -126,33 +183,11 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                     x3_split(x, fa[SET][0][kk][v], fa[SET][1][kk][v]);
                 }
         };
-        /* This consumer's half of stage st's B: big in place, small beside it. */
-        auto split_b = [&](int st) {
-            float4 *big = reinterpret_cast<float4 *>(sb + st * X3_B_STAGE_BYTES +
-                                                     c * (X3_B_STAGE_BYTES / 2));
-            float4 *small = reinterpret_cast<float4 *>(sbs + st * X3_B_STAGE_BYTES +
-                                                       c * (X3_B_STAGE_BYTES / 2));
-            float4 x[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) x[i] = big[tid + 128 * i];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                uint32_t b0, b1, b2, b3, s0, s1, s2, s3;
-                x3_split(x[i].x, b0, s0);
-                x3_split(x[i].y, b1, s1);
-                x3_split(x[i].z, b2, s2);
-                x3_split(x[i].w, b3, s3);
-                big[tid + 128 * i] = make_float4(__uint_as_float(b0), __uint_as_float(b1),
-                                                 __uint_as_float(b2), __uint_as_float(b3));
-                small[tid + 128 * i] = make_float4(__uint_as_float(s0), __uint_as_float(s1),
-                                                   __uint_as_float(s2), __uint_as_float(s3));
-            }
-        };
 
         int s = 0;
         uint32_t phase = 0;
-        /* One stage: its 12 wgmmas issued, the next stage prepared while they run, then the
-         * stage's sum added to acc. SET: the fragment set this stage's A is in. */
+        /* One stage: its 12 wgmmas issued, the next stage's A fragments built while they run,
+         * then the stage's sum added to acc. SET: the fragment set this stage's A is in. */
         auto step = [&](auto set_c, int kt) {
             constexpr int SET = decltype(set_c)::value;
 #pragma unroll
@@ -187,10 +222,8 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                 pn ^= 1;
             }
             if (next) {
-                sm90_mbar_wait(&full[sn], pn);
+                sm90_mbar_wait(PRE ? &full[sn] : &ready[sn], pn);
                 load_a(x3_int<SET ^ 1>(), sn);
-                split_b(sn);
-                sm90_fence_proxy_async(); /* the split B is read by the async proxy (wgmma) */
             }
             sm90_wgmma_wait<0>();
 #pragma unroll
@@ -205,8 +238,6 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
             for (int i = 0; i < 64; ++i) acc[i] += tacc[i];
             if (tid == 0) sm90_mbar_arrive(&empty[s]);
-            /* Both halves of the next stage's B are split before either consumer reads it. */
-            if (next) sm90_named_barrier(X3_CONSUMER_BAR, 256);
             s = sn;
             phase = pn;
         };
@@ -216,11 +247,8 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
             wg_tile_coords(t, p, bt, tm, tn);
 #pragma unroll
             for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-            sm90_mbar_wait(&full[s], phase);
+            sm90_mbar_wait(PRE ? &full[s] : &ready[s], phase);
             load_a(x3_int<0>(), s);
-            split_b(s);
-            sm90_fence_proxy_async();
-            sm90_named_barrier(X3_CONSUMER_BAR, 256);
 #pragma unroll 1
             for (int kt = 0; kt < p.ktiles; kt += 2) {
                 step(x3_int<0>(), kt);
@@ -258,6 +286,50 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                     }
                 }
             }
+        }
+    }
+#endif /* DUET_SM90_DEVICE */
+}
+
+/* The pre-pass: B (k x n, element (kk, j) of batch bt at bt bs + kk rs + j cs) split into big
+ * and small arrays, n rows of ld floats each (K-major, what TMA then loads as it is), per batch
+ * n ld apart. 32 x 32 tiles through shared memory so that both the reads (along whichever of k
+ * and n is contiguous) and the writes (along k) are coalesced. Block 32 x 8. */
+__global__ void __launch_bounds__(256)
+    gemm_x3_split_kernel(const float *__restrict__ src, int64_t rs, int64_t cs, int64_t bs,
+                         int64_t k, int64_t n, float *__restrict__ big, float *__restrict__ small,
+                         int64_t ld, int k_contiguous)
+{
+#if DUET_SM90_DEVICE
+    __shared__ float tile[32][33]; /* [j][kk] */
+    const int64_t k0 = (int64_t)blockIdx.x * 32, j0 = (int64_t)blockIdx.y * 32;
+    const int64_t bt = blockIdx.z;
+    const float *sb = src + bt * bs;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = ty + 8 * i;
+        /* k contiguous: lanes walk k; otherwise lanes walk n. */
+        const int64_t kk = k0 + (k_contiguous ? tx : r), j = j0 + (k_contiguous ? r : tx);
+        if (kk < k && j < n) {
+            const float x = sb[kk * rs + j * cs];
+            if (k_contiguous)
+                tile[r][tx] = x;
+            else
+                tile[tx][r] = x;
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = ty + 8 * i;
+        const int64_t j = j0 + r, kk = k0 + tx;
+        if (kk < k && j < n) {
+            uint32_t b, sm;
+            x3_split(tile[r][tx], b, sm);
+            const int64_t at = (bt * n + j) * ld + kk;
+            big[at] = __uint_as_float(b);
+            small[at] = __uint_as_float(sm);
         }
     }
 #endif /* DUET_SM90_DEVICE */

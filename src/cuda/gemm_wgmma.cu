@@ -140,7 +140,7 @@ cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &
 
 /* gemm_wgmma_run, or with dry only its coverage checks (no tensor maps, no launch). */
 static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
-                          duet_launch_info *info, bool dry)
+                          duet_launch_info *info, bool dry, const void *b_small = nullptr)
 {
     if (!props || props->capability_major != 9 || props->capability_minor != 0)
         return DUET_ERROR_UNSUPPORTED;
@@ -224,6 +224,11 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
                                WG_BM)) &&
         (b_mn ? encode_operand(&tb, type, elem, g->b.base, n, k, ldb, batch, g->b.bs, 64, 64)
               : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox, bn));
+    CUtensorMap tbs;
+    if (maps_ok && b_small && kind == WG_X3 &&
+        !encode_operand(&tbs, type, elem, const_cast<void *>(b_small), k, n, ldb, batch, g->b.bs,
+                        kbox, bn))
+        return DUET_ERROR_UNSUPPORTED;
     if (!maps_ok) return DUET_ERROR_UNSUPPORTED;
     const int layout = (a_mn ? 1 : 0) | (b_mn ? 2 : 0);
 
@@ -281,7 +286,9 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         err = launch_layout<WG_TF32, float>(0, ta, tb, tc, p, grid, stream, &shared);
         break;
     case WG_I8: err = launch_layout<WG_I8, int32_t>(0, ta, tb, tc, p, grid, stream, &shared); break;
-    case WG_X3: err = gemm_wgmma_x3_launch(ta, tb, p, grid, stream, &shared); break;
+    case WG_X3:
+        err = gemm_wgmma_x3_launch(ta, tb, b_small ? &tbs : nullptr, p, grid, stream, &shared);
+        break;
     default: break;
     }
 
@@ -319,6 +326,18 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
                            duet_launch_info *info)
 {
     return wg_run(g, stream, props, info, false);
+}
+
+duet_status gemm_wgmma_run_x3_split(const dt_gemm *g, const void *b_small, cudaStream_t stream,
+                                    const duet_device_props *props, duet_launch_info *info)
+{
+    if (g->dtype != DUET_DTYPE_F32 || g->math != DUET_MATH_3XTF32) return DUET_ERROR_UNSUPPORTED;
+    return wg_run(g, stream, props, info, false, b_small);
+}
+
+bool gemm_wgmma_covers(const dt_gemm *g, const duet_device_props *props)
+{
+    return wg_run(g, NULL, props, NULL, true) == DUET_SUCCESS;
 }
 
 bool gemm_wgmma_covers_packed(const dt_gemm *g, const duet_device_props *props, int64_t *ld)

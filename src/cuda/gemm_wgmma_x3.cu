@@ -1,31 +1,57 @@
-/* gemm_wgmma_x3.cu - the Hopper 3xTF32 kernel's instantiation and launch (its own translation
- * unit: one kernel, compiled in parallel with gemm_wgmma.cu). */
+/* gemm_wgmma_x3.cu - the Hopper 3xTF32 kernels' instantiations and launches (a translation unit
+ * of their own, compiled in parallel with gemm_wgmma.cu). */
 #include "cuda/gemm_wgmma_x3.h"
 
 #include "gemm_wgmma_x3.cuh"
 
 #include <atomic>
 
-cudaError_t gemm_wgmma_x3_launch(const CUtensorMap &ta, const CUtensorMap &tb,
-                                 const wg_params &p, int grid, cudaStream_t stream,
-                                 size_t *shared)
+namespace {
+
+template <bool PRE>
+cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorMap &tbs,
+                   const wg_params &p, int grid, cudaStream_t stream)
 {
-    const int bytes = X3_SHARED_BYTES;
-    *shared = (size_t)bytes;
-    /* The opt-in above 48 KiB of shared memory, once per device (as gemm_wgmma.cu does). */
+    /* The opt-in above 48 KiB of shared memory, once per kernel and device (as gemm_wgmma.cu
+     * does). */
     static std::atomic<uint64_t> ready{0};
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
     const uint64_t bit = dev >= 0 && dev < 64 ? (uint64_t)1 << dev : 0;
     if (!bit || !(ready.load(std::memory_order_acquire) & bit)) {
-        e = cudaFuncSetAttribute(gemm_wgmma_x3_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 bytes);
+        e = cudaFuncSetAttribute(gemm_wgmma_x3_kernel<PRE>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, X3_SHARED_BYTES);
         if (e != cudaSuccess) return e;
         ready.fetch_or(bit, std::memory_order_release);
     }
-    gemm_wgmma_x3_kernel<<<grid, WG_THREADS, bytes, stream>>>(ta, tb, p);
+    gemm_wgmma_x3_kernel<PRE><<<grid, WG_THREADS, X3_SHARED_BYTES, stream>>>(ta, tb, tbs, p);
     return cudaGetLastError();
 }
 
+} /* namespace */
+
+cudaError_t gemm_wgmma_x3_launch(const CUtensorMap &ta, const CUtensorMap &tb,
+                                 const CUtensorMap *tbs, const wg_params &p, int grid,
+                                 cudaStream_t stream, size_t *shared)
+{
+    *shared = (size_t)X3_SHARED_BYTES;
+    return tbs ? launch<true>(ta, tb, *tbs, p, grid, stream)
+               : launch<false>(ta, tb, tb, p, grid, stream);
+}
+
 size_t gemm_wgmma_x3_shared_bytes(void) { return X3_SHARED_BYTES; }
+
+cudaError_t gemm_wgmma_x3_split(const float *src, int64_t rs, int64_t cs, int64_t bs, int64_t k,
+                                int64_t n, int64_t batch, float *big, float *small, int64_t ld,
+                                cudaStream_t stream, unsigned grid[3])
+{
+    const int64_t gx = (k + 31) / 32, gy = (n + 31) / 32;
+    if (gx > INT32_MAX || gy > 65535 || batch > 65535) return cudaErrorInvalidConfiguration;
+    grid[0] = (unsigned)gx;
+    grid[1] = (unsigned)gy;
+    grid[2] = (unsigned)batch;
+    gemm_x3_split_kernel<<<dim3(grid[0], grid[1], grid[2]), dim3(32, 8), 0, stream>>>(
+        src, rs, cs, bs, k, n, big, small, ld, rs == 1 ? 1 : 0);
+    return cudaGetLastError();
+}
