@@ -7,6 +7,9 @@
 #   check     the quick sweep of every dtype combination x layouts x ops x odd shapes
 #   ctest     the conformance suite's quick programs (test_gemm_lowp among them)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck, initcheck over the sweep
+#   hopper    test_gemm_lowp with every shape on the Hopper kernels (DUET_GEMM_HOPPER_ALL=1),
+#             3xTF32 both ways (pre-split B; DUET_GEMM_X3_INKERNEL=1: split in the kernel)
+#   sanitize-hopper  the four sanitizer tools over the sweep with DUET_GEMM_HOPPER_ALL=1
 #   bench     duet-bench --only gemm-lowp (CSV in $OUT)
 # Logs go to $OUT; the last lines printed summarise each phase.
 set -uo pipefail
@@ -44,6 +47,24 @@ for phase in $PHASES; do
             compute-sanitizer --tool "$tool" --error-exitcode 9 "$chk" --quick \
                 >"$OUT/sanitize-$tool.log" 2>&1
             summary+=("$tool: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1)")
+        done
+        ;;
+    hopper)
+        # The suite's small shapes through the Hopper (wgmma) kernels, 3xTF32 with B split by
+        # its pre-pass and, second, by the kernel itself (the fallback without workspace).
+        for mode in presplit inkernel; do
+            extra=DUET_GEMM_X3_INKERNEL=0
+            [ "$mode" = inkernel ] && extra=DUET_GEMM_X3_INKERNEL=1
+            env DUET_GEMM_HOPPER_ALL=1 "$extra" "$BUILD_DIR/tests/test_gemm_lowp" \
+                >"$OUT/hopper-$mode.log" 2>&1
+            summary+=("hopper $mode: rc $? $(tail -1 "$OUT/hopper-$mode.log")")
+        done
+        ;;
+    sanitize-hopper)
+        for tool in memcheck racecheck synccheck initcheck; do
+            DUET_GEMM_HOPPER_ALL=1 compute-sanitizer --tool "$tool" --error-exitcode 9 "$chk" \
+                --quick >"$OUT/sanitize-hopper-$tool.log" 2>&1
+            summary+=("hopper $tool: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-hopper-$tool.log" | tail -1)")
         done
         ;;
     bench)
