@@ -83,6 +83,19 @@ template <int ELEM> DUET_INLINE uint32_t tc_load_elem(const unsigned char *p)
     return *reinterpret_cast<const uint32_t *>(p);
 }
 
+/* cp.async of 16 bytes (src_bytes of them read, the rest zero) to a shared-window address. */
+DUET_INLINE void tc_cp_async16(uint32_t s, const void *src, int src_bytes)
+{
+#if DUET_GEMM_CP_ASYNC
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes)
+                 : "memory");
+#else
+    (void)s;
+    (void)src;
+    (void)src_bytes;
+#endif /* DUET_GEMM_CP_ASYNC */
+}
+
 /*
  * The loader of one operand: a BX x BKW-word tile, rows of x, from element (x0, k0) on.
  * RW: words per thread (the register loader's staging).
@@ -173,6 +186,78 @@ struct tc_loader {
             }
             gf_copy_async<16>(s + kr * MNPW + xc * 4, valid > 0 ? (const void *)p : (const void *)base,
                               valid * 2);
+        }
+    }
+
+    /* The pipelined kernel's copies (NVIDIA, both operands by cp.async): state made once per
+     * output tile, then per k-tile a few adds and selects for each 16-byte run and no branch.
+     * (copy_async above tests for a whole tile and keeps a clamping path beside its fast one;
+     * the compiler predicated both into one block of about 380 instructions per k-tile, as
+     * many as the tile's MMAs and ldmatrix several times over.) Runs out of range read
+     * nothing (src_bytes 0) from an address inside the block's first row; a run that ends
+     * past k or x reads its valid part and zero-fills the rest, as copy_async does. */
+    struct pipe {
+        const unsigned char *p0;  /* the thread's first run at k = 0 */
+        const unsigned char *blk; /* element (x0, 0): an address that is always valid */
+        int64_t step;             /* bytes between the thread's runs */
+        int lim;                  /* k-major: rows in range; x-major: valid bytes of its runs */
+    };
+    /* k-major (TC_LOAD_ASYNC): thread t copies run q = t % 4 of rows t / 4 + i * THREADS / 4. */
+    static DUET_DEVICE void pipe_init_k(pipe &st, const unsigned char *base, int64_t sx,
+                                        int64_t xrem, int tid)
+    {
+        st.p0 = base + (int64_t)(tid >> 2) * sx * ELEM;
+        st.blk = base;
+        st.step = (int64_t)(THREADS / 4) * sx * ELEM;
+        st.lim = xrem < BX ? (int)xrem : BX;
+    }
+    static DUET_DEVICE void pipe_copy_k(uint32_t sdst, const pipe &st, int64_t kt, int64_t k,
+                                        int tid)
+    {
+        const int r0 = tid >> 2, q = tid & 3;
+        const int64_t k0 = kt * tc_kind<KIND>::BK;
+        const int64_t left = (k - k0) * ELEM - q * 16;
+        const int kb = left >= 16 ? 16 : left <= 0 ? 0 : (int)left;
+        const int64_t off = k0 * ELEM + (kb > 0 ? q * 16 : 0);
+        const unsigned char *const fallback = st.blk + k0 * ELEM;
+        const uint32_t d = sdst + (uint32_t)(r0 * TC_PW + q * 4) * 4u;
+#pragma unroll
+        for (int i = 0; i < CHUNKS; ++i) {
+            const bool ok = r0 + i * (THREADS / 4) < st.lim;
+            tc_cp_async16(d + (uint32_t)(i * (THREADS / 4) * TC_PW * 4),
+                          ok ? (const void *)(st.p0 + i * st.step + off) : (const void *)fallback,
+                          ok ? kb : 0);
+        }
+    }
+    /* x-major (TC_LOAD_ASYNC_MN, 16-bit): thread t copies x-run t % RUNS of k rows
+     * t / RUNS + i * THREADS / RUNS, as copy_async_mn does. */
+    static constexpr int MNRUNS = BX / 8;
+    static DUET_DEVICE void pipe_init_mn(pipe &st, const unsigned char *base, int64_t sk,
+                                         int64_t xrem, int tid)
+    {
+        static_assert(THREADS % MNRUNS == 0, "every thread keeps one x-run");
+        const int kr0 = tid / MNRUNS, xc = tid % MNRUNS;
+        st.p0 = base + ((int64_t)kr0 * sk + xc * 8) * 2;
+        st.blk = base;
+        st.step = (int64_t)(THREADS / MNRUNS) * sk * 2;
+        const int64_t v = xrem - xc * 8;
+        st.lim = v <= 0 ? 0 : v >= 8 ? 16 : (int)v * 2;
+    }
+    static DUET_DEVICE void pipe_copy_mn(uint32_t sdst, const pipe &st, int64_t kt, int64_t k,
+                                         int64_t sk, int tid)
+    {
+        constexpr int KRS = THREADS / MNRUNS;
+        const int kr0 = tid / MNRUNS, xc = tid % MNRUNS;
+        const int64_t k0 = kt * tc_kind<KIND>::BK;
+        const unsigned char *const pk = st.p0 + k0 * sk * 2;
+        const int64_t krem = k - k0;
+        const uint32_t d = sdst + (uint32_t)(kr0 * MNPW + xc * 4) * 4u;
+#pragma unroll
+        for (int i = 0; i < MNCHUNKS; ++i) {
+            const bool ok = kr0 + i * KRS < krem && st.lim > 0;
+            tc_cp_async16(d + (uint32_t)(i * KRS * MNPW * 4),
+                          ok ? (const void *)(pk + i * st.step) : (const void *)st.blk,
+                          ok ? st.lim : 0);
         }
     }
 
@@ -389,6 +474,9 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                            : 1;
     typedef tc_loader<KIND, BM, THREADS, NP> LdA;
     typedef tc_loader<KIND, BN, THREADS, NP> LdB;
+    /* Both operands by cp.async (NVIDIA): the pipelined k-loop (below). */
+    constexpr bool PIPE = LA != TC_LOAD_REG && LB != TC_LOAD_REG;
+    (void)PIPE;
     static_assert(WM % atom::M == 0 && WN % atom::N == 0, "warp tiles hold whole atoms");
     static_assert(TC_BKW % atom::KW == 0, "a tile row holds whole atoms");
     static_assert(STAGES >= 2, "double buffering at least");
@@ -561,41 +649,178 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 }
             };
 
-            /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before any
-             * stage is overwritten (barrier at the end of the tile loop). */
+#if DUET_GPU_CUDA
+            if constexpr (PIPE) {
+                /* Every operand by cp.async: the software pipeline of the NVIDIA kernels (as in
+                 * CUTLASS's multistage mainloop). Fragments are double-buffered across atom
+                 * k-steps: the ldmatrix of step s + 1 (or of the next tile's step 0) is issued
+                 * before the MMAs of step s, so shared-memory latency hides behind the tensor
+                 * cores instead of stalling the warp. One barrier per tile, after the MMAs of
+                 * step NSTEP - 2: past it, tile kt + 1 has landed and every warp has finished
+                 * reading tile kt - 1's stage, which the copies issued at step 0 of tile kt + 1
+                 * then refill. Addresses: a per-lane part made here, a stage base advanced per
+                 * tile, and per-atom constants that ldmatrix takes as immediates. */
+                static_assert(NSTEP % 2 == 0 && AJ % 2 == 0, "whole fragment pairs per tile");
+                const uint32_t a_l = sA0 + 4u * (uint32_t)(LA == TC_LOAD_ASYNC_MN
+                                                                ? atom::a_mn_lane(LdA::MNPW, lane) + wm * WM / 2
+                                                                : atom::a_lane(TC_PW, lane) + wm * WM * TC_PW);
+                const uint32_t b_l = sB0 + 4u * (uint32_t)(LB == TC_LOAD_ASYNC_MN
+                                                                ? atom::b2_mn_lane(LdB::MNPW, lane) + wn * WN / 2
+                                                                : atom::b2_lane(TC_PW, lane) + wn * WN * TC_PW);
+                uint32_t fa[2][AI][atom::A_REGS], fb[2][AJ][atom::B_REGS];
+                auto load_frags = [&](uint32_t(&a)[AI][atom::A_REGS], uint32_t(&b)[AJ][atom::B_REGS],
+                                      int st, int step) {
+                    const uint32_t as = a_l + (uint32_t)st * (SA * 4u), bs = b_l + (uint32_t)st * (SB * 4u);
+                    const int kw = step * atom::KW;
 #pragma unroll
-            for (int s = 0; s < STAGES - 1; ++s) {
-                if (s < kt_count) {
-                    issue(s, s);
-                    fetch(tc_int<0>(), s);
-                    put(tc_int<0>(), s);
-                    if constexpr (NP == 2) {
-                        fetch(tc_int<1>(), s);
-                        put(tc_int<1>(), s);
+                    for (int i = 0; i < AI; ++i)
+                        atom::template load_a_at<LA == TC_LOAD_ASYNC_MN>(
+                            a[i], as + 4u * (uint32_t)(LA == TC_LOAD_ASYNC_MN
+                                                           ? kw * 2 * LdA::MNPW + i * atom::M / 2
+                                                           : i * atom::M * TC_PW + kw));
+#pragma unroll
+                    for (int j = 0; j < AJ; j += 2)
+                        atom::template load_b2_at<LB == TC_LOAD_ASYNC_MN>(
+                            b[j], b[j + 1], bs + 4u * (uint32_t)(LB == TC_LOAD_ASYNC_MN
+                                                                     ? kw * 2 * LdB::MNPW + j * atom::N / 2
+                                                                     : j * atom::N * TC_PW + kw));
+                };
+                auto mma_frags = [&](uint32_t(&a)[AI][atom::A_REGS], uint32_t(&b)[AJ][atom::B_REGS]) {
+                    if constexpr (KIND == DUET_MMA_TF32) {
+                        /* f32 words to tf32 in registers (3xTF32: and their residuals). */
+                        uint32_t asm_[SPLIT3 ? AI : 1][atom::A_REGS];
+                        (void)asm_;
+#pragma unroll
+                        for (int i = 0; i < AI; ++i)
+#pragma unroll
+                            for (int r = 0; r < atom::A_REGS; ++r) {
+                                const uint32_t big = duet_f32_to_tf32(a[i][r]);
+                                if constexpr (SPLIT3)
+                                    asm_[i][r] = duet_f32_to_tf32(__float_as_uint(
+                                        __uint_as_float(a[i][r]) - __uint_as_float(big)));
+                                a[i][r] = big;
+                            }
+#pragma unroll
+                        for (int j = 0; j < AJ; ++j) {
+                            uint32_t bsm[atom::B_REGS];
+                            (void)bsm;
+#pragma unroll
+                            for (int r = 0; r < atom::B_REGS; ++r) {
+                                const uint32_t big = duet_f32_to_tf32(b[j][r]);
+                                if constexpr (SPLIT3)
+                                    bsm[r] = duet_f32_to_tf32(__float_as_uint(__uint_as_float(b[j][r]) -
+                                                                              __uint_as_float(big)));
+                                b[j][r] = big;
+                            }
+#pragma unroll
+                            for (int i = 0; i < AI; ++i) {
+                                if constexpr (SPLIT3) {
+                                    atom::mma(tacc[i][j], asm_[i], b[j]);
+                                    atom::mma(tacc[i][j], a[i], bsm);
+                                    atom::mma(tacc[i][j], a[i], b[j]);
+                                } else {
+                                    atom::mma(acc[i][j], a[i], b[j]);
+                                }
+                            }
+                        }
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < AJ; ++j)
+#pragma unroll
+                            for (int i = 0; i < AI; ++i) atom::mma(acc[i][j], a[i], b[j]);
                     }
-                }
-                gf_copy_commit();
-            }
+                };
 
-            for (int64_t kt = 0; kt < kt_count; ++kt) {
+                typename LdA::pipe pa;
+                typename LdB::pipe pb;
+                if constexpr (LA == TC_LOAD_ASYNC_MN)
+                    LdA::pipe_init_mn(pa, a0, p.a.sk, mrem, tid);
+                else
+                    LdA::pipe_init_k(pa, a0, p.a.sx, mrem, tid);
+                if constexpr (LB == TC_LOAD_ASYNC_MN)
+                    LdB::pipe_init_mn(pb, b0, p.b.sk, nrem, tid);
+                else
+                    LdB::pipe_init_k(pb, b0, p.b.sx, nrem, tid);
+                auto issue_pipe = [&](int64_t kt, int st) {
+                    const uint32_t da = sA0 + (uint32_t)st * (SA * 4u), db = sB0 + (uint32_t)st * (SB * 4u);
+                    if constexpr (LA == TC_LOAD_ASYNC_MN)
+                        LdA::pipe_copy_mn(da, pa, kt, p.k, p.a.sk, tid);
+                    else
+                        LdA::pipe_copy_k(da, pa, kt, p.k, tid);
+                    if constexpr (LB == TC_LOAD_ASYNC_MN)
+                        LdB::pipe_copy_mn(db, pb, kt, p.k, p.b.sk, tid);
+                    else
+                        LdB::pipe_copy_k(db, pb, kt, p.k, tid);
+                };
+#pragma unroll
+                for (int s = 0; s < STAGES - 1; ++s) {
+                    if (s < kt_count) issue_pipe(s, s);
+                    gf_copy_commit();
+                }
                 gf_copy_wait<STAGES - 2>();
                 duet_barrier();
-                /* Tile kt + STAGES - 1 goes into the stage tile kt - 1 used: every warp has
-                 * finished with it (the barrier above). */
-                const int64_t nt = kt + STAGES - 1;
-                const int nst = (int)(nt % STAGES), st = (int)(kt % STAGES);
-                const bool next = nt < kt_count;
-                if (next) issue(nt, nst);
-                gf_copy_commit();
-                if (next) fetch(tc_int<0>(), nt);
-                multiply(st, 0, NSTEP / NP);
-                if (next) put(tc_int<0>(), nst);
-                if constexpr (NP == 2) {
-                    if (next) fetch(tc_int<1>(), nt);
-                    multiply(st, NSTEP / 2, NSTEP);
-                    if (next) put(tc_int<1>(), nst);
+                int rst = 0, wst = STAGES - 1; /* the stage read, the stage refilled next */
+                if (kt_count > 0) load_frags(fa[0], fb[0], 0, 0);
+                for (int64_t kt = 0; kt < kt_count; ++kt) {
+#pragma unroll
+                    for (int step = 0; step < NSTEP; ++step) {
+                        if (step + 1 < NSTEP)
+                            load_frags(fa[(step + 1) & 1], fb[(step + 1) & 1], rst, step + 1);
+                        else if (kt + 1 < kt_count)
+                            load_frags(fa[(step + 1) & 1], fb[(step + 1) & 1], rst, 0);
+                        if (step == 0) {
+                            if (kt + STAGES - 1 < kt_count) issue_pipe(kt + STAGES - 1, wst);
+                            gf_copy_commit();
+                            wst = wst + 1 == STAGES ? 0 : wst + 1;
+                        }
+                        mma_frags(fa[step & 1], fb[step & 1]);
+                        if (step == NSTEP - 2) {
+                            gf_copy_wait<STAGES - 2>();
+                            duet_barrier();
+                            rst = rst + 1 == STAGES ? 0 : rst + 1;
+                        }
+                    }
+                    flush();
                 }
-                flush();
+            } else
+#endif /* DUET_GPU_CUDA */
+            {
+                /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before any
+                 * stage is overwritten (barrier at the end of the tile loop). */
+    #pragma unroll
+                for (int s = 0; s < STAGES - 1; ++s) {
+                    if (s < kt_count) {
+                        issue(s, s);
+                        fetch(tc_int<0>(), s);
+                        put(tc_int<0>(), s);
+                        if constexpr (NP == 2) {
+                            fetch(tc_int<1>(), s);
+                            put(tc_int<1>(), s);
+                        }
+                    }
+                    gf_copy_commit();
+                }
+
+                for (int64_t kt = 0; kt < kt_count; ++kt) {
+                    gf_copy_wait<STAGES - 2>();
+                    duet_barrier();
+                    /* Tile kt + STAGES - 1 goes into the stage tile kt - 1 used: every warp has
+                     * finished with it (the barrier above). */
+                    const int64_t nt = kt + STAGES - 1;
+                    const int nst = (int)(nt % STAGES), st = (int)(kt % STAGES);
+                    const bool next = nt < kt_count;
+                    if (next) issue(nt, nst);
+                    gf_copy_commit();
+                    if (next) fetch(tc_int<0>(), nt);
+                    multiply(st, 0, NSTEP / NP);
+                    if (next) put(tc_int<0>(), nst);
+                    if constexpr (NP == 2) {
+                        if (next) fetch(tc_int<1>(), nt);
+                        multiply(st, NSTEP / 2, NSTEP);
+                        if (next) put(tc_int<1>(), nst);
+                    }
+                    flush();
+                }
             }
             gf_copy_wait<0>();
             duet_barrier(); /* the next tile's prologue overwrites the stages */

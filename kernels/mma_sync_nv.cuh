@@ -127,6 +127,48 @@ struct duet_mma_atom {
         duet_ldmatrix_x2_trans(b, offset(s, ((lane & 7) + ((lane >> 3) & 1) * 8) * pitch));
     }
 
+    /* The pipelined kernel's loads (gemm_tc.cuh, NVIDIA only): two n-atoms of B per
+     * ldmatrix.x4, from addresses whose per-lane part is made once per tile (*_lane, in words)
+     * and whose per-atom part is a constant. B, k-major: lanes 0-7 n rows 0-7 words 0-3 (b0 of
+     * atom j), 8-15 the same rows words 4-7 (b1 of j), 16-31 the same for n rows 8-15 (atom
+     * j + 1). B n-major (.trans): lanes 0-15 k rows 0-15 at n 0 (b0, b1 of j), 16-31 at n 8. */
+    static DUET_HOST_DEVICE constexpr int a_lane(int pitch, int lane)
+    {
+        return ((lane & 7) + (lane & 8)) * pitch + (lane >> 4) * 4;
+    }
+    static DUET_HOST_DEVICE constexpr int a_mn_lane(int pitch, int lane)
+    {
+        return ((lane & 7) + ((lane >> 4) & 1) * 8) * pitch + ((lane >> 3) & 1) * 4;
+    }
+    static DUET_HOST_DEVICE constexpr int b2_lane(int pitch, int lane)
+    {
+        return ((lane & 7) + ((lane >> 4) & 1) * 8) * pitch + ((lane >> 3) & 1) * 4;
+    }
+    static DUET_HOST_DEVICE constexpr int b2_mn_lane(int pitch, int lane)
+    {
+        return ((lane & 7) + ((lane >> 3) & 1) * 8) * pitch + ((lane >> 4) & 1) * 4;
+    }
+    template <bool TRANS> static DUET_INLINE void load_a_at(uint32_t (&a)[4], saddr s)
+    {
+        if constexpr (TRANS)
+            duet_ldmatrix_x4_trans(a, s);
+        else
+            duet_ldmatrix_x4(a, s);
+    }
+    template <bool TRANS>
+    static DUET_INLINE void load_b2_at(uint32_t (&b0)[2], uint32_t (&b1)[2], saddr s)
+    {
+        uint32_t r[4];
+        if constexpr (TRANS)
+            duet_ldmatrix_x4_trans(r, s);
+        else
+            duet_ldmatrix_x4(r, s);
+        b0[0] = r[0];
+        b0[1] = r[1];
+        b1[0] = r[2];
+        b1[1] = r[3];
+    }
+
     static DUET_INLINE void mma(cfrag &c, const uint32_t (&a)[4], const uint32_t (&b)[2])
     {
 #if DUET_MMA_SYNC
