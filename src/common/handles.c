@@ -46,6 +46,8 @@ static uint32_t g_cap, g_used, g_free_head_plus1;
 #define LOAD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define STORE_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+/* (No standalone fences: the seqlock below orders through the obj word, which ThreadSanitizer
+ * understands, unlike atomic_thread_fence.) */
 
 /* Segment k holds indices [SEG0 (2^k - 1), SEG0 (2^(k+1) - 1)). */
 static inline unsigned seg_of(uint32_t index, uint32_t *offset)
@@ -100,7 +102,7 @@ void *dt_handle_new(dt_kind kind, void *obj, const void *owner)
     if ((s->gen & gen_mask()) == 0) s->gen++;
     s->next_free_plus1 = 0;
     s->owner = owner;
-    STORE_RLX(&s->obj, obj);
+    STORE_REL(&s->obj, obj);
     h = encode(index, s->gen, (unsigned)kind);
     STORE_REL(&s->live, h); /* obj is visible to whoever sees the handle live */
 out:
@@ -118,8 +120,9 @@ void *dt_handle_get(const void *handle, dt_kind kind)
     if (!seg) return NULL;
     const slot *s = &seg[off];
     if (LOAD_ACQ(&s->live) != v) return NULL;
-    void *obj = LOAD_RLX(&s->obj);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /* Acquire: the second read of live comes after it; and an obj that release_locked stored
+     * brings its "live = 0" with it, so that a slot freed meanwhile fails the second read. */
+    void *obj = LOAD_ACQ(&s->obj);
     if (LOAD_RLX(&s->live) != v) return NULL; /* released (and maybe reused) meanwhile */
     return obj;
 }
@@ -128,8 +131,7 @@ void *dt_handle_get(const void *handle, dt_kind kind)
 static void release_locked(slot *s, uint32_t index)
 {
     STORE_RLX(&s->live, (uintptr_t)0);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    STORE_RLX(&s->obj, (void *)NULL);
+    STORE_REL(&s->obj, (void *)NULL); /* publishes live = 0 to whoever reads this obj */
     s->owner = NULL;
     s->next_free_plus1 = g_free_head_plus1;
     g_free_head_plus1 = index + 1;
