@@ -399,6 +399,22 @@ static void test_buffers(void)
     DT_CHECK(bytes == N, "size %zu", bytes);
     FAILS(duet_buffer_size(NULL, &bytes), DUET_ERROR_INVALID_HANDLE, "buf");
     FAILS(duet_buffer_size(forged_buffer(), &bytes), DUET_ERROR_INVALID_HANDLE, "buf");
+    /* Forged values of every shape, whatever the table's layout (src/common/handles.c reads
+     * it without a lock): all ones, the highest slot, slots far past any allocated so far, and
+     * this buffer's own slot with another generation. */
+    {
+        const uintptr_t own = (uintptr_t)b;
+        const uintptr_t forged[] = {UINTPTR_MAX,
+                                    ~(uintptr_t)0xf | (own & 0xf),
+                                    ((uintptr_t)0xffffff << 4) | (own & 0xf),
+                                    ((uintptr_t)100000 << 4) | (own & 0xf),
+                                    ((uintptr_t)1 << 20) | (own & 0xf),
+                                    own ^ ((uintptr_t)1 << 28),
+                                    own ^ ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))};
+        for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++)
+            FAILS(duet_buffer_size((const duet_buffer *)forged[i], &bytes),
+                  DUET_ERROR_INVALID_HANDLE, "buf");
+    }
     FAILS(duet_buffer_size(b, NULL), DUET_ERROR_INVALID_ARGUMENT, "bytes");
 
     unsigned char host[N + 8], orig[N + 8];

@@ -172,6 +172,51 @@ static void *churn_worker(void *arg)
     return NULL;
 }
 
+/* ---- the handle table grows while the others look handles up ----------------------------- */
+
+#define GROW_HANDLES 700
+
+/* Handle lookups take no lock (src/common/handles.c): every thread holds hundreds of live
+ * buffers at once, so that the table allocates new segments while the others read it, and
+ * checks its own live handles, and its own dead ones, in between. */
+static void *grow_worker(void *arg)
+{
+    worker *w = (worker *)arg;
+    static duet_buffer *held[NTHREADS][GROW_HANDLES];
+    duet_buffer **mine = held[w->id];
+    duet_buffer *dead = NULL;
+    for (int round = 0; round < (g_iters >= 40 ? 3 : 1); round++) {
+        int n = 0;
+        for (; n < GROW_HANDLES; n++) {
+            const size_t bytes = (size_t)(1 + (n + w->id) % 61);
+            if (duet_buffer_create(g_ctx, bytes, &mine[n]) != DUET_SUCCESS) {
+                W_CHECK(w, 0, "create %d: %s", n, duet_last_error());
+                break;
+            }
+            const int probe = (n * 7 + round) % (n + 1);
+            size_t got = 0;
+            W_OK(w, duet_buffer_size(mine[probe], &got));
+            W_CHECK(w, got == (size_t)(1 + (probe + w->id) % 61), "buffer %d: size %zu", probe,
+                    got);
+            if (dead)
+                W_CHECK(w, duet_buffer_size(dead, &got) == DUET_ERROR_INVALID_HANDLE,
+                        "dead buffer alive after %d creates", n);
+        }
+        for (int i = 0; i < n; i++) {
+            if (i % 2 == 0 || i == n - 1) {
+                W_OK(w, duet_buffer_destroy(mine[i]));
+                dead = mine[i];
+            }
+        }
+        for (int i = 1; i < n - 1; i += 2) {
+            size_t got = 0;
+            W_OK(w, duet_buffer_size(mine[i], &got));
+            W_OK(w, duet_buffer_destroy(mine[i]));
+        }
+    }
+    return NULL;
+}
+
 /* ---- the last error belongs to its thread ------------------------------------------------ */
 
 static void *error_worker(void *arg)
@@ -245,6 +290,7 @@ int main(int argc, char **argv)
     g_ctx = dt_open_or_skip();
     run_workers(ops_worker, "gemm + transpose + add");
     run_workers(churn_worker, "create and destroy");
+    run_workers(grow_worker, "table growth");
     run_workers(error_worker, "thread-local errors");
     /* And all of it again at once: ops next to churn on the same context. */
     pthread_t th[2 * NTHREADS];

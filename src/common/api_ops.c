@@ -41,14 +41,26 @@ typedef struct mat {
 
 static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_I8; }
 
-/* name: "A"; ldname: "lda"; is_output: the batches must not overlap each other. */
+/* The buffer behind m->buffer: taken from an operand of the same call already checked (seen0,
+ * seen1, either NULL) when it names the same handle, so that each handle is resolved once per
+ * call even when A, B and C share one buffer; else looked up in the handle table. */
+static dt_buffer *resolve_buffer(const duet_matrix *m, const mat *seen0, const mat *seen1)
+{
+    if (seen0 && seen0->m->buffer == m->buffer) return seen0->buf;
+    if (seen1 && seen1->m->buffer == m->buffer) return seen1->buf;
+    return (dt_buffer *)dt_handle_get(m->buffer, DT_BUFFER);
+}
+
+/* name: "A"; ldname: "lda"; is_output: the batches must not overlap each other. seen0 and
+ * seen1: operands of this call checked before (or NULL), see resolve_buffer. */
 static duet_status check_matrix(const duet_matrix *m, const char *func, const char *name,
-                                const char *ldname, int is_output, dt_context **ctx, mat *out)
+                                const char *ldname, int is_output, dt_context **ctx, mat *out,
+                                const mat *seen0, const mat *seen1)
 {
     memset(out, 0, sizeof *out);
     out->m = m;
     if (!m) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s is NULL", name);
-    out->buf = (dt_buffer *)dt_handle_get(m->buffer, DT_BUFFER);
+    out->buf = resolve_buffer(m, seen0, seen1);
     if (!out->buf)
         return dt_fail(DUET_ERROR_INVALID_HANDLE, func, "%s.buffer is %s", name,
                        m->buffer ? "not a live handle (destroyed or never created)" : "NULL");
@@ -377,7 +389,7 @@ duet_status duet_scale(duet_stream *stream, double alpha, duet_matrix *x,
     dt_clear_error();
     dt_context *ctx = NULL;
     mat mx;
-    duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx);
+    duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx, NULL, NULL);
     if (st == DUET_SUCCESS) st = check_ew_dtype(x->dtype, fn);
     if (st == DUET_SUCCESS) st = check_scalar(alpha, x->dtype, fn, "alpha");
     if (st != DUET_SUCCESS) return st;
@@ -400,7 +412,7 @@ duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
     dt_clear_error();
     dt_context *ctx = NULL;
     mat mx;
-    duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx);
+    duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx, NULL, NULL);
     if (st == DUET_SUCCESS) st = check_scalar(value, x->dtype, fn, "value");
     if (st != DUET_SUCCESS) return st;
     dt_elementwise e;
@@ -422,9 +434,9 @@ duet_status duet_add(duet_stream *stream, double alpha, const duet_matrix *a, do
     dt_clear_error();
     dt_context *ctx = NULL;
     mat ma, mb, mc;
-    duet_status st = check_matrix(c, fn, "c", "c.ld", 1, &ctx, &mc);
-    if (st == DUET_SUCCESS) st = check_matrix(a, fn, "a", "a.ld", 0, &ctx, &ma);
-    if (st == DUET_SUCCESS) st = check_matrix(b, fn, "b", "b.ld", 0, &ctx, &mb);
+    duet_status st = check_matrix(c, fn, "c", "c.ld", 1, &ctx, &mc, NULL, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(a, fn, "a", "a.ld", 0, &ctx, &ma, &mc, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(b, fn, "b", "b.ld", 0, &ctx, &mb, &mc, &ma);
     if (st == DUET_SUCCESS) {
         const mat *const ms[3] = {&ma, &mb, &mc};
         const char *const names[3] = {"a", "b", "c"};
@@ -537,8 +549,8 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
     dt_clear_error();
     dt_context *ctx = NULL;
     mat mi, mo;
-    duet_status st = check_matrix(out, fn, "out", "out.ld", 1, &ctx, &mo);
-    if (st == DUET_SUCCESS) st = check_matrix(in, fn, "in", "in.ld", 0, &ctx, &mi);
+    duet_status st = check_matrix(out, fn, "out", "out.ld", 1, &ctx, &mo, NULL, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(in, fn, "in", "in.ld", 0, &ctx, &mi, &mo, NULL);
     if (st == DUET_SUCCESS) {
         const mat *const ms[2] = {&mi, &mo};
         const char *const names[2] = {"in", "out"};
@@ -635,9 +647,9 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_b (%d) is not a duet_op", (int)op_b);
     dt_context *ctx = NULL;
     mat ma, mb, mc;
-    duet_status st = check_matrix(c, fn, "C", "ldc", 1, &ctx, &mc);
-    if (st == DUET_SUCCESS) st = check_matrix(a, fn, "A", "lda", 0, &ctx, &ma);
-    if (st == DUET_SUCCESS) st = check_matrix(b, fn, "B", "ldb", 0, &ctx, &mb);
+    duet_status st = check_matrix(c, fn, "C", "ldc", 1, &ctx, &mc, NULL, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(a, fn, "A", "lda", 0, &ctx, &ma, &mc, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(b, fn, "B", "ldb", 0, &ctx, &mb, &mc, &ma);
     if (st == DUET_SUCCESS) {
         const mat *const ms[3] = {&ma, &mb, &mc};
         const char *const names[3] = {"A", "B", "C"};

@@ -94,8 +94,7 @@ void cpu_walk(int64_t batch, int64_t rows, int64_t cols, int64_t tz, int64_t ty,
                 const int64_t wave_rows = nb * ni;
                 const int nt = cpu_threads_for(wave_rows * (j1 - j0) * work_per_elem);
                 (void)nt;
-                CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-                for (int64_t r = 0; r < wave_rows; ++r) fn(arg, b0 + r / ni, i0 + r % ni, j0, j1);
+                CPU_PARALLEL_FOR(r, wave_rows, fn(arg, b0 + r / ni, i0 + r % ni, j0, j1););
             }
         }
     }

@@ -74,8 +74,7 @@ static void copy_blocked(const dt_copy2d *t, int64_t tile)
     const int64_t tasks = t->batch * brows;
     const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
     (void)nt;
-    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-    for (int64_t x = 0; x < tasks; ++x) {
+    CPU_PARALLEL_FOR(x, tasks, {
         const int64_t b = x / brows, i0 = x % brows * tile, i1 = min64(i0 + tile, t->rows);
         switch (t->elem) {
         case 1: copy_blocks_8(t, b, i0, i1, tile); break;
@@ -83,7 +82,7 @@ static void copy_blocked(const dt_copy2d *t, int64_t tile)
         case 4: copy_blocks_32(t, b, i0, i1, tile); break;
         default: copy_blocks_64(t, b, i0, i1, tile); break;
         }
-    }
+    });
 }
 
 /* A transpose proper (in contiguous down a column of out, out along its rows) moves
@@ -172,11 +171,10 @@ static void transpose_tiles(const dt_copy2d *t)
     const int64_t tasks = t->batch * ti * tj;
     const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
     (void)nt;
-    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-    for (int64_t x = 0; x < tasks; ++x) {
+    CPU_PARALLEL_FOR(x, tasks, {
         const int64_t b = x / (ti * tj), i0 = x % ti * TI, j0 = x / ti % tj * TJ;
         transpose_tile(t, b, i0, min64(i0 + TI, t->rows), j0, min64(j0 + TJ, t->cols));
-    }
+    });
 }
 #endif /* CPU_COPY_SSE2 */
 
@@ -203,12 +201,11 @@ static void copy_rows(const dt_copy2d *t)
         }
         return;
     }
-    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-    for (int64_t x = 0; x < tasks; ++x) {
+    CPU_PARALLEL_FOR(x, tasks, {
         const int64_t b = x / rows, i = x % rows;
         memcpy((char *)t->out.base + (size_t)(b * t->out.bs + i * t->out.rs) * t->elem,
                (const char *)t->in.base + (size_t)(b * t->in.bs + i * t->in.rs) * t->elem, bytes);
-    }
+    });
 }
 
 duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const dt_plan *plan,
@@ -424,11 +421,10 @@ static void ew_auto(const dt_elementwise *e, cpu_row_fn row, void *job)
     const int64_t tasks = e->batch * e->rows * pieces;
     const int nt = cpu_threads_for(e->batch * e->rows * e->cols);
     (void)nt;
-    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-    for (int64_t x = 0; x < tasks; ++x) {
+    CPU_PARALLEL_FOR(x, tasks, {
         const int64_t r = x / pieces, j0 = x % pieces * EW_PIECE;
         row(job, r / e->rows, r % e->rows, j0, min64(j0 + EW_PIECE, e->cols));
-    }
+    });
 }
 
 /* Whether view is packed rows (unit columns, rows of exactly cols elements). */

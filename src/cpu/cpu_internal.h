@@ -19,6 +19,21 @@ extern "C" {
 #define CPU_OMP(directive)
 #endif /* DUET_HAVE_OPENMP */
 
+/* for (int64_t x = 0; x < n; ++x) { body } on nt threads (the caller's variable must be named
+ * nt: the pragma names it). An OpenMP region whose if clause is false still builds a team of
+ * one in libgomp, an allocation and about 1,100 instructions per call: more than all the rest
+ * of a small op's host work (docs/performance.md, call overhead). One thread runs it plainly. */
+#define CPU_PARALLEL_FOR(x, n, ...)                                                                \
+    do {                                                                                           \
+        const int64_t cpu_n_ = (n);                                                                \
+        if (nt > 1) {                                                                              \
+            CPU_OMP("omp parallel for schedule(static) num_threads(nt)")                           \
+            for (int64_t x = 0; x < cpu_n_; ++x) { __VA_ARGS__ }                                   \
+        } else {                                                                                   \
+            for (int64_t x = 0; x < cpu_n_; ++x) { __VA_ARGS__ }                                   \
+        }                                                                                          \
+    } while (0)
+
 /* Fixed-trip inner loops of the kernels must unroll completely so that their accumulator
  * arrays live in registers; -O2 alone leaves them in memory. */
 #if defined(__clang__)

@@ -534,6 +534,16 @@ static int64_t round_up(int64_t x, int64_t to) { return dt_ceil_div(x, to) * to;
  * slabs of whole micro-panels along its longer axis (in panels), one slab per thread, and
  * each thread packs what its slab reads into a workspace of its own. Re-packing the operand
  * that the slabs share costs O(mk + kn) per thread against O(mnk / threads) of arithmetic. */
+/* The calling thread's index in the parallel loop (0 outside one): its slice of workspace. */
+static inline int gemm_thread_num(void)
+{
+#ifdef DUET_HAVE_OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif /* DUET_HAVE_OPENMP */
+}
+
 static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job *job,
                                    const gemm_type *type)
 {
@@ -581,12 +591,8 @@ static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job
     const int64_t panels = split_n ? n_panels : m_panels;
     const int64_t tasks = group * slabs;
     for (int64_t b0 = 0; b0 < g->batch; b0 += group) {
-        CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-        for (int64_t x = 0; x < tasks; ++x) {
-            int tid = 0;
-#ifdef DUET_HAVE_OPENMP
-            tid = omp_get_thread_num();
-#endif
+        CPU_PARALLEL_FOR(x, tasks, {
+            const int tid = gemm_thread_num();
             const int64_t bi = b0 + x / slabs, s = x % slabs;
             const int64_t p0 = s * panels / slabs, p1 = (s + 1) * panels / slabs;
             if (p0 == p1) continue;
@@ -596,7 +602,7 @@ static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job
                 gemm_packed_slab_acc(&pk, bi, i0, i1, j0, j1, ws + (size_t)tid * one);
             else
                 gemm_packed_slab(&pk, bi, i0, i1, j0, j1, ws + (size_t)tid * one);
-        }
+        });
     }
     return DUET_SUCCESS;
 }
@@ -611,8 +617,7 @@ static void gemm_tiled_run(const gemm_job *job, const gemm_type *type)
     const int64_t tiles = g->batch * tm * tn;
     const int nt = cpu_threads_for(g->batch * g->m * g->n * g->k);
     (void)nt;
-    CPU_OMP("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")
-    for (int64_t x = 0; x < tiles; ++x) type->tile(job, x / (tm * tn), x / tn % tm * t, x % tn * t);
+    CPU_PARALLEL_FOR(x, tiles, type->tile(job, x / (tm * tn), x / tn % tm * t, x % tn * t););
 }
 
 duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_plan *plan,
