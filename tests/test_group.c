@@ -395,7 +395,7 @@ static void test_group_gemm(int quick)
         }
     /* Batches (strided, A broadcast, B with stride 0), and the BLAS corner cases. */
     for (int d = 0; d < ndt; d++)
-        for (int v = 0; v < 9; v++) {
+        for (int v = 0; v < 11; v++) {
             gcase t;
             memset(&t, 0, sizeof t);
             t.dt = k_dtypes[d];
@@ -422,6 +422,10 @@ static void test_group_gemm(int quick)
             case 6: t.k = 0; break;                                /* C = beta * C    */
             case 7: t.m = 0; break;                                /* nothing written */
             case 8: t.n = 0; t.batch = 1; break;
+            /* Two tile rows and columns: both panel caches would hit across a batch boundary
+             * if they forgot the batch (and must, for a broadcast A). */
+            case 9: t.m = 6; t.n = 8; break;
+            case 10: t.m = 6; t.n = 8; t.bcast = 1; break;
             }
             if (!run_case(&t) && dt_failures > 20) return;
             cases++;

@@ -399,9 +399,10 @@ DUET_API duet_status duet_group_destroy(duet_group *group);
 DUET_API duet_status duet_group_set_tile(duet_group *group, int64_t tile);
 
 /* C = alpha * op(A) * op(B) + beta * C over the group, with duet_gemm's semantics, dtypes,
- * math modes, ops, layouts and batches, for host matrices. C is cut into tiles; tile t (in
- * the order batch, tile row, tile column) runs on member t % count, a fixed assignment, so a
- * result is the same from run to run. Each tile is one duet_gemm over the whole K on its
+ * math modes, ops, layouts and batches, for host matrices. C is cut into tiles; counted in
+ * the order batch, tile row, tile column, the tiles are dealt out in count contiguous runs of
+ * (nearly) equal length, member i taking the i-th: a fixed assignment, so a result is the same
+ * from run to run. Each tile is one duet_gemm over the whole K on its
  * member's context. Synchronous: returns when C is written. options as for duet_gemm
  * (options.info describes the first tile's gemm). C may not overlap A or B. On a validation
  * error nothing is written; on a device error C may be partly written. */

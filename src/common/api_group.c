@@ -75,7 +75,8 @@ duet_status duet_stream_wait_event(duet_stream *stream, duet_event *event)
 typedef struct gr_member {
     duet_context *ctx;
     duet_stream *copy, *compute;
-    duet_event *loaded[2], *done[2];
+    duet_event *loaded[2], *done[2]; /* per C slot                                   */
+    duet_event *a_free[2], *b_free[2]; /* after the last gemm that read an A / B slot  */
     duet_buffer *pa[2], *pb[2], *pc[2];
     size_t cap_a, cap_b, cap_c; /* bytes of each slot's panels */
 } gr_member;
@@ -111,6 +112,8 @@ static void gr_release(dt_group *g)
         for (int s = 0; s < 2; s++) {
             if (m->loaded[s]) (void)duet_event_destroy(m->loaded[s]);
             if (m->done[s]) (void)duet_event_destroy(m->done[s]);
+            if (m->a_free[s]) (void)duet_event_destroy(m->a_free[s]);
+            if (m->b_free[s]) (void)duet_event_destroy(m->b_free[s]);
             if (m->pa[s]) (void)duet_buffer_destroy(m->pa[s]);
             if (m->pb[s]) (void)duet_buffer_destroy(m->pb[s]);
             if (m->pc[s]) (void)duet_buffer_destroy(m->pc[s]);
@@ -159,6 +162,8 @@ duet_status duet_group_create(duet_context *const *contexts, int count, duet_gro
         for (int s = 0; s < 2 && st == DUET_SUCCESS; s++) {
             st = duet_event_create(m->ctx, &m->loaded[s]);
             if (st == DUET_SUCCESS) st = duet_event_create(m->ctx, &m->done[s]);
+            if (st == DUET_SUCCESS) st = duet_event_create(m->ctx, &m->a_free[s]);
+            if (st == DUET_SUCCESS) st = duet_event_create(m->ctx, &m->b_free[s]);
             if (st == DUET_SUCCESS) st = duet_buffer_create(m->ctx, 0, &m->pa[s]);
             if (st == DUET_SUCCESS) st = duet_buffer_create(m->ctx, 0, &m->pb[s]);
             if (st == DUET_SUCCESS) st = duet_buffer_create(m->ctx, 0, &m->pc[s]);
@@ -420,44 +425,74 @@ static duet_status tile_back(gr_job *j, gr_member *m, int s, const gr_tile *x)
     return rect_copy(m, m->pc[s], &j->c, x->b, x->i0, x->mt, x->j0, x->nt, 0);
 }
 
-/* One member's share: tiles idx, idx + count, ... Per tile (slot s = the tile's parity): the
- * copy stream loads the panels (and C when beta != 0) into slot s and records loaded[s]; the
- * compute stream waits for it, runs duet_gemm and records done[s]; then the copy stream
- * waits for the previous tile's done and copies that tile's C back. The copy stream thus
- * loads tile n + 1 while tile n computes, and a slot is reloaded only after the copy-back of
- * the tile that last used it, which waited for that tile's gemm. */
+/* The slot (0 or 1) of a two-slot panel cache holding key, loading it if neither does. A miss
+ * takes the slot the previous tile did not use (so that panel stays for a later hit), after
+ * the copy stream has waited for the last gemm that read that slot (its free event). */
+typedef struct gr_cache {
+    int64_t key[2][2]; /* (batch, first row or column) per slot; -1: empty */
+    int last;          /* the slot the previous tile used */
+} gr_cache;
+
+static duet_status cache_get(gr_member *m, gr_cache *c, duet_event *const *free_ev,
+                             int64_t batch, int64_t first, int *slot, int *load)
+{
+    for (int q = 0; q < 2; q++)
+        if (c->key[q][0] == batch && c->key[q][1] == first) {
+            *slot = c->last = q;
+            *load = 0;
+            return DUET_SUCCESS;
+        }
+    const int q = c->last ^ 1;
+    duet_status st = duet_stream_wait_event(m->copy, free_ev[q]);
+    if (st != DUET_SUCCESS) return st;
+    c->key[q][0] = batch;
+    c->key[q][1] = first;
+    *slot = c->last = q;
+    *load = 1;
+    return DUET_SUCCESS;
+}
+
+/* One member's share: the member-th contiguous run of the tiles (in the order batch, tile row,
+ * tile column), so consecutive tiles share their A panel. A and B panels live in two-slot
+ * caches (cache_get); C tiles alternate between two slots (s = n % 2 for the run's n-th
+ * tile). Per tile, the copy stream loads what is missing (and C when beta != 0) and records
+ * loaded[s]; the compute stream waits for it, runs duet_gemm and records done[s] and the
+ * free events of the A and B slots it read; then the copy stream waits for the previous
+ * tile's done and copies that tile's C back. The copy stream thus loads tile n + 1 while
+ * tile n computes; a C slot is reloaded only after the copy-back of the tile that last used
+ * it (earlier on the same stream), a panel slot only after its free event. */
 static duet_status member_run(gr_job *j, int idx)
 {
     dt_group *g = j->g;
     gr_member *m = &g->m[idx];
-    if (idx >= j->total) return DUET_SUCCESS;
+    const int64_t t_begin = j->total * idx / g->count, t_end = j->total * (idx + 1) / g->count;
+    if (t_begin >= t_end) return DUET_SUCCESS;
     const int64_t tm = j->m < j->tile ? j->m : j->tile, tn = j->n < j->tile ? j->n : j->tile;
     duet_status st = grow(m, m->pa, &m->cap_a, (size_t)(tm * j->k) * j->a.elem);
     if (st == DUET_SUCCESS) st = grow(m, m->pb, &m->cap_b, (size_t)(tn * j->k) * j->b.elem);
     if (st == DUET_SUCCESS) st = grow(m, m->pc, &m->cap_c, (size_t)(tm * tn) * j->c.elem);
     if (st != DUET_SUCCESS) return st;
-    /* Which panel each slot holds: (batch, first row or column), -1 when none. */
-    int64_t key_a[2][2] = {{-1, -1}, {-1, -1}}, key_b[2][2] = {{-1, -1}, {-1, -1}};
+    gr_cache ca = {{{-1, -1}, {-1, -1}}, 1}, cb = {{{-1, -1}, {-1, -1}}, 1};
     gr_tile prev = {0, 0, 0, 0, 0};
     int have_prev = 0, n = 0;
-    for (int64_t t = idx; t < j->total; t += g->count, n++) {
+    for (int64_t t = t_begin; t < t_end; t++, n++) {
         if (gr_stopped(j)) break;
         const int s = n & 1;
         const gr_tile x = tile_of(j, t);
         const int64_t ba = j->a.batch == 1 ? 0 : x.b, bb = j->b.batch == 1 ? 0 : x.b;
-        if (j->k > 0 && (key_a[s][0] != ba || key_a[s][1] != x.i0)) {
-            st = j->op_a == DUET_OP_N ? rect_copy(m, m->pa[s], &j->a, ba, x.i0, x.mt, 0, j->k, 1)
-                                      : rect_copy(m, m->pa[s], &j->a, ba, 0, j->k, x.i0, x.mt, 1);
+        int as = 0, bs = 0, load = 0;
+        if (j->k > 0) { /* k == 0 (or alpha == 0): no panel is read */
+            st = cache_get(m, &ca, m->a_free, ba, x.i0, &as, &load);
+            if (st == DUET_SUCCESS && load)
+                st = j->op_a == DUET_OP_N
+                         ? rect_copy(m, m->pa[as], &j->a, ba, x.i0, x.mt, 0, j->k, 1)
+                         : rect_copy(m, m->pa[as], &j->a, ba, 0, j->k, x.i0, x.mt, 1);
+            if (st == DUET_SUCCESS) st = cache_get(m, &cb, m->b_free, bb, x.j0, &bs, &load);
+            if (st == DUET_SUCCESS && load)
+                st = j->op_b == DUET_OP_N
+                         ? rect_copy(m, m->pb[bs], &j->b, bb, 0, j->k, x.j0, x.nt, 1)
+                         : rect_copy(m, m->pb[bs], &j->b, bb, x.j0, x.nt, 0, j->k, 1);
             if (st != DUET_SUCCESS) break;
-            key_a[s][0] = ba;
-            key_a[s][1] = x.i0;
-        }
-        if (j->k > 0 && (key_b[s][0] != bb || key_b[s][1] != x.j0)) {
-            st = j->op_b == DUET_OP_N ? rect_copy(m, m->pb[s], &j->b, bb, 0, j->k, x.j0, x.nt, 1)
-                                      : rect_copy(m, m->pb[s], &j->b, bb, x.j0, x.nt, 0, j->k, 1);
-            if (st != DUET_SUCCESS) break;
-            key_b[s][0] = bb;
-            key_b[s][1] = x.j0;
         }
         if (j->beta != 0.0) { /* beta == 0 never reads C */
             st = rect_copy(m, m->pc[s], &j->c, x.b, x.i0, x.mt, x.j0, x.nt, 1);
@@ -466,10 +501,10 @@ static duet_status member_run(gr_job *j, int idx)
         st = duet_event_record(m->loaded[s], m->copy);
         if (st == DUET_SUCCESS) st = duet_stream_wait_event(m->compute, m->loaded[s]);
         if (st != DUET_SUCCESS) break;
-        const duet_matrix da = j->op_a == DUET_OP_N ? dev_matrix(m->pa[s], &j->a, x.mt, j->k)
-                                                    : dev_matrix(m->pa[s], &j->a, j->k, x.mt);
-        const duet_matrix db = j->op_b == DUET_OP_N ? dev_matrix(m->pb[s], &j->b, j->k, x.nt)
-                                                    : dev_matrix(m->pb[s], &j->b, x.nt, j->k);
+        const duet_matrix da = j->op_a == DUET_OP_N ? dev_matrix(m->pa[as], &j->a, x.mt, j->k)
+                                                    : dev_matrix(m->pa[as], &j->a, j->k, x.mt);
+        const duet_matrix db = j->op_b == DUET_OP_N ? dev_matrix(m->pb[bs], &j->b, j->k, x.nt)
+                                                    : dev_matrix(m->pb[bs], &j->b, x.nt, j->k);
         duet_matrix dc = dev_matrix(m->pc[s], &j->c, x.mt, x.nt);
         duet_op_options opt = j->opt;
         opt.info = (t == 0) ? j->info : NULL;
@@ -477,6 +512,8 @@ static duet_status member_run(gr_job *j, int idx)
         st = duet_gemm(m->compute, j->op_a, j->op_b, j->k > 0 ? j->alpha : 0.0, &da, &db,
                        j->beta, &dc, &opt);
         if (st == DUET_SUCCESS) st = duet_event_record(m->done[s], m->compute);
+        if (st == DUET_SUCCESS) st = duet_event_record(m->a_free[as], m->compute);
+        if (st == DUET_SUCCESS) st = duet_event_record(m->b_free[bs], m->compute);
         if (st == DUET_SUCCESS && have_prev) st = tile_back(j, m, s ^ 1, &prev);
         if (st != DUET_SUCCESS) break;
         prev = x;
@@ -625,7 +662,7 @@ static duet_status group_gemm(dt_group *g, duet_op op_a, duet_op op_b, double al
     gr_worker w[DUET_GROUP_MAX];
     pthread_t th[DUET_GROUP_MAX];
     int started[DUET_GROUP_MAX];
-    const int busy = j.total < g->count ? (int)j.total : g->count;
+    const int busy = g->count; /* a member whose run of tiles is empty returns at once */
     for (int i = 0; i < busy; i++) {
         w[i].job = &j;
         w[i].idx = i;
