@@ -1,4 +1,5 @@
 /* test_group.c - cross-context copies and waits, groups of contexts and duet_group_gemm. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
 
 #include <float.h>
@@ -446,6 +447,20 @@ static void test_group_gemm(int quick)
         t.tile = 0;
         run_case(&t);
         cases++;
+        /* DUET_GROUP_TILE picks the default tile: a small one gives many edge tiles. */
+        const char *old = getenv("DUET_GROUP_TILE");
+        char saved[64];
+        snprintf(saved, sizeof saved, "%s", old ? old : "");
+        setenv("DUET_GROUP_TILE", "37", 1);
+        t.m = 100;
+        t.n = 90;
+        t.members = 2;
+        run_case(&t);
+        cases++;
+        if (old)
+            setenv("DUET_GROUP_TILE", saved, 1);
+        else
+            unsetenv("DUET_GROUP_TILE");
     }
     printf("group gemm: %ld cases\n", cases);
 }
