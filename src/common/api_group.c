@@ -310,7 +310,7 @@ typedef struct gr_job {
     int64_t tile, tiles_m, tiles_n, total;
     duet_op_options opt; /* the caller's, info NULL */
     duet_launch_info *info;
-    volatile int stop; /* set (under stop_lock) by the first member that fails */
+    int stop; /* set, under stop_lock, by a member that fails */
     pthread_mutex_t stop_lock;
 } gr_job;
 
