@@ -11,7 +11,8 @@
 
 #define GUARD 7 /* sentinel elements before and after every host C */
 
-static duet_context *g_ctx[3]; /* three contexts, all on device 0 */
+static duet_context *g_ctx[3]; /* three contexts: all on device 0, then on devices 0, 1, 2 */
+static int g_one_device = 1;   /* all three on one device */
 
 /* ---- cross-context copies ---------------------------------------------------------------- */
 
@@ -96,7 +97,7 @@ static void test_copy_peer(void)
     void *p0 = NULL;
     duet_buffer *alias = NULL;
     DT_OK(duet_buffer_device_ptr(b0, 0, &p0));
-    DT_OK(duet_buffer_wrap(g_ctx[1], p0, N, &alias));
+    if (g_one_device) DT_OK(duet_buffer_wrap(g_ctx[1], p0, N, &alias));
     if (alias) {
         DT_FAILS(duet_buffer_copy_peer(NULL, alias, 0, b0, 4, 8), DUET_ERROR_INVALID_ARGUMENT,
                  "overlaps");
@@ -581,6 +582,21 @@ int main(int argc, char **argv)
     test_copy_peer();
     test_bad_args();
     test_group_gemm(quick);
+    /* Several devices: the same copies (peer copies now) and gemms over devices 0, 1, 2. */
+    int count = 0;
+    DT_OK(duet_device_count(&count));
+    if (count >= 2) {
+        printf("again over devices 0, 1 and %d\n", 2 % count);
+        DT_OK(duet_context_destroy(g_ctx[2]));
+        DT_OK(duet_context_destroy(g_ctx[1]));
+        g_ctx[1] = g_ctx[2] = NULL;
+        DT_OK(duet_context_create(1, &g_ctx[1]));
+        DT_OK(duet_context_create(2 % count, &g_ctx[2]));
+        if (!g_ctx[1] || !g_ctx[2]) return dt_finish("test_group");
+        g_one_device = 0;
+        test_copy_peer();
+        test_group_gemm(1);
+    }
     DT_OK(duet_context_destroy(g_ctx[2]));
     DT_OK(duet_context_destroy(g_ctx[1]));
     DT_OK(duet_context_destroy(g_ctx[0]));
