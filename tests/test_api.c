@@ -1863,6 +1863,91 @@ static void test_destroy_scaling(void)
              small);
 }
 
+/* Cross-context copies and waits, groups and duet_group_gemm (api_group.c): bad inputs. */
+static void test_group_bad(void)
+{
+    enum { N = 64 };
+    duet_context *c2 = NULL;
+    DT_OK(duet_context_create(0, &c2));
+    duet_buffer *b = NULL, *b2 = NULL;
+    duet_stream *s = NULL;
+    duet_event *e = NULL;
+    DT_OK(duet_buffer_create(g_ctx, N, &b));
+    DT_OK(duet_buffer_create(c2, N, &b2));
+    DT_OK(duet_stream_create(g_ctx, &s));
+    DT_OK(duet_event_create(c2, &e));
+    FAILS(duet_buffer_copy_peer(NULL, b2, 1, b, 0, N), DUET_ERROR_INVALID_ARGUMENT, "dst_offset");
+    FAILS(duet_buffer_copy_peer(NULL, b2, 0, b, 1, N), DUET_ERROR_INVALID_ARGUMENT, "src_offset");
+    FAILS(duet_buffer_copy_peer(NULL, b2, SIZE_MAX, b, 0, 2), DUET_ERROR_INVALID_ARGUMENT,
+          "dst_offset");
+    FAILS(duet_buffer_copy_peer(NULL, b2, 8, b, 8, SIZE_MAX - 4), DUET_ERROR_INVALID_ARGUMENT,
+          "dst_offset");
+    FAILS(duet_buffer_copy_peer(NULL, NULL, 0, b, 0, 4), DUET_ERROR_INVALID_HANDLE, "dst");
+    FAILS(duet_buffer_copy_peer(NULL, b2, 0, NULL, 0, 4), DUET_ERROR_INVALID_HANDLE, "src");
+    FAILS(duet_buffer_copy_peer(s, b2, 0, b, 0, 4), DUET_ERROR_INVALID_ARGUMENT, "stream");
+    FAILS(duet_buffer_copy_peer(forged_stream(), b2, 0, b, 0, 4), DUET_ERROR_INVALID_HANDLE,
+          "stream");
+    FAILS(duet_buffer_copy_peer(NULL, b, 0, b, 8, 16), DUET_ERROR_INVALID_ARGUMENT, "overlap");
+    FAILS(duet_stream_wait_event(NULL, e), DUET_ERROR_INVALID_HANDLE, "stream");
+    FAILS(duet_stream_wait_event(s, NULL), DUET_ERROR_INVALID_HANDLE, "event");
+
+    duet_group *g = NULL;
+    duet_context *two[2] = {g_ctx, g_ctx};
+    FAILS(duet_group_create(NULL, 1, &g), DUET_ERROR_INVALID_ARGUMENT, "contexts");
+    FAILS(duet_group_create(two, 0, &g), DUET_ERROR_INVALID_ARGUMENT, "count");
+    FAILS(duet_group_create(two, DUET_GROUP_MAX + 1, &g), DUET_ERROR_INVALID_ARGUMENT, "count");
+    FAILS(duet_group_create(two, 1, NULL), DUET_ERROR_INVALID_ARGUMENT, "group");
+    FAILS(duet_group_create(two, 2, &g), DUET_ERROR_INVALID_ARGUMENT, "contexts");
+    two[1] = NULL;
+    FAILS(duet_group_create(two, 2, &g), DUET_ERROR_INVALID_HANDLE, "contexts");
+    FAILS(duet_group_destroy(NULL), DUET_ERROR_INVALID_HANDLE, "group");
+    FAILS(duet_group_set_tile(NULL, 8), DUET_ERROR_INVALID_HANDLE, "group");
+    two[1] = c2;
+    DT_OK(duet_group_create(two, 2, &g));
+    FAILS(duet_group_set_tile(g, -1), DUET_ERROR_INVALID_ARGUMENT, "tile");
+    float ha[4] = {1, 2, 3, 4}, hb[4] = {1, 2, 3, 4}, hc[4] = {0, 0, 0, 0};
+    double hd[4] = {0, 0, 0, 0};
+    duet_host_matrix a = {ha, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2, 2, 1, 0};
+    duet_host_matrix bm = a, c = a, x = a;
+    bm.data = hb;
+    c.data = hc;
+    FAILS(duet_group_gemm(NULL, DUET_OP_N, DUET_OP_N, 1, &a, &bm, 0, &c, NULL),
+          DUET_ERROR_INVALID_HANDLE, "group");
+    FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, NULL, &bm, 0, &c, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "A");
+    FAILS(duet_group_gemm(g, DUET_OP_N, (duet_op)5, 1, &a, &bm, 0, &c, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "op_b");
+    x.ld = 1;
+    FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &x, &bm, 0, &c, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "lda");
+    x = c;
+    x.data = NULL;
+    FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &a, &bm, 0, &x, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "C");
+    x = bm;
+    x.dtype = DUET_DTYPE_F64;
+    x.data = hd;
+    FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &a, &x, 0, &c, NULL),
+          DUET_ERROR_UNSUPPORTED, "f64");
+    x = bm;
+    x.rows = 3;
+    x.ld = 2;
+    FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &a, &x, 0, &c, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "dimensions");
+    x = a;
+    x.data = hc;
+    FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &x, &bm, 0, &c, NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "overlaps");
+    DT_OK(duet_context_destroy(c2));
+    FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &a, &bm, 0, &c, NULL),
+          DUET_ERROR_INVALID_HANDLE, "destroyed");
+    DT_CHECK(hc[0] == 0 && hc[1] == 0 && hc[2] == 0 && hc[3] == 0,
+             "C written by a failing duet_group_gemm");
+    DT_OK(duet_group_destroy(g));
+    DT_OK(duet_stream_destroy(s));
+    DT_OK(duet_buffer_destroy(b));
+}
+
 /* Every case; main (or test_status_table's main) reports. */
 static int run_all(void)
 {
@@ -1886,6 +1971,7 @@ static int run_all(void)
     test_host_contexts();
     test_contract_messages();
     test_profile_contract();
+    test_group_bad();
     if (!g_status_table) test_destroy_scaling(); /* timing only: no status to tabulate */
     DT_OK(duet_context_destroy(g_ctx));
     return dt_finish("test_api");

@@ -140,6 +140,19 @@ DUET_API duet_status duet_buffer_read_async(duet_stream *stream, const duet_buff
 /* Device to device; the two ranges may be in one buffer but must not overlap. Asynchronous. */
 DUET_API duet_status duet_buffer_copy(duet_stream *stream, duet_buffer *dst, size_t dst_offset,
                                       const duet_buffer *src, size_t src_offset, size_t bytes);
+/* Between buffers of two contexts, which may be on different devices or on the same one (the
+ * same context is accepted too: then it is duet_buffer_copy). stream belongs to dst's context
+ * (NULL: dst's context's default stream); the copy is queued there and is asynchronous. Between
+ * devices it is a peer copy: direct where the two devices can reach each other (peer access is
+ * enabled once per pair of devices, on first use), staged through host memory by the runtime
+ * otherwise. The copy is ordered after earlier work on stream only: work of src's context that
+ * writes src must be complete or ordered before it (duet_event_record on src's stream, then
+ * duet_stream_wait_event on stream), and src must not be written again, nor dst read from
+ * another context, before the copy completes. Ranges are checked as in duet_buffer_copy; the
+ * two ranges must not overlap in memory (two contexts may wrap the same memory). */
+DUET_API duet_status duet_buffer_copy_peer(duet_stream *stream, duet_buffer *dst,
+                                           size_t dst_offset, const duet_buffer *src,
+                                           size_t src_offset, size_t bytes);
 /* Sets bytes to (unsigned char)value. Asynchronous. */
 DUET_API duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *buf, size_t offset,
                                         int value, size_t bytes);
@@ -171,6 +184,12 @@ DUET_API duet_status duet_event_synchronize(duet_event *event);
 /* Both events must have been recorded and completed (DUET_ERROR_NOT_READY otherwise). */
 DUET_API duet_status duet_event_elapsed_ms(const duet_event *start, const duet_event *stop,
                                            float *ms);
+
+/* Makes work queued on stream after this call wait until event's recorded work is complete,
+ * without blocking the host. event may belong to any context, on any device (the way to order
+ * work across contexts and devices); an event never recorded is complete. stream may not be
+ * NULL (it names the context that waits). */
+DUET_API duet_status duet_stream_wait_event(duet_stream *stream, duet_event *event);
 
 typedef struct duet_profile_result {
     double min_ms, median_ms, mean_ms, max_ms;
@@ -341,6 +360,56 @@ typedef struct duet_op_options {
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Groups of contexts: one GEMM over several devices of one process                            */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct duet_group duet_group;
+
+/* A matrix (or strided batch of matrices) in host memory, read as duet_matrix reads a buffer:
+ * element (b, i, j) at data + (b * batch_stride + (row-major ? i * ld + j : j * ld + i)) *
+ * the dtype's size. batch_count 0 is read as 1. data may be NULL only for an empty matrix.
+ * Host memory registered with duet_host_register (or from duet_host_alloc) of any context
+ * copies faster and truly asynchronously; plain memory works too. */
+typedef struct duet_host_matrix {
+    void *data;
+    duet_dtype dtype;
+    duet_layout layout;
+    int64_t rows;
+    int64_t cols;
+    int64_t ld;           /* elements */
+    int64_t batch_count;
+    int64_t batch_stride; /* elements; 0 broadcasts one matrix over the batch (inputs only) */
+} duet_host_matrix;
+
+/* A group of count (1..DUET_GROUP_MAX) contexts, usually one per device; one context may not
+ * appear twice, but several contexts may be on one device. The group keeps, per context, two
+ * streams, events and panel buffers, created on that context (destroying a member context
+ * makes later group calls fail with DUET_ERROR_INVALID_HANDLE; destroy the group first).
+ * The group takes no ownership of the contexts. */
+#define DUET_GROUP_MAX 64
+DUET_API duet_status duet_group_create(duet_context *const *contexts, int count,
+                                       duet_group **group);
+/* Waits for the group's work and releases its streams, events and buffers. */
+DUET_API duet_status duet_group_destroy(duet_group *group);
+/* The edge of the square C tiles duet_group_gemm deals out (rows and columns of C). 0 restores
+ * the default: the DUET_GROUP_TILE environment variable if it holds a positive integer, else
+ * 4096, shrunk for small C so that every context gets a tile (docs/semantics.md). */
+DUET_API duet_status duet_group_set_tile(duet_group *group, int64_t tile);
+
+/* C = alpha * op(A) * op(B) + beta * C over the group, with duet_gemm's semantics, dtypes,
+ * math modes, ops, layouts and batches, for host matrices. C is cut into tiles; counted in
+ * the order batch, tile row, tile column, the tiles are dealt out in count contiguous runs of
+ * (nearly) equal length, member i taking the i-th: a fixed assignment, so a result is the same
+ * from run to run. Each tile is one duet_gemm over the whole K on its
+ * member's context. Synchronous: returns when C is written. options as for duet_gemm
+ * (options.info describes the first tile's gemm). C may not overlap A or B. On a validation
+ * error nothing is written; on a device error C may be partly written. */
+DUET_API duet_status duet_group_gemm(duet_group *group, duet_op op_a, duet_op op_b, double alpha,
+                                     const duet_host_matrix *a, const duet_host_matrix *b,
+                                     double beta, duet_host_matrix *c,
+                                     const duet_op_options *options);
 
 /* out = in^T: out has in's cols as rows and rows as cols, the same dtype (any: by element size)
  * and batch count. in and out must not overlap, except in the in-place form:

@@ -59,6 +59,18 @@ typedef enum be_copy_kind { BE_H2D = 0, BE_D2H = 1, BE_D2D = 2 } be_copy_kind;
 duet_status be_memcpy(void *ctx, void *stream, void *dst, const void *src, size_t bytes,
                       be_copy_kind kind);
 duet_status be_memset(void *ctx, void *stream, void *dst, int value, size_t bytes);
+/* queue: height lines of width bytes, at pitches dpitch and spitch (>= width); width > 0,
+ * height > 0. func names the caller in messages. */
+duet_status be_memcpy2d(void *ctx, void *stream, void *dst, size_t dpitch, const void *src,
+                        size_t spitch, size_t width, size_t height, be_copy_kind kind,
+                        const char *func);
+/* queue on stream of dst_ctx: bytes > 0 from src (memory of src_ctx, which may be on another
+ * device or the same one) to dst (memory of dst_ctx). GPUs: a peer copy, with peer access
+ * enabled once per pair of devices where the devices allow it. */
+duet_status be_memcpy_peer(void *dst_ctx, void *stream, void *dst, void *src_ctx,
+                           const void *src, size_t bytes);
+/* queue: later work on stream (of ctx) waits for event (of event_ctx, maybe another device). */
+duet_status be_stream_wait_event(void *ctx, void *stream, void *event_ctx, void *event);
 
 /* Events. */
 duet_status be_event_create(void *ctx, void **event);

@@ -100,7 +100,8 @@ typedef enum dt_kind {
     DT_STREAM = 3,
     DT_EVENT = 4,
     DT_MODULE = 5,
-    DT_FUNCTION = 6
+    DT_FUNCTION = 6,
+    DT_GROUP = 7 /* owned by no context (api_group.c) */
 } dt_kind;
 
 /* Registers obj under kind, owned by owner (a context handle, or NULL for a context).

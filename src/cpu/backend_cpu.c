@@ -368,6 +368,40 @@ duet_status be_memset(void *ctx, void *stream, void *dst, int value, size_t byte
     return DUET_SUCCESS;
 }
 
+duet_status be_memcpy2d(void *ctx, void *stream, void *dst, size_t dpitch, const void *src,
+                        size_t spitch, size_t width, size_t height, be_copy_kind kind,
+                        const char *func)
+{
+    (void)ctx;
+    (void)stream;
+    (void)kind;
+    (void)func;
+    for (size_t i = 0; i < height; i++)
+        memmove((char *)dst + i * dpitch, (const char *)src + i * spitch, width);
+    return DUET_SUCCESS;
+}
+
+/* Every context's memory is host memory: a peer copy is a plain one, done when queued. */
+duet_status be_memcpy_peer(void *dst_ctx, void *stream, void *dst, void *src_ctx,
+                           const void *src, size_t bytes)
+{
+    (void)dst_ctx;
+    (void)stream;
+    (void)src_ctx;
+    memmove(dst, src, bytes);
+    return DUET_SUCCESS;
+}
+
+/* Recorded work has completed by the time the event is recorded: nothing to wait for. */
+duet_status be_stream_wait_event(void *ctx, void *stream, void *event_ctx, void *event)
+{
+    (void)ctx;
+    (void)stream;
+    (void)event_ctx;
+    (void)event;
+    return DUET_SUCCESS;
+}
+
 /* ---- events ------------------------------------------------------------------------------- */
 
 /* An event is the host's monotonic clock at record time; since queued work has finished by

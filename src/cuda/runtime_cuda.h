@@ -30,12 +30,18 @@
  *   duet_gpu_memcpy_async(void *dst, const void *src, size_t n, duet_gpu_memcpy_kind_t k,
  *                         duet_gpu_stream_t s), kinds DUET_GPU_MEMCPY_H2D / _D2H / _D2D
  *   duet_gpu_memset_async(void *dst, int value, size_t n, duet_gpu_stream_t s)
+ *   duet_gpu_memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, s)
+ *   duet_gpu_memcpy_peer_async(dst, dst_dev, src, src_dev, n, s)
+ *   duet_gpu_device_can_access_peer(int *can, dev, peer)
+ *   duet_gpu_device_enable_peer_access(peer)   from the current device; an already enabled
+ *                                      pair gives DUET_GPU_ERROR_PEER_ACCESS_ALREADY_ENABLED
  * Streams and events
  *   duet_gpu_stream_create(duet_gpu_stream_t *s)      non-blocking w.r.t. the legacy stream
  *   duet_gpu_stream_destroy(s), duet_gpu_stream_synchronize(s)
  *   duet_gpu_event_create(duet_gpu_event_t *e)        with timing
  *   duet_gpu_event_destroy(e), duet_gpu_event_record(e, s), duet_gpu_event_synchronize(e),
  *   duet_gpu_event_query(e), duet_gpu_event_elapsed_ms(float *ms, start, stop)
+ *   duet_gpu_stream_wait_event(s, e)   e may be of another device
  * Foreign objects and graph capture
  *   duet_gpu_pointer_kind(const void *p, int *device)  duet_gpu_ptr_kind_t (below); *device is
  *                                      the owning device for DEVICE and MANAGED; never fails
@@ -148,6 +154,15 @@ static inline const char *duet_gpu_error_name(cudaError_t e) { return cudaGetErr
 #define duet_gpu_host_unregister(p)                 cudaHostUnregister(p)
 #define duet_gpu_memcpy_async(dst, src, n, kind, s) cudaMemcpyAsync((dst), (src), (n), (kind), (s))
 #define duet_gpu_memset_async(dst, value, n, s)     cudaMemsetAsync((dst), (value), (n), (s))
+/* Copies between devices (cross-context copies, group gemm) and 2D host panels. */
+#define duet_gpu_memcpy2d_async(dst, dpitch, src, spitch, w, h, kind, s) \
+    cudaMemcpy2DAsync((dst), (dpitch), (src), (spitch), (w), (h), (kind), (s))
+#define duet_gpu_memcpy_peer_async(dst, ddev, src, sdev, n, s) \
+    cudaMemcpyPeerAsync((dst), (ddev), (src), (sdev), (n), (s))
+#define duet_gpu_device_can_access_peer(can, dev, peer) cudaDeviceCanAccessPeer((can), (dev), (peer))
+/* Enables the current device's access to peer's memory. */
+#define duet_gpu_device_enable_peer_access(peer) cudaDeviceEnablePeerAccess((peer), 0)
+#define DUET_GPU_ERROR_PEER_ACCESS_ALREADY_ENABLED cudaErrorPeerAccessAlreadyEnabled
 
 /* Non-blocking: duet's streams never serialise with the legacy default stream that other code
  * in the process may use. */
@@ -160,6 +175,8 @@ static inline const char *duet_gpu_error_name(cudaError_t e) { return cudaGetErr
 #define duet_gpu_event_synchronize(e)              cudaEventSynchronize(e)
 #define duet_gpu_event_query(e)                    cudaEventQuery(e)
 #define duet_gpu_event_elapsed_ms(ms, start, stop) cudaEventElapsedTime((ms), (start), (stop))
+/* The event may belong to another device than the stream. */
+#define duet_gpu_stream_wait_event(s, e) cudaStreamWaitEvent((s), (e), 0)
 
 /* What a pointer is, as far as the runtime knows. */
 typedef enum duet_gpu_ptr_kind_t {

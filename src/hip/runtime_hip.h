@@ -123,6 +123,15 @@ static inline const char *duet_gpu_error_name(hipError_t e) { return hipGetError
 #define duet_gpu_host_unregister(p)                 hipHostUnregister(p)
 #define duet_gpu_memcpy_async(dst, src, n, kind, s) hipMemcpyAsync((dst), (src), (n), (kind), (s))
 #define duet_gpu_memset_async(dst, value, n, s)     hipMemsetAsync((dst), (value), (n), (s))
+/* Copies between devices (cross-context copies, group gemm) and 2D host panels. */
+#define duet_gpu_memcpy2d_async(dst, dpitch, src, spitch, w, h, kind, s) \
+    hipMemcpy2DAsync((dst), (dpitch), (src), (spitch), (w), (h), (kind), (s))
+#define duet_gpu_memcpy_peer_async(dst, ddev, src, sdev, n, s) \
+    hipMemcpyPeerAsync((dst), (ddev), (src), (sdev), (n), (s))
+#define duet_gpu_device_can_access_peer(can, dev, peer) hipDeviceCanAccessPeer((can), (dev), (peer))
+/* Enables the current device's access to peer's memory. */
+#define duet_gpu_device_enable_peer_access(peer) hipDeviceEnablePeerAccess((peer), 0)
+#define DUET_GPU_ERROR_PEER_ACCESS_ALREADY_ENABLED hipErrorPeerAccessAlreadyEnabled
 
 /* Non-blocking: duet's streams never serialise with the null stream that other code in the
  * process may use. */
@@ -135,6 +144,8 @@ static inline const char *duet_gpu_error_name(hipError_t e) { return hipGetError
 #define duet_gpu_event_synchronize(e)              hipEventSynchronize(e)
 #define duet_gpu_event_query(e)                    hipEventQuery(e)
 #define duet_gpu_event_elapsed_ms(ms, start, stop) hipEventElapsedTime((ms), (start), (stop))
+/* The event may belong to another device than the stream. */
+#define duet_gpu_stream_wait_event(s, e) hipStreamWaitEvent((s), (e), 0)
 
 /* What a pointer is, as far as the runtime knows (the same list as runtime_cuda.h). */
 typedef enum duet_gpu_ptr_kind_t {

@@ -1,0 +1,184 @@
+/* group_bench.c - duet-group-bench: duet_group_gemm timed on 1..N devices, with the scaling. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+/*
+ *   duet-group-bench [--dtype f64|f32|bf16|f16|i8] [--n N] [--k K] [--devices LIST]
+ *                    [--tile T] [--iters I] [--pageable]
+ *
+ * LIST is a comma-separated list of devices, one context each ("0,1,2,3"; "0,0" puts two
+ * contexts on device 0, which tests the logic, not the speed); default: every device once.
+ * The program times an N x N x K gemm (C = A B, row-major, host matrices registered with
+ * duet_host_register unless --pageable) on the first 1, 2, 4, ... members of the list and on
+ * the whole list, and prints the time, the rate and the efficiency against linear scaling of
+ * the one-member time. The first call of each group (which grows the panels) is not timed.
+ */
+#include "duet/duet.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        duet_status s_ = (call);                                                             \
+        if (s_ != DUET_SUCCESS) {                                                            \
+            fprintf(stderr, "%s -> %s: %s\n", #call, duet_status_string(s_), duet_last_error()); \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+static int parse_dtype(const char *s, duet_dtype *ab, duet_dtype *c)
+{
+    static const struct {
+        const char *name;
+        duet_dtype ab, c;
+    } t[] = {{"f64", DUET_DTYPE_F64, DUET_DTYPE_F64}, {"f32", DUET_DTYPE_F32, DUET_DTYPE_F32},
+             {"bf16", DUET_DTYPE_BF16, DUET_DTYPE_F32}, {"f16", DUET_DTYPE_F16, DUET_DTYPE_F32},
+             {"i8", DUET_DTYPE_I8, DUET_DTYPE_I32}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(s, t[i].name)) {
+            *ab = t[i].ab;
+            *c = t[i].c;
+            return 1;
+        }
+    return 0;
+}
+
+static void fill_ones(unsigned char *p, size_t count, duet_dtype dt)
+{
+    const double one_f64 = 1.0;
+    const float one_f32 = 1.0f;
+    const uint16_t one_bf16 = 0x3F80, one_f16 = 0x3C00;
+    const int8_t one_i8 = 1;
+    const void *one = dt == DUET_DTYPE_F64    ? (const void *)&one_f64
+                      : dt == DUET_DTYPE_F32  ? (const void *)&one_f32
+                      : dt == DUET_DTYPE_BF16 ? (const void *)&one_bf16
+                      : dt == DUET_DTYPE_F16  ? (const void *)&one_f16
+                                              : (const void *)&one_i8;
+    const size_t es = duet_dtype_size(dt);
+    for (size_t i = 0; i < count; i++) memcpy(p + i * es, one, es);
+}
+
+int main(int argc, char **argv)
+{
+    duet_dtype ab = DUET_DTYPE_F64, ct = DUET_DTYPE_F64;
+    int64_t n = 8192, k = -1, tile = 0;
+    int iters = 3, pageable = 0, devs[DUET_GROUP_MAX], ndev = 0;
+    const char *list = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--dtype") && v) {
+            if (!parse_dtype(v, &ab, &ct)) {
+                fprintf(stderr, "unknown dtype %s\n", v);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--n") && v) {
+            n = atoll(v);
+            i++;
+        } else if (!strcmp(a, "--k") && v) {
+            k = atoll(v);
+            i++;
+        } else if (!strcmp(a, "--tile") && v) {
+            tile = atoll(v);
+            i++;
+        } else if (!strcmp(a, "--iters") && v) {
+            iters = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--devices") && v) {
+            list = v;
+            i++;
+        } else if (!strcmp(a, "--pageable")) {
+            pageable = 1;
+        } else {
+            fprintf(stderr, "usage: %s [--dtype f64|f32|bf16|f16|i8] [--n N] [--k K] "
+                            "[--devices 0,1,...] [--tile T] [--iters I] [--pageable]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (k < 0) k = n;
+    if (n <= 0 || k <= 0 || iters < 1) return 2;
+    int count = 0;
+    if (duet_device_count(&count) != DUET_SUCCESS) {
+        printf("skipped: no device (%s)\n", duet_last_error());
+        return 77;
+    }
+    if (list) {
+        for (const char *p = list; *p && ndev < DUET_GROUP_MAX;) {
+            devs[ndev++] = atoi(p);
+            p = strchr(p, ',');
+            if (!p) break;
+            p++;
+        }
+    } else {
+        for (int d = 0; d < count && d < DUET_GROUP_MAX; d++) devs[ndev++] = d;
+    }
+
+    duet_context *ctx[DUET_GROUP_MAX];
+    for (int i = 0; i < ndev; i++) CHECK(duet_context_create(devs[i], &ctx[i]));
+    const size_t ea = duet_dtype_size(ab), ec = duet_dtype_size(ct);
+    const size_t a_bytes = (size_t)n * (size_t)k * ea, b_bytes = (size_t)k * (size_t)n * ea;
+    const size_t c_bytes = (size_t)n * (size_t)n * ec;
+    unsigned char *a = malloc(a_bytes), *b = malloc(b_bytes), *c = malloc(c_bytes);
+    if (!a || !b || !c) {
+        fprintf(stderr, "cannot allocate %zu bytes of host memory\n", a_bytes + b_bytes + c_bytes);
+        return 1;
+    }
+    /* Ones (exact in every dtype; the first touch of every page happens here). */
+    fill_ones(a, (size_t)n * (size_t)k, ab);
+    fill_ones(b, (size_t)k * (size_t)n, ab);
+    memset(c, 0, c_bytes);
+    if (!pageable) {
+        CHECK(duet_host_register(ctx[0], a, a_bytes));
+        CHECK(duet_host_register(ctx[0], b, b_bytes));
+        CHECK(duet_host_register(ctx[0], c, c_bytes));
+    }
+    duet_host_matrix ha = {a, ab, DUET_LAYOUT_ROW_MAJOR, n, k, k, 1, 0};
+    duet_host_matrix hb = {b, ab, DUET_LAYOUT_ROW_MAJOR, k, n, n, 1, 0};
+    duet_host_matrix hc = {c, ct, DUET_LAYOUT_ROW_MAJOR, n, n, n, 1, 0};
+
+    printf("duet_group_gemm %s, %lld x %lld x %lld, %s host memory, backend %s\n",
+           duet_dtype_name(ab), (long long)n, (long long)n, (long long)k,
+           pageable ? "pageable" : "registered", duet_backend_name());
+    printf("%8s %12s %12s %10s\n", "members", "ms", "TFLOP/s", "efficiency");
+    double t1 = 0;
+    for (int m = 1; m <= ndev; m = (m * 2 > ndev && m < ndev) ? ndev : m * 2) {
+        duet_group *g = NULL;
+        CHECK(duet_group_create(ctx, m, &g));
+        if (tile > 0) CHECK(duet_group_set_tile(g, tile));
+        CHECK(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1.0, &ha, &hb, 0.0, &hc, NULL));
+        double best = 1e30;
+        for (int it = 0; it < iters; it++) {
+            const double t0 = now_s();
+            CHECK(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1.0, &ha, &hb, 0.0, &hc, NULL));
+            const double dt = now_s() - t0;
+            if (dt < best) best = dt;
+        }
+        CHECK(duet_group_destroy(g));
+        if (m == 1) t1 = best;
+        const double flops = 2.0 * (double)n * (double)n * (double)k;
+        printf("%8d %12.2f %12.3f %9.1f%%\n", m, best * 1e3, flops / best * 1e-12,
+               100.0 * t1 / (best * m));
+        fflush(stdout);
+        if (m == ndev) break;
+    }
+    if (!pageable) {
+        CHECK(duet_host_unregister(ctx[0], a));
+        CHECK(duet_host_unregister(ctx[0], b));
+        CHECK(duet_host_unregister(ctx[0], c));
+    }
+    for (int i = 0; i < ndev; i++) CHECK(duet_context_destroy(ctx[i]));
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}
