@@ -23,7 +23,8 @@ endif()
 if(DUET_HAVE_DIST)
   add_library(duet_dist
     src/dist/dist_grid.c
-    src/dist/dist_gemm.c)
+    src/dist/dist_gemm.c
+    src/dist/dist_nccl.c)
   add_library(duet::dist ALIAS duet_dist)
   # Exported as duet::dist, like duet::duet.
   set_target_properties(duet_dist PROPERTIES EXPORT_NAME dist
@@ -40,4 +41,26 @@ if(DUET_HAVE_DIST)
     target_link_libraries(duet_dist PRIVATE m)
   endif()
   duet_target_warnings(duet_dist)
+
+  # The NCCL transport (DUET_DIST_TRANSPORT_NCCL): cuda backend, when nccl.h and libnccl are
+  # found (NCCL_ROOT, the CUDA toolkit, the system). -DDUET_DIST_NCCL=OFF leaves it out.
+  option(DUET_DIST_NCCL "Build duet_dist's NCCL transport when NCCL is found (cuda backend)" ON)
+  set(DUET_HAVE_DIST_NCCL OFF)
+  if(DUET_DIST_NCCL AND DUET_BACKEND STREQUAL "cuda")
+    find_package(CUDAToolkit REQUIRED)
+    set(_nccl_hints ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_ROOT})
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_hints} ${CUDAToolkit_INCLUDE_DIRS}
+              PATH_SUFFIXES include)
+    find_library(NCCL_LIBRARY nccl HINTS ${_nccl_hints} ${CUDAToolkit_LIBRARY_DIR}
+                 PATH_SUFFIXES lib lib64)
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      set(DUET_HAVE_DIST_NCCL ON)
+      target_compile_definitions(duet_dist PRIVATE DUET_DIST_HAVE_NCCL)
+      target_include_directories(duet_dist PRIVATE ${NCCL_INCLUDE_DIR})
+      target_link_libraries(duet_dist PRIVATE ${NCCL_LIBRARY} CUDA::cudart)
+      string(APPEND DUET_DIST_REASON ", NCCL ${NCCL_LIBRARY}")
+    else()
+      string(APPEND DUET_DIST_REASON ", no NCCL")
+    endif()
+  endif()
 endif()

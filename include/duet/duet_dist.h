@@ -43,8 +43,10 @@ typedef struct duet_dist_grid duet_dist_grid;
 
 /* How panels travel between ranks. */
 typedef enum duet_dist_transport {
-    DUET_DIST_TRANSPORT_AUTO = 0, /* MPI through pinned host memory (the only one built now) */
-    DUET_DIST_TRANSPORT_MPI_HOST = 1 /* MPI_Ibcast on pinned host copies of the panels       */
+    DUET_DIST_TRANSPORT_AUTO = 0,     /* MPI_HOST (NCCL only when asked for)                  */
+    DUET_DIST_TRANSPORT_MPI_HOST = 1, /* MPI_Ibcast on pinned host copies of the panels       */
+    DUET_DIST_TRANSPORT_NCCL = 2      /* ncclBroadcast on device buffers, stream-ordered: the
+                                         cuda backend, a duet_dist built with NCCL            */
 } duet_dist_transport;
 
 /* Zero-initialise ({0}) for the defaults; NULL means defaults. */
@@ -61,7 +63,8 @@ typedef struct duet_dist_grid_options {
  * device memory) between calls and grows them when a call needs more.
  * Must be identical on all ranks: prow, pcol, options->transport. ctx is each rank's own.
  * Statuses: INVALID_ARGUMENT (comm null, prow or pcol < 1, prow * pcol != size, values that
- * differ between ranks), INVALID_HANDLE (ctx), BACKEND (an MPI call failed). Collective. */
+ * differ between ranks), INVALID_HANDLE (ctx), UNSUPPORTED (NCCL asked for where this build
+ * or backend has none), BACKEND (an MPI or NCCL call failed). Collective. */
 DUET_DIST_API duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol,
                                                 duet_context *ctx,
                                                 const duet_dist_grid_options *options,
@@ -125,7 +128,8 @@ typedef struct duet_dist_gemm_options {
  * that C must not be f16 or bf16 (each k panel's product would be rounded into C:
  * DUET_ERROR_UNSUPPORTED; take an f32 C). op(A) is M x K, op(B) is K x N, C is M x N; the local
  * matrices are in buffers of the grid's context (a, b, c) and C must not share storage with A
- * or B. No batches. Returns when C is complete on this rank.
+ * or B. No batches. The grid reads and writes them on its own streams: work that writes them
+ * must be complete (synchronized) before the call. Returns when C is complete on this rank.
  *
  * SUMMA: when A's rows are dealt like C's (op_a N, a->mb == c->mb, a->rsrc == c->rsrc) and
  * B's columns like C's (op_b N, b->nb == c->nb, b->csrc == c->csrc), the k panels go

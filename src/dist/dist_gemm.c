@@ -291,6 +291,41 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
     return DUET_SUCCESS;
 }
 
+/* NCCL: the owner's panel straight into a device panel buffer, queued on the second stream. */
+static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int operand_id,
+                                     const panel *p, duet_buffer *dst, const char *fn)
+{
+    const duet_dist_desc *d = &op->d;
+    const size_t es = duet_dtype_size(d->dtype);
+    const int is_a = operand_id == DD_A;
+    const int64_t rows = is_a ? op->lrows : p->kw, cols = is_a ? p->kw : op->lcols;
+    if (rows == 0 || cols == 0) return DUET_SUCCESS;
+    const size_t first = is_a ? local_index(d, 0, p->ka) : local_index(d, p->kb, 0);
+    const int packed = is_a ? (d->layout == DUET_LAYOUT_COL_MAJOR && (d->lld == rows || cols == 1))
+                            : (d->layout == DUET_LAYOUT_ROW_MAJOR && (d->lld == cols || rows == 1));
+    duet_status st;
+    if (packed) {
+        st = duet_buffer_copy(g->pack_stream, dst, 0, op->buf, first * es,
+                              (size_t)(rows * cols) * es);
+    } else {
+        duet_matrix in;
+        memset(&in, 0, sizeof in);
+        in.buffer = op->buf;
+        in.offset = first;
+        in.rows = rows;
+        in.cols = cols;
+        in.ld = d->lld;
+        in.dtype = d->dtype;
+        in.layout = d->layout;
+        in.batch_count = 1;
+        duet_matrix out = duet_matrix_make(dst, d->dtype,
+                                           is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR,
+                                           cols, rows);
+        st = duet_transpose(g->pack_stream, &in, &out, NULL);
+    }
+    return st == DUET_SUCCESS ? st : dd_fail_duet(st, fn, "packing a panel");
+}
+
 /* Owners pack the panel into host[.][parity] (after the upload that last read it), then every
  * rank posts the two broadcasts. */
 static void post_panel(duet_dist_grid *g, const operand *a, const operand *b, const panel *p,
@@ -396,6 +431,65 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
     if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local GEMMs");
     g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
     /* A failure during the loop (a device or MPI error on some rank) becomes every rank's. */
+    return dd_agree(g->comm, st, NULL, NULL, 0, fn);
+}
+
+/* The NCCL transport: everything is queued, nothing waits on the host until the end. Panel t
+ * is packed by its owners straight into dev[.][t % 2] and broadcast in place on the second
+ * stream, after the GEMM that last read that buffer (panel t - 2); the GEMM stream waits for
+ * the broadcast. The second stream thus runs up to two panels ahead of the GEMMs. */
+static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand *b,
+                              const duet_dist_desc *dc, duet_buffer *c, int64_t lrows,
+                              int64_t lcols, int64_t K, double alpha, double beta,
+                              const duet_dist_gemm_options *opt, duet_status st, const char *fn)
+{
+    const size_t es = duet_dtype_size(a->d.dtype);
+    duet_matrix mc;
+    memset(&mc, 0, sizeof mc);
+    mc.buffer = c;
+    mc.offset = dc->offset;
+    mc.rows = lrows;
+    mc.cols = lcols;
+    mc.ld = dc->lld;
+    mc.dtype = dc->dtype;
+    mc.layout = dc->layout;
+    mc.batch_count = 1;
+    duet_op_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
+    int64_t t = 0;
+    for (int64_t k0 = 0; k0 < K; t++) {
+        const panel p = next_panel(g, a, b, k0, K);
+        const int par = (int)(t & 1);
+        duet_status s2 = DUET_SUCCESS;
+        if (t >= 2) s2 = dd_stream_wait_event(g->pack_stream, g->ev_gemm[par], fn);
+        if (s2 == DUET_SUCCESS && g->mycol == p.acol)
+            s2 = pack_panel_device(g, a, DD_A, &p, g->dev[DD_A][par], fn);
+        if (s2 == DUET_SUCCESS && g->myrow == p.brow)
+            s2 = pack_panel_device(g, b, DD_B, &p, g->dev[DD_B][par], fn);
+        if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
+        /* Broadcasts are issued whatever happened above: peers wait for them on the device. */
+        s2 = dd_nccl_bcast(g, g->dev[DD_A][par], (size_t)(lrows * p.kw) * es, p.acol,
+                           g->dev[DD_B][par], (size_t)(lcols * p.kw) * es, p.brow, g->pack_stream,
+                           fn);
+        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->pack_stream);
+        if (s2 == DUET_SUCCESS) s2 = dd_stream_wait_event(g->stream, g->ev_up[par], fn);
+        if (s2 == DUET_SUCCESS && st == DUET_SUCCESS && lrows > 0 && lcols > 0) {
+            duet_matrix ma = duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR,
+                                              lrows, p.kw);
+            duet_matrix mb = duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR,
+                                              p.kw, lcols);
+            s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb, t == 0 ? beta : 1.0,
+                           &mc, &lo);
+            if (s2 != DUET_SUCCESS) s2 = dd_fail_duet(s2, fn, "the local duet_gemm of a panel");
+        }
+        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_gemm[par], g->stream);
+        if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
+        k0 += p.kw;
+    }
+    duet_status s2 = duet_stream_synchronize(g->stream);
+    if (s2 == DUET_SUCCESS) s2 = duet_stream_synchronize(g->pack_stream);
+    if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local GEMMs");
     return dd_agree(g->comm, st, NULL, NULL, 0, fn);
 }
 
@@ -619,8 +713,12 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
         }
         if (move_a) redistribute(g, &oa, op_a == DUET_OP_T, &ta, &ma_mem, elem, &st, fn);
         if (move_b) redistribute(g, &ob, op_b == DUET_OP_T, &tb, &mb_mem, elem, &st, fn);
-        st = summa(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K, alpha,
-                   beta, options, elem, st, fn);
+        if (g->transport == DUET_DIST_TRANSPORT_NCCL)
+            st = summa_nccl(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
+                            alpha, beta, options, st, fn);
+        else
+            st = summa(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
+                       alpha, beta, options, elem, st, fn);
         MPI_Type_free(&elem);
     }
 

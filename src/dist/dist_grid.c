@@ -130,10 +130,17 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
     else if ((int64_t)prow * pcol != size)
         st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                      "prow * pcol (%d * %d) differs from the size of comm (%d)", prow, pcol, size);
-    else if (transport != DUET_DIST_TRANSPORT_AUTO && transport != DUET_DIST_TRANSPORT_MPI_HOST)
+    else if (transport != DUET_DIST_TRANSPORT_AUTO && transport != DUET_DIST_TRANSPORT_MPI_HOST &&
+             transport != DUET_DIST_TRANSPORT_NCCL)
         st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                     "options->transport (%d) is not a duet_dist_transport this build has",
-                     transport);
+                     "options->transport (%d) is not a duet_dist_transport", transport);
+    else if (transport == DUET_DIST_TRANSPORT_NCCL && !dd_have_nccl)
+        st = dd_fail(DUET_ERROR_UNSUPPORTED, fn,
+                     "options->transport is NCCL but this duet_dist was built without NCCL");
+    else if (transport == DUET_DIST_TRANSPORT_NCCL && strcmp(duet_backend_name(), "cuda") != 0)
+        st = dd_fail(DUET_ERROR_UNSUPPORTED, fn,
+                     "options->transport is NCCL, which needs the cuda backend (this is %s)",
+                     duet_backend_name());
     else if (!ctx)
         st = dd_fail(DUET_ERROR_INVALID_HANDLE, fn, "ctx is NULL");
     else if (duet_context_default_stream(ctx, &defstream) != DUET_SUCCESS)
@@ -149,7 +156,10 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
         g->ctx = ctx;
         duet_status s2 = duet_stream_create(ctx, &g->stream);
         if (s2 == DUET_SUCCESS) s2 = duet_stream_create(ctx, &g->pack_stream);
-        for (int p = 0; p < 2 && s2 == DUET_SUCCESS; p++) s2 = duet_event_create(ctx, &g->ev_up[p]);
+        for (int p = 0; p < 2 && s2 == DUET_SUCCESS; p++) {
+            s2 = duet_event_create(ctx, &g->ev_up[p]);
+            if (s2 == DUET_SUCCESS) s2 = duet_event_create(ctx, &g->ev_gemm[p]);
+        }
         if (s2 == DUET_SUCCESS) s2 = duet_buffer_create(ctx, 64, &g->dummy);
         if (s2 != DUET_SUCCESS) st = dd_fail_duet(s2, fn, "creating the grid's streams and events");
     }
@@ -173,6 +183,11 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
         if (err == MPI_SUCCESS) err = MPI_Comm_set_errhandler(g->row_comm, MPI_ERRORS_RETURN);
         if (err == MPI_SUCCESS) err = MPI_Comm_set_errhandler(g->col_comm, MPI_ERRORS_RETURN);
         if (err != MPI_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Comm_dup/MPI_Comm_split");
+        g->transport = transport == DUET_DIST_TRANSPORT_NCCL ? DUET_DIST_TRANSPORT_NCCL
+                                                             : DUET_DIST_TRANSPORT_MPI_HOST;
+        /* Collective (every rank has the same transport, agreed above). */
+        if (st == DUET_SUCCESS && g->transport == DUET_DIST_TRANSPORT_NCCL)
+            st = dd_nccl_init(g, fn);
     }
     if (st != DUET_SUCCESS) {
         if (g) {
@@ -240,8 +255,11 @@ duet_status duet_dist_grid_destroy(duet_dist_grid *g)
     if (!g) return dd_fail(DUET_ERROR_INVALID_HANDLE, "duet_dist_grid_destroy", "grid is NULL");
     if (g->stream) duet_stream_synchronize(g->stream);
     free_scratch(g);
-    for (int p = 0; p < 2; p++)
+    dd_nccl_destroy(g);
+    for (int p = 0; p < 2; p++) {
         if (g->ev_up[p]) duet_event_destroy(g->ev_up[p]);
+        if (g->ev_gemm[p]) duet_event_destroy(g->ev_gemm[p]);
+    }
     if (g->dummy) duet_buffer_destroy(g->dummy);
     if (g->pack_stream) duet_stream_destroy(g->pack_stream);
     if (g->stream) duet_stream_destroy(g->stream);

@@ -17,7 +17,9 @@ struct duet_dist_grid {
     duet_context *ctx;
     duet_stream *stream;      /* panel uploads and the local GEMMs, in order          */
     duet_stream *pack_stream; /* an owner's packing and download of its next panel    */
-    duet_event *ev_up[2];     /* recorded after the upload from host[.][parity]        */
+    duet_event *ev_up[2];     /* MPI: after the upload from host[.][parity]; NCCL: after
+                                 the broadcast into dev[.][parity]                     */
+    duet_event *ev_gemm[2];   /* NCCL: after the GEMM that read dev[.][parity]          */
     int ev_up_recorded[2];
     duet_buffer *dummy;       /* operands of the K == 0 local GEMM (never read)        */
     /* Panel buffers, kept between calls and grown on demand: [operand][parity]. */
@@ -25,6 +27,8 @@ struct duet_dist_grid {
     duet_buffer *dev[2][2];
     duet_buffer *stage[2];
     size_t host_bytes[2], dev_bytes[2], stage_bytes[2];
+    int transport;            /* DUET_DIST_TRANSPORT_MPI_HOST or _NCCL                  */
+    void *nccl_row, *nccl_col; /* ncclComm_t of the grid row and column (NCCL only)    */
 };
 
 void dd_clear_error(void);
@@ -50,5 +54,19 @@ void dd_local_shape(const duet_dist_grid *g, const duet_dist_desc *d, int64_t *r
                     int64_t *cols);
 /* Makes the grid's panel buffers of operand hold at least bytes (both parities). */
 duet_status dd_reserve(duet_dist_grid *g, int operand, size_t bytes, const char *fn);
+
+/* NCCL transport (dist_nccl.c; stubs returning UNSUPPORTED where duet_dist has no NCCL). */
+extern const int dd_have_nccl;
+/* Creates the row and column NCCL communicators of g (collective over g->comm); a local
+ * failure is recorded in the returned status after every rank has taken its part. */
+duet_status dd_nccl_init(duet_dist_grid *g, const char *fn);
+void dd_nccl_destroy(duet_dist_grid *g);
+/* Broadcasts bytes_a of dev_a from grid column root_a along the grid row and bytes_b of dev_b
+ * from grid row root_b along the grid column, in place, queued on stream. */
+duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t bytes_a, int root_a,
+                          duet_buffer *dev_b, size_t bytes_b, int root_b, duet_stream *stream,
+                          const char *fn);
+/* Makes stream wait for the last record of event (no host wait). */
+duet_status dd_stream_wait_event(duet_stream *stream, duet_event *event, const char *fn);
 
 #endif /* DUET_DIST_INTERNAL_H */

@@ -10,6 +10,8 @@
 #include <string.h>
 
 static int g_rank, g_size;
+static int g_quick;                 /* --quick: a reduced case set (sanitizer runs)           */
+static duet_dist_transport g_transport; /* --nccl: the NCCL transport (cuda builds with NCCL) */
 static long g_checks, g_failed;
 static duet_context *g_ctx;
 
@@ -324,7 +326,10 @@ static void run_grid(int prow, int pcol)
     char gridname[32];
     snprintf(gridname, sizeof gridname, "%dx%d", prow, pcol);
     duet_dist_grid *grid = NULL;
-    duet_status st = duet_dist_grid_create(MPI_COMM_WORLD, prow, pcol, g_ctx, NULL, &grid);
+    duet_dist_grid_options go;
+    memset(&go, 0, sizeof go);
+    go.transport = g_transport;
+    duet_status st = duet_dist_grid_create(MPI_COMM_WORLD, prow, pcol, g_ctx, &go, &grid);
     CHECK(st == DUET_SUCCESS, "grid %s: %s", gridname, duet_dist_last_error());
     if (st != DUET_SUCCESS) return;
 
@@ -335,6 +340,8 @@ static void run_grid(int prow, int pcol)
     for (int oa = 0; oa < 2; oa++)
         for (int ob = 0; ob < 2; ob++)
             for (int l = 0; l < 8; l++) {
+                /* Quick: all-row-major and all-column-major only. */
+                if (g_quick && l != 0 && l != 7) continue;
                 tcase t = base_case();
                 t.op_a = ops[oa];
                 t.op_b = ops[ob];
@@ -366,7 +373,7 @@ static void run_grid(int prow, int pcol)
                                          {DUET_DTYPE_F16, DUET_DTYPE_F32},
                                          {DUET_DTYPE_I8, DUET_DTYPE_I32}};
     for (int d = 0; d < 5; d++)
-        for (int v = 0; v < 3; v++) {
+        for (int v = 0; v < (g_quick ? 1 : 3); v++) {
             tcase t = base_case();
             t.ab = dts[d][0];
             t.c = dts[d][1];
@@ -465,6 +472,14 @@ static void check_grid_errors(void)
               "grid shapes differing between ranks: %s (%s)", duet_status_string(st),
               duet_dist_last_error());
     }
+    duet_dist_grid_options go;
+    memset(&go, 0, sizeof go);
+    go.transport = DUET_DIST_TRANSPORT_NCCL;
+    if (strcmp(duet_backend_name(), "cuda") != 0) {
+        st = duet_dist_grid_create(MPI_COMM_WORLD, g_size, 1, g_ctx, &go, &grid);
+        CHECK(st == DUET_ERROR_UNSUPPORTED && grid == NULL, "NCCL transport on %s: %s (%s)",
+              duet_backend_name(), duet_status_string(st), duet_dist_last_error());
+    }
     CHECK(duet_dist_numroc(10, 3, 0, 0, 2) == 6 && duet_dist_numroc(10, 3, 1, 0, 2) == 4 &&
               duet_dist_numroc(10, 3, 1, 1, 2) == 6 && duet_dist_numroc(0, 3, 0, 0, 2) == 0,
           "duet_dist_numroc");
@@ -476,6 +491,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     setvbuf(stdout, NULL, _IONBF, 0);
+    g_quick = dt_quick_mode(argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--nccl")) g_transport = DUET_DIST_TRANSPORT_NCCL;
 
     /* One context per rank: rank r takes device r % count, so several ranks share a device
      * when there are fewer devices than ranks. */
@@ -490,8 +508,10 @@ int main(int argc, char **argv)
     }
     DT_OK(duet_context_create(g_rank % count, &g_ctx));
     if (g_rank == 0)
-        printf("test_dist_gemm: %d ranks, %s backend, %d device(s)\n", g_size,
-               duet_backend_name(), count);
+        printf("test_dist_gemm: %d ranks, %s backend, %d device(s), %s transport%s\n", g_size,
+               duet_backend_name(), count,
+               g_transport == DUET_DIST_TRANSPORT_NCCL ? "NCCL" : "MPI host-staged",
+               g_quick ? ", quick" : "");
 
     check_grid_errors();
     for (int p = 1; p <= g_size; p++)
