@@ -7,10 +7,10 @@
 #include <string.h>
 
 /* Usage: mpiexec -np P dist-bench [--dtype f64|f32|bf16] [--n N] [--block B] [--iters I]
- *                                 [--warmup W] [--grid PxQ]
+ *                                 [--warmup W] [--grid PxQ] [--nccl]
  * C (N x N, f64 or f32; f32 for bf16) = A (N x N) * B (N x N), all column-major, B x B blocks.
  * Rank r takes device r % count. Prints one line on rank 0:
- *   dist-bench: ranks P grid PxQ dtype D n N block B time_s T tflops F
+ *   dist-bench: ranks P grid PxQ dtype D transport mpi|nccl n N block B time_s T tflops F
  * where T is the median over the iterations of the slowest rank's time. Matrices hold a
  * constant pattern written on the device (no host generation of N^2 values). */
 
@@ -36,12 +36,15 @@ int main(int argc, char **argv)
     int64_t n = 8192, block = 512;
     int iters = 5, warmup = 1, prow = 0, pcol = 0;
     const char *dtname = "f64";
+    duet_dist_grid_options go;
+    memset(&go, 0, sizeof go);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtname = argv[++i];
         else if (!strcmp(argv[i], "--n") && i + 1 < argc) n = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--block") && i + 1 < argc) block = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--nccl")) go.transport = DUET_DIST_TRANSPORT_NCCL;
         else if (!strcmp(argv[i], "--grid") && i + 1 < argc) {
             if (sscanf(argv[++i], "%dx%d", &prow, &pcol) != 2) prow = pcol = 0;
         } else {
@@ -78,7 +81,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dist-bench: rank %d: %s\n", rank, duet_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    st = duet_dist_grid_create(MPI_COMM_WORLD, prow, pcol, ctx, NULL, &grid);
+    st = duet_dist_grid_create(MPI_COMM_WORLD, prow, pcol, ctx, &go, &grid);
     if (st != DUET_SUCCESS) {
         fprintf(stderr, "dist-bench: %s\n", duet_dist_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -120,8 +123,10 @@ int main(int argc, char **argv)
     qsort(times, (size_t)iters, sizeof *times, cmp_double);
     const double t = times[iters / 2];
     if (rank == 0)
-        printf("dist-bench: ranks %d grid %dx%d dtype %s n %lld block %lld time_s %.4f tflops %.2f\n",
-               size, prow, pcol, dtname, (long long)n, (long long)block, t,
+        printf("dist-bench: ranks %d grid %dx%d dtype %s transport %s n %lld block %lld time_s %.4f "
+               "tflops %.2f\n",
+               size, prow, pcol, dtname, go.transport == DUET_DIST_TRANSPORT_NCCL ? "nccl" : "mpi",
+               (long long)n, (long long)block, t,
                2.0 * (double)n * (double)n * (double)n / t * 1e-12);
     free(times);
     for (int x = 0; x < 3; x++) duet_buffer_destroy(buf[x]);

@@ -7,10 +7,13 @@
 #   build    -DBACKEND=cuda -DDUET_DIST=ON, the targets test_dist_gemm and dist-bench
 #   shared   tests/dist with 4 ranks (grids 1x4, 2x2, 4x1) and 1 rank, all on GPU 0
 #            (CUDA_VISIBLE_DEVICES=0: several processes share one GPU, panels staged in host memory)
-#   multi    with N >= 2 GPUs: tests/dist with N ranks, one rank per GPU (rank r takes GPU r % N)
+#            and, where duet_dist was built with NCCL, the same with the NCCL transport (--nccl;
+#            several ranks on one GPU is not a configuration NCCL supports, so that run has 1 rank)
+#   multi    with N >= 2 GPUs: tests/dist with N ranks, one rank per GPU (rank r takes GPU r % N),
+#            host-staged and (when built) NCCL
 #   scaling  dist-bench, C = A * B of SCALING_N^2 f64 and bf16 (f32 C), on 1, 2, 4, ... GPUs up to N
-#            (one rank per GPU), printing each time and the efficiency T(1) / (p * T(p)) of linear
-#            scaling; with one GPU only the 1-GPU baseline runs
+#            (one rank per GPU), for each transport built, printing each time and the efficiency
+#            T(1) / (p * T(p)) of linear scaling; with one GPU only the 1-GPU baseline runs
 # Writes into OUTDIR: summary.log (one line per phase and the scaling table; read this first),
 # build.log, shared.log, multi.log, scaling.log. Exit status 0 when every phase passed.
 #
@@ -88,10 +91,28 @@ BENCH=$BUILD_DIR/bench/dist-bench
 } >"$OUTDIR/shared.log" 2>&1
 phase "shared: tests/dist, 4 ranks and 1 rank on GPU 0" $?
 
+# The NCCL transport: test_dist_gemm --nccl exits 77 where duet_dist has no NCCL.
+CUDA_VISIBLE_DEVICES=0 timeout 300 "$MPIEXEC" -np 1 "${MPI_FLAGS[@]}" "$TEST" --nccl \
+    >>"$OUTDIR/shared.log" 2>&1
+rc=$?
+TRANSPORTS=(mpi)
+if [ $rc -eq 77 ]; then
+    note "SKIP  nccl: duet_dist built without NCCL"
+else
+    phase "nccl: tests/dist, 1 rank, NCCL transport" $rc
+    TRANSPORTS+=(nccl)
+fi
+
 # ---- one rank per GPU ---------------------------------------------------------------------
 if [ "$NGPU" -ge 2 ]; then
-    timeout 600 "$MPIEXEC" -np "$NGPU" "${MPI_FLAGS[@]}" "$TEST" >"$OUTDIR/multi.log" 2>&1
-    phase "multi: tests/dist, $NGPU ranks, one per GPU" $?
+    : >"$OUTDIR/multi.log"
+    for tr in "${TRANSPORTS[@]}"; do
+        flag=()
+        [ "$tr" = nccl ] && flag=(--nccl)
+        timeout 600 "$MPIEXEC" -np "$NGPU" "${MPI_FLAGS[@]}" "$TEST" "${flag[@]}" \
+            >>"$OUTDIR/multi.log" 2>&1
+        phase "multi: tests/dist, $NGPU ranks, one per GPU, $tr" $?
+    done
 else
     note "SKIP  multi: one GPU only"
 fi
@@ -99,23 +120,27 @@ fi
 # ---- scaling ------------------------------------------------------------------------------
 : >"$OUTDIR/scaling.log"
 note "scaling: C = A * B, n $SCALING_N, block $BLOCK, median of $ITERS (efficiency = T1 / (p * Tp))"
-for dt in f64 bf16; do
-    t1=""
-    for p in 1 2 4 8; do
-        [ "$p" -le "$NGPU" ] || break
-        line=$(timeout 900 "$MPIEXEC" -np "$p" "${MPI_FLAGS[@]}" "$BENCH" --dtype "$dt" \
-            --n "$SCALING_N" --block "$BLOCK" --iters "$ITERS" 2>&1 | tee -a "$OUTDIR/scaling.log" |
-            grep '^dist-bench:')
-        rc=$?
-        if [ $rc -ne 0 ] || [ -z "$line" ]; then
-            phase "scaling $dt p=$p" 1
-            continue
-        fi
-        t=$(echo "$line" | sed -n 's/.* time_s \([0-9.]*\).*/\1/p')
-        tf=$(echo "$line" | sed -n 's/.* tflops \([0-9.]*\).*/\1/p')
-        [ -n "$t1" ] || t1=$t
-        eff=$(awk -v a="$t1" -v b="$t" -v p="$p" 'BEGIN { printf "%.1f", 100 * a / (p * b) }')
-        note "  $dt  gpus $p  time ${t} s  ${tf} TFLOP/s  efficiency ${eff}%"
+for tr in "${TRANSPORTS[@]}"; do
+    flag=()
+    [ "$tr" = nccl ] && flag=(--nccl)
+    for dt in f64 bf16; do
+        t1=""
+        for p in 1 2 4 8; do
+            [ "$p" -le "$NGPU" ] || break
+            line=$(timeout 900 "$MPIEXEC" -np "$p" "${MPI_FLAGS[@]}" "$BENCH" --dtype "$dt" \
+                --n "$SCALING_N" --block "$BLOCK" --iters "$ITERS" "${flag[@]}" 2>&1 |
+                tee -a "$OUTDIR/scaling.log" | grep '^dist-bench:')
+            rc=$?
+            if [ $rc -ne 0 ] || [ -z "$line" ]; then
+                phase "scaling $tr $dt p=$p" 1
+                continue
+            fi
+            t=$(echo "$line" | sed -n 's/.* time_s \([0-9.]*\).*/\1/p')
+            tf=$(echo "$line" | sed -n 's/.* tflops \([0-9.]*\).*/\1/p')
+            [ -n "$t1" ] || t1=$t
+            eff=$(awk -v a="$t1" -v b="$t" -v p="$p" 'BEGIN { printf "%.1f", 100 * a / (p * b) }')
+            note "  $tr  $dt  gpus $p  time ${t} s  ${tf} TFLOP/s  efficiency ${eff}%"
+        done
     done
 done
 [ "$NGPU" -ge 2 ] || note "  (one GPU: scaling at 2 and 4 GPUs not measured)"

@@ -513,6 +513,21 @@ int main(int argc, char **argv)
                g_transport == DUET_DIST_TRANSPORT_NCCL ? "NCCL" : "MPI host-staged",
                g_quick ? ", quick" : "");
 
+    if (g_transport == DUET_DIST_TRANSPORT_NCCL) {
+        duet_dist_grid_options go;
+        memset(&go, 0, sizeof go);
+        go.transport = g_transport;
+        duet_dist_grid *probe = NULL;
+        st = duet_dist_grid_create(MPI_COMM_WORLD, 1, g_size, g_ctx, &go, &probe);
+        if (st == DUET_ERROR_UNSUPPORTED) {
+            if (g_rank == 0) printf("skipped: %s\n", duet_dist_last_error());
+            duet_context_destroy(g_ctx);
+            MPI_Finalize();
+            return DT_SKIP;
+        }
+        CHECK(st == DUET_SUCCESS, "NCCL grid: %s", duet_dist_last_error());
+        if (probe) duet_dist_grid_destroy(probe);
+    }
     check_grid_errors();
     for (int p = 1; p <= g_size; p++)
         if (g_size % p == 0) {
