@@ -39,12 +39,18 @@ int main(int argc, char **argv)
     duet_dist_grid_options go;
     memset(&go, 0, sizeof go);
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtname = argv[++i];
-        else if (!strcmp(argv[i], "--n") && i + 1 < argc) n = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--block") && i + 1 < argc) block = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--nccl")) go.transport = DUET_DIST_TRANSPORT_NCCL;
+        if (!strcmp(argv[i], "--dtype") && i + 1 < argc)
+            dtname = argv[++i];
+        else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+            n = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--block") && i + 1 < argc)
+            block = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+            iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
+            warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--nccl"))
+            go.transport = DUET_DIST_TRANSPORT_NCCL;
         else if (!strcmp(argv[i], "--grid") && i + 1 < argc) {
             if (sscanf(argv[++i], "%dx%d", &prow, &pcol) != 2) prow = pcol = 0;
         } else {
@@ -54,7 +60,8 @@ int main(int argc, char **argv)
         }
     }
     duet_dtype ab = DUET_DTYPE_F64, cdt = DUET_DTYPE_F64;
-    if (!strcmp(dtname, "f32")) ab = cdt = DUET_DTYPE_F32;
+    if (!strcmp(dtname, "f32"))
+        ab = cdt = DUET_DTYPE_F32;
     else if (!strcmp(dtname, "bf16")) {
         ab = DUET_DTYPE_BF16;
         cdt = DUET_DTYPE_F32;
@@ -123,11 +130,11 @@ int main(int argc, char **argv)
     qsort(times, (size_t)iters, sizeof *times, cmp_double);
     const double t = times[iters / 2];
     if (rank == 0)
-        printf("dist-bench: ranks %d grid %dx%d dtype %s transport %s n %lld block %lld time_s %.4f "
-               "tflops %.2f\n",
-               size, prow, pcol, dtname, go.transport == DUET_DIST_TRANSPORT_NCCL ? "nccl" : "mpi",
-               (long long)n, (long long)block, t,
-               2.0 * (double)n * (double)n * (double)n / t * 1e-12);
+        printf(
+            "dist-bench: ranks %d grid %dx%d dtype %s transport %s n %lld block %lld time_s %.4f "
+            "tflops %.2f\n",
+            size, prow, pcol, dtname, go.transport == DUET_DIST_TRANSPORT_NCCL ? "nccl" : "mpi",
+            (long long)n, (long long)block, t, 2.0 * (double)n * (double)n * (double)n / t * 1e-12);
     free(times);
     for (int x = 0; x < 3; x++) duet_buffer_destroy(buf[x]);
     duet_dist_grid_destroy(grid);

@@ -29,14 +29,13 @@ static int64_t l2g(int64_t l, int64_t nb, int iproc, int isrc, int nprocs)
 
 static size_t local_index(const duet_dist_desc *d, int64_t li, int64_t lj)
 {
-    return d->offset + (size_t)(d->layout == DUET_LAYOUT_ROW_MAJOR ? li * d->lld + lj
-                                                                   : lj * d->lld + li);
+    return d->offset +
+           (size_t)(d->layout == DUET_LAYOUT_ROW_MAJOR ? li * d->lld + lj : lj * d->lld + li);
 }
 
 /* Checks one local matrix on this rank: its ld and that its buffer holds it. */
-static duet_status check_local(const duet_dist_grid *g, const duet_dist_desc *d,
-                               duet_buffer *buf, const char *name, const char *bufname,
-                               const char *fn)
+static duet_status check_local(const duet_dist_grid *g, const duet_dist_desc *d, duet_buffer *buf,
+                               const char *name, const char *bufname, const char *fn)
 {
     int64_t rows, cols;
     dd_local_shape(g, d, &rows, &cols);
@@ -63,8 +62,8 @@ static duet_status check_local(const duet_dist_grid *g, const duet_dist_desc *d,
             return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                            "the local %lld x %lld matrix of %s (offset %zu, lld %lld) needs "
                            "%lld elements but its buffer holds %zu",
-                           (long long)rows, (long long)cols, bufname, d->offset,
-                           (long long)d->lld, (long long)(d->offset + (size_t)ext), maxel);
+                           (long long)rows, (long long)cols, bufname, d->offset, (long long)d->lld,
+                           (long long)(d->offset + (size_t)ext), maxel);
     }
     return DUET_SUCCESS;
 }
@@ -152,8 +151,8 @@ static void redistribute(duet_dist_grid *g, const operand *src, int transpose, c
     int *cnt = m->cnt, *sdisp = m->sdisp, *rcnt = m->rcnt, *rdisp = m->rdisp;
     int64_t *cursor = m->cursor;
     if (*st == DUET_SUCCESS && s_ext > 0) {
-        duet_status s2 = duet_buffer_read(g->stream, src->buf, sd->offset * es, s_host,
-                                          (size_t)s_ext * es);
+        duet_status s2 =
+            duet_buffer_read(g->stream, src->buf, sd->offset * es, s_host, (size_t)s_ext * es);
         if (s2 != DUET_SUCCESS) *st = dd_fail_duet(s2, fn, "reading an operand to redistribute");
     }
     {
@@ -230,8 +229,8 @@ static void redistribute(duet_dist_grid *g, const operand *src, int transpose, c
                        recvbuf + (size_t)cursor[r]++ * es, es);
             }
         if (d_ext > 0) {
-            duet_status s2 = duet_buffer_write(g->stream, dst->buf, dd->offset * es, d_host,
-                                               (size_t)d_ext * es);
+            duet_status s2 =
+                duet_buffer_write(g->stream, dst->buf, dd->offset * es, d_host, (size_t)d_ext * es);
             if (s2 != DUET_SUCCESS) *st = dd_fail_duet(s2, fn, "writing a redistributed operand");
         }
     }
@@ -248,8 +247,8 @@ typedef struct panel {
  * or B's (kw x lcols, packed row-major) to host[operand][parity]. A panel already packed in
  * the local matrix is read directly; any other goes through a device transpose into the
  * staging buffer (a transpose that changes the layout is a strided copy). */
-static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_id,
-                              const panel *p, int parity, const char *fn)
+static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_id, const panel *p,
+                              int parity, const char *fn)
 {
     const duet_dist_desc *d = &op->d;
     const size_t es = duet_dtype_size(d->dtype);
@@ -264,8 +263,8 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
                             : (d->layout == DUET_LAYOUT_ROW_MAJOR && (d->lld == cols || rows == 1));
     duet_status st;
     if (packed) {
-        st = duet_buffer_read_async(g->pack_stream, op->buf, first * es, g->host[operand_id][parity],
-                                    bytes);
+        st = duet_buffer_read_async(g->pack_stream, op->buf, first * es,
+                                    g->host[operand_id][parity], bytes);
     } else {
         duet_matrix in;
         memset(&in, 0, sizeof in);
@@ -278,9 +277,9 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
         in.layout = d->layout;
         in.batch_count = 1;
         /* out = in^T stored in the other layout holds in packed in the panel's layout. */
-        duet_matrix out = duet_matrix_make(g->stage[operand_id], d->dtype,
-                                           is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR,
-                                           cols, rows);
+        duet_matrix out =
+            duet_matrix_make(g->stage[operand_id], d->dtype,
+                             is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR, cols, rows);
         st = duet_transpose(g->pack_stream, &in, &out, NULL);
         if (st == DUET_SUCCESS)
             st = duet_buffer_read_async(g->pack_stream, g->stage[operand_id], 0,
@@ -318,9 +317,8 @@ static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int o
         in.dtype = d->dtype;
         in.layout = d->layout;
         in.batch_count = 1;
-        duet_matrix out = duet_matrix_make(dst, d->dtype,
-                                           is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR,
-                                           cols, rows);
+        duet_matrix out = duet_matrix_make(
+            dst, d->dtype, is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR, cols, rows);
         st = duet_transpose(g->pack_stream, &in, &out, NULL);
     }
     return st == DUET_SUCCESS ? st : dd_fail_duet(st, fn, "packing a panel");
@@ -410,8 +408,8 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
         if (st != DUET_SUCCESS || lrows == 0 || lcols == 0) continue;
         const panel *p = &cur;
         const size_t abytes = (size_t)(lrows * p->kw) * es, bbytes = (size_t)(lcols * p->kw) * es;
-        duet_status s2 = duet_buffer_write_async(g->stream, g->dev[DD_A][par], 0,
-                                                 g->host[DD_A][par], abytes);
+        duet_status s2 =
+            duet_buffer_write_async(g->stream, g->dev[DD_A][par], 0, g->host[DD_A][par], abytes);
         if (s2 == DUET_SUCCESS)
             s2 = duet_buffer_write_async(g->stream, g->dev[DD_B][par], 0, g->host[DD_B][par],
                                          bbytes);
@@ -475,10 +473,10 @@ static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand
         if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->pack_stream);
         if (s2 == DUET_SUCCESS) s2 = dd_stream_wait_event(g->stream, g->ev_up[par], fn);
         if (s2 == DUET_SUCCESS && st == DUET_SUCCESS && lrows > 0 && lcols > 0) {
-            duet_matrix ma = duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR,
-                                              lrows, p.kw);
-            duet_matrix mb = duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR,
-                                              p.kw, lcols);
+            duet_matrix ma =
+                duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR, lrows, p.kw);
+            duet_matrix mb =
+                duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR, p.kw, lcols);
             s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb, t == 0 ? beta : 1.0,
                            &mc, &lo);
             if (s2 != DUET_SUCCESS) s2 = dd_fail_duet(s2, fn, "the local duet_gemm of a panel");
@@ -496,8 +494,9 @@ static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand
 static int64_t max64(int64_t x, int64_t y) { return x > y ? x : y; }
 
 duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double alpha,
-                           const duet_dist_desc *desc_a, duet_buffer *a, const duet_dist_desc *desc_b,
-                           duet_buffer *b, double beta, const duet_dist_desc *desc_c, duet_buffer *c,
+                           const duet_dist_desc *desc_a, duet_buffer *a,
+                           const duet_dist_desc *desc_b, duet_buffer *b, double beta,
+                           const duet_dist_desc *desc_c, duet_buffer *c,
                            const duet_dist_gemm_options *options)
 {
     static const char fn[] = "duet_dist_gemm";
@@ -556,9 +555,11 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
     if (st == DUET_SUCCESS && reads_ab) st = check_local(g, desc_a, a, "desc_a", "A", fn);
     if (st == DUET_SUCCESS && reads_ab) st = check_local(g, desc_b, b, "desc_b", "B", fn);
     if (st == DUET_SUCCESS && reads_ab && c == a)
-        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C and A share a buffer (C may not overlap A)");
+        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                     "C and A share a buffer (C may not overlap A)");
     if (st == DUET_SUCCESS && reads_ab && c == b)
-        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C and B share a buffer (C may not overlap B)");
+        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                     "C and B share a buffer (C may not overlap B)");
 
     int64_t lrows = 0, lcols = 0;
     if (st == DUET_SUCCESS) dd_local_shape(g, desc_c, &lrows, &lcols);
@@ -666,11 +667,11 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
         params[np++] = d ? (int64_t)d->dtype : -1;
     }
     static const char *const names[26] = {
-        "op_a",      "op_b",      "alpha",        "beta",         "options->math",
-        "desc_a->m", "desc_a->n", "desc_a->mb",   "desc_a->nb",   "desc_a->rsrc",
-        "desc_a->csrc", "desc_a->dtype", "desc_b->m", "desc_b->n", "desc_b->mb",
-        "desc_b->nb", "desc_b->rsrc", "desc_b->csrc", "desc_b->dtype", "desc_c->m",
-        "desc_c->n", "desc_c->mb", "desc_c->nb", "desc_c->rsrc", "desc_c->csrc",
+        "op_a",         "op_b",          "alpha",        "beta",          "options->math",
+        "desc_a->m",    "desc_a->n",     "desc_a->mb",   "desc_a->nb",    "desc_a->rsrc",
+        "desc_a->csrc", "desc_a->dtype", "desc_b->m",    "desc_b->n",     "desc_b->mb",
+        "desc_b->nb",   "desc_b->rsrc",  "desc_b->csrc", "desc_b->dtype", "desc_c->m",
+        "desc_c->n",    "desc_c->mb",    "desc_c->nb",   "desc_c->rsrc",  "desc_c->csrc",
         "desc_c->dtype"};
     st = dd_agree(g->comm, st, params, names, np, fn);
     if (st != DUET_SUCCESS || !compute) goto done;
@@ -678,10 +679,10 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
     if (!reads_ab) {
         /* C = beta * C (beta 0 writes zeros without reading C): a local GEMM with K = 0. */
         if (lrows > 0 && lcols > 0) {
-            duet_matrix ma = duet_matrix_make(g->dummy, desc_a->dtype, DUET_LAYOUT_COL_MAJOR,
-                                              lrows, 0);
-            duet_matrix mb = duet_matrix_make(g->dummy, desc_b->dtype, DUET_LAYOUT_ROW_MAJOR, 0,
-                                              lcols);
+            duet_matrix ma =
+                duet_matrix_make(g->dummy, desc_a->dtype, DUET_LAYOUT_COL_MAJOR, lrows, 0);
+            duet_matrix mb =
+                duet_matrix_make(g->dummy, desc_b->dtype, DUET_LAYOUT_ROW_MAJOR, 0, lcols);
             ma.ld = max64(1, lrows);
             mb.ld = max64(1, lcols);
             duet_matrix mc;
@@ -717,8 +718,8 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
             st = summa_nccl(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
                             alpha, beta, options, st, fn);
         else
-            st = summa(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
-                       alpha, beta, options, elem, st, fn);
+            st = summa(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K, alpha,
+                       beta, options, elem, st, fn);
         MPI_Type_free(&elem);
     }
 

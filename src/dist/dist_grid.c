@@ -1,4 +1,5 @@
-/* dist_grid.c - duet_dist's process grid, block-cyclic index math and collective error agreement. */
+/* dist_grid.c - duet_dist's process grid, block-cyclic index math and collective error agreement.
+ */
 #include "dist_internal.h"
 
 #include <limits.h>
@@ -33,7 +34,8 @@ duet_status dd_mpi_fail(int err, const char *func, const char *what)
 {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
-    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", err);
+    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "code %d", err);
     return dd_fail(DUET_ERROR_BACKEND, func, "%s failed: %s", what, text);
 }
 
@@ -43,8 +45,8 @@ typedef struct agreed_error {
     char msg[sizeof g_msg];
 } agreed_error;
 
-duet_status dd_agree(MPI_Comm comm, duet_status st, const int64_t *params,
-                     const char *const *names, int nparams, const char *func)
+duet_status dd_agree(MPI_Comm comm, duet_status st, const int64_t *params, const char *const *names,
+                     int nparams, const char *func)
 {
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
@@ -75,7 +77,8 @@ duet_status dd_agree(MPI_Comm comm, duet_status st, const int64_t *params,
             snprintf(e.msg, sizeof e.msg, "%s", body);
         }
         err = MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, root, comm);
-        if (err != MPI_SUCCESS) return dd_mpi_fail(err, func, "MPI_Bcast of the failing rank's error");
+        if (err != MPI_SUCCESS)
+            return dd_mpi_fail(err, func, "MPI_Bcast of the failing rank's error");
         e.msg[sizeof e.msg - 1] = '\0';
         return dd_fail((duet_status)e.status, func, "rank %d: %s", root, e.msg);
     }
@@ -83,8 +86,7 @@ duet_status dd_agree(MPI_Comm comm, duet_status st, const int64_t *params,
         const int64_t hi = outbuf[1 + i], lo = -outbuf[1 + nparams + i];
         if (hi != lo)
             return dd_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                           "%s differs between ranks (it must be the same on all ranks)",
-                           names[i]);
+                           "%s differs between ranks (it must be the same on all ranks)", names[i]);
     }
     return DUET_SUCCESS;
 }
@@ -112,10 +114,13 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
     dd_clear_error();
     if (!grid) return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "grid is NULL");
     *grid = NULL;
-    if (comm == MPI_COMM_NULL) return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "comm is MPI_COMM_NULL");
+    if (comm == MPI_COMM_NULL)
+        return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "comm is MPI_COMM_NULL");
     int inited = 0;
     MPI_Initialized(&inited);
-    if (!inited) return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "MPI is not initialised (call MPI_Init first)");
+    if (!inited)
+        return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "MPI is not initialised (call MPI_Init first)");
     int rank = 0, size = 0;
     int err = MPI_Comm_rank(comm, &rank);
     if (err == MPI_SUCCESS) err = MPI_Comm_size(comm, &size);
@@ -283,8 +288,8 @@ duet_status duet_dist_grid_info(const duet_dist_grid *g, int *prow, int *pcol, i
 }
 
 /* Checks the parts of a descriptor that do not depend on the rank. */
-duet_status dd_check_desc_global(const duet_dist_grid *g, const duet_dist_desc *d,
-                                 const char *name, const char *fn)
+duet_status dd_check_desc_global(const duet_dist_grid *g, const duet_dist_desc *d, const char *name,
+                                 const char *fn)
 {
     if (!d) return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s is NULL", name);
     if (d->m < 0 || d->n < 0)
@@ -292,32 +297,31 @@ duet_status dd_check_desc_global(const duet_dist_grid *g, const duet_dist_desc *
                        name, (long long)d->m, name, (long long)d->n);
     if (d->mb < 1 || d->nb < 1)
         return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "%s.mb (%lld) and %s.nb (%lld) must be >= 1", name, (long long)d->mb,
-                       name, (long long)d->nb);
+                       "%s.mb (%lld) and %s.nb (%lld) must be >= 1", name, (long long)d->mb, name,
+                       (long long)d->nb);
     if (d->rsrc < 0 || d->rsrc >= g->prow)
         return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s.rsrc (%d) is not a grid row (0..%d)",
                        name, d->rsrc, g->prow - 1);
     if (d->csrc < 0 || d->csrc >= g->pcol)
-        return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "%s.csrc (%d) is not a grid column (0..%d)", name, d->csrc, g->pcol - 1);
+        return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s.csrc (%d) is not a grid column (0..%d)",
+                       name, d->csrc, g->pcol - 1);
     if (duet_dtype_size(d->dtype) == 0)
         return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s.dtype (%d) is not a duet_dtype", name,
                        (int)d->dtype);
     if (d->layout != DUET_LAYOUT_ROW_MAJOR && d->layout != DUET_LAYOUT_COL_MAJOR)
-        return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s.layout (%d) is not a duet_layout",
-                       name, (int)d->layout);
+        return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s.layout (%d) is not a duet_layout", name,
+                       (int)d->layout);
     return DUET_SUCCESS;
 }
 
-void dd_local_shape(const duet_dist_grid *g, const duet_dist_desc *d, int64_t *rows,
-                    int64_t *cols)
+void dd_local_shape(const duet_dist_grid *g, const duet_dist_desc *d, int64_t *rows, int64_t *cols)
 {
     *rows = duet_dist_numroc(d->m, d->mb, g->myrow, d->rsrc, g->prow);
     *cols = duet_dist_numroc(d->n, d->nb, g->mycol, d->csrc, g->pcol);
 }
 
-duet_status duet_dist_local_shape(const duet_dist_grid *g, const duet_dist_desc *d,
-                                  int64_t *rows, int64_t *cols)
+duet_status duet_dist_local_shape(const duet_dist_grid *g, const duet_dist_desc *d, int64_t *rows,
+                                  int64_t *cols)
 {
     static const char fn[] = "duet_dist_local_shape";
     dd_clear_error();
@@ -329,9 +333,9 @@ duet_status duet_dist_local_shape(const duet_dist_grid *g, const duet_dist_desc 
     return DUET_SUCCESS;
 }
 
-duet_status duet_dist_locate(const duet_dist_grid *g, const duet_dist_desc *d, int64_t i,
-                             int64_t j, int *owner_row, int *owner_col, int *owner_rank,
-                             int64_t *li, int64_t *lj)
+duet_status duet_dist_locate(const duet_dist_grid *g, const duet_dist_desc *d, int64_t i, int64_t j,
+                             int *owner_row, int *owner_col, int *owner_rank, int64_t *li,
+                             int64_t *lj)
 {
     static const char fn[] = "duet_dist_locate";
     dd_clear_error();
@@ -340,8 +344,8 @@ duet_status duet_dist_locate(const duet_dist_grid *g, const duet_dist_desc *d, i
     if (st != DUET_SUCCESS) return st;
     if (i < 0 || i >= d->m || j < 0 || j >= d->n)
         return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "(%lld, %lld) is outside the %lld x %lld matrix", (long long)i,
-                       (long long)j, (long long)d->m, (long long)d->n);
+                       "(%lld, %lld) is outside the %lld x %lld matrix", (long long)i, (long long)j,
+                       (long long)d->m, (long long)d->n);
     const int r = (int)((i / d->mb + d->rsrc) % g->prow);
     const int c = (int)((j / d->nb + d->csrc) % g->pcol);
     if (owner_row) *owner_row = r;

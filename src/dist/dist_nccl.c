@@ -1,4 +1,5 @@
-/* dist_nccl.c - duet_dist's NCCL transport: row and column communicators, device panel broadcasts. */
+/* dist_nccl.c - duet_dist's NCCL transport: row and column communicators, device panel broadcasts.
+ */
 #include "dist_internal.h"
 
 #ifdef DUET_DIST_HAVE_NCCL
@@ -28,7 +29,8 @@ static duet_status init_one(MPI_Comm sub, ncclComm_t *comm, duet_status st, cons
         if (r != ncclSuccess && st == DUET_SUCCESS) st = nccl_fail(r, fn, "ncclGetUniqueId");
     }
     int err = MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, sub);
-    if (err != MPI_SUCCESS && st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Bcast of the NCCL id");
+    if (err != MPI_SUCCESS && st == DUET_SUCCESS)
+        st = dd_mpi_fail(err, fn, "MPI_Bcast of the NCCL id");
     ncclResult_t r = ncclCommInitRank(comm, size, id, rank);
     if (r != ncclSuccess) {
         *comm = NULL;
@@ -46,7 +48,8 @@ duet_status dd_nccl_init(duet_dist_grid *g, const char *fn)
     memset(&attr, 0, sizeof attr);
     if (duet_buffer_device_ptr(g->dummy, 0, &p) != DUET_SUCCESS)
         st = dd_fail_duet(DUET_ERROR_BACKEND, fn, "duet_buffer_device_ptr");
-    else if (cudaPointerGetAttributes(&attr, p) != cudaSuccess || cudaSetDevice(attr.device) != cudaSuccess)
+    else if (cudaPointerGetAttributes(&attr, p) != cudaSuccess ||
+             cudaSetDevice(attr.device) != cudaSuccess)
         st = dd_fail(DUET_ERROR_BACKEND, fn, "finding the context's CUDA device failed");
     /* Agree before the NCCL initialisations, which wait for every member. */
     st = dd_agree(g->comm, st, NULL, NULL, 0, fn);

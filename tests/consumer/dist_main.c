@@ -1,4 +1,5 @@
-/* dist_main.c - a program outside duet's tree using an installed duet::dist (one rank, 1x1 grid). */
+/* dist_main.c - a program outside duet's tree using an installed duet::dist (one rank, 1x1 grid).
+ */
 #include <duet/duet_dist.h>
 
 #include <stdio.h>
@@ -31,8 +32,9 @@ int main(int argc, char **argv)
     duet_dist_desc A = {2, 3, 2, 2, 0, 0, 2, DUET_DTYPE_F64, DUET_LAYOUT_COL_MAJOR, 0};
     duet_dist_desc B = {3, 2, 2, 2, 0, 0, 3, DUET_DTYPE_F64, DUET_LAYOUT_COL_MAJOR, 0};
     duet_dist_desc C = {2, 2, 2, 2, 0, 0, 2, DUET_DTYPE_F64, DUET_LAYOUT_COL_MAJOR, 0};
-    ok = ok && duet_dist_gemm(grid, DUET_OP_N, DUET_OP_N, 1.0, &A, da, &B, db, 0.0, &C, dc,
-                              NULL) == DUET_SUCCESS &&
+    ok = ok &&
+         duet_dist_gemm(grid, DUET_OP_N, DUET_OP_N, 1.0, &A, da, &B, db, 0.0, &C, dc, NULL) ==
+             DUET_SUCCESS &&
          duet_buffer_read(NULL, dc, 0, c, sizeof c) == DUET_SUCCESS;
     if (!ok) fprintf(stderr, "consumer-dist: %s %s\n", duet_dist_last_error(), duet_last_error());
     for (int i = 0; ok && i < 4; i++) ok = c[i] == want[i];

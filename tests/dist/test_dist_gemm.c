@@ -1,4 +1,5 @@
-/* test_dist_gemm.c - duet_dist_gemm on every grid of the run's ranks against a one-process reference. */
+/* test_dist_gemm.c - duet_dist_gemm on every grid of the run's ranks against a one-process
+ * reference. */
 #include "harness.h"
 
 #include <duet/duet_dist.h>
@@ -10,20 +11,20 @@
 #include <string.h>
 
 static int g_rank, g_size;
-static int g_quick;                 /* --quick: a reduced case set (sanitizer runs)           */
+static int g_quick;                     /* --quick: a reduced case set (sanitizer runs)           */
 static duet_dist_transport g_transport; /* --nccl: the NCCL transport (cuda builds with NCCL) */
 static long g_checks, g_failed;
 static duet_context *g_ctx;
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        g_checks++;                                                                          \
-        if (!(cond)) {                                                                       \
-            g_failed++;                                                                      \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__);            \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        g_checks++;                                                                                \
+        if (!(cond)) {                                                                             \
+            g_failed++;                                                                            \
+            fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__);                  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 /* The block-cyclic map, written here from ScaLAPACK's definition (not the library's code). */
@@ -88,9 +89,10 @@ static void make_local(const duet_dist_grid *grid, int myrow, int mycol, int pro
     dt_fill_sentinel(l->host, dt, l->elems);
     for (int64_t li = 0; li < l->rows; li++)
         for (int64_t lj = 0; lj < l->cols; lj++) {
-            const int64_t i = t_l2g(li, mb, myrow, rsrc, prow), j = t_l2g(lj, nb, mycol, csrc, pcol);
+            const int64_t i = t_l2g(li, mb, myrow, rsrc, prow),
+                          j = t_l2g(lj, nb, mycol, csrc, pcol);
             const size_t x = 3 + (size_t)(layout == DUET_LAYOUT_ROW_MAJOR ? li * l->d.lld + lj
-                                                                           : lj * l->d.lld + li);
+                                                                          : lj * l->d.lld + li);
             memcpy(l->host + x * es, g + (size_t)(i * cols + j) * es, es);
         }
     DT_OK(duet_buffer_create(g_ctx, l->elems * es, &l->buf));
@@ -130,16 +132,18 @@ static void run_case(duet_dist_grid *grid, const tcase *t, const char *gridname)
     const int64_t ar = t->op_a == DUET_OP_N ? t->m : t->k, ac = t->op_a == DUET_OP_N ? t->k : t->m;
     const int64_t br = t->op_b == DUET_OP_N ? t->k : t->n, bc = t->op_b == DUET_OP_N ? t->n : t->k;
     const size_t es = duet_dtype_size(t->ab), ces = duet_dtype_size(t->c);
-    unsigned char *ga = malloc((size_t)(ar * ac + 1) * es), *gb = malloc((size_t)(br * bc + 1) * es);
+    unsigned char *ga = malloc((size_t)(ar * ac + 1) * es),
+                  *gb = malloc((size_t)(br * bc + 1) * es);
     unsigned char *gc = malloc((size_t)(t->m * t->n + 1) * ces);
     unsigned char *gref = malloc((size_t)(t->m * t->n + 1) * ces);
     double *ref = malloc((size_t)(t->m * t->n + 1) * sizeof *ref);
     double *gauge = malloc((size_t)(t->m * t->n + 1) * sizeof *gauge);
-    for (int64_t x = 0; x < ar * ac; x++) dt_set(ga, t->ab, (size_t)x, t->nan_ab ? NAN : gen(t->ab));
-    for (int64_t x = 0; x < br * bc; x++) dt_set(gb, t->ab, (size_t)x, t->nan_ab ? NAN : gen(t->ab));
+    for (int64_t x = 0; x < ar * ac; x++)
+        dt_set(ga, t->ab, (size_t)x, t->nan_ab ? NAN : gen(t->ab));
+    for (int64_t x = 0; x < br * bc; x++)
+        dt_set(gb, t->ab, (size_t)x, t->nan_ab ? NAN : gen(t->ab));
     for (int64_t x = 0; x < t->m * t->n; x++)
-        dt_set(gc, t->c, (size_t)x,
-               t->beta == 0.0 && t->c != DUET_DTYPE_I32 ? NAN : gen(t->c));
+        dt_set(gc, t->c, (size_t)x, t->beta == 0.0 && t->c != DUET_DTYPE_I32 ? NAN : gen(t->c));
     memcpy(gref, gc, (size_t)(t->m * t->n) * ces);
     duet_matrix ma = duet_matrix_make(NULL, t->ab, DUET_LAYOUT_ROW_MAJOR, ar, ac);
     duet_matrix mb = duet_matrix_make(NULL, t->ab, DUET_LAYOUT_ROW_MAJOR, br, bc);
@@ -171,7 +175,7 @@ static void run_case(duet_dist_grid *grid, const tcase *t, const char *gridname)
                 const int64_t i = t_l2g(li, t->cmb, myrow, t->crsrc, prow);
                 const int64_t j = t_l2g(lj, t->cnb, mycol, t->ccsrc, pcol);
                 const size_t x = 3 + (size_t)(t->lc == DUET_LAYOUT_ROW_MAJOR ? li * lc.d.lld + lj
-                                                                              : lj * lc.d.lld + li);
+                                                                             : lj * lc.d.lld + li);
                 is_c[x] = 1;
                 const size_t gi = (size_t)(i * t->n + j);
                 const double got = dt_get(out, t->c, x);
@@ -249,9 +253,8 @@ static void check_agreement(duet_dist_grid *grid)
             dc.dtype = DUET_DTYPE_F16;
             want = DUET_ERROR_UNSUPPORTED;
         }
-        duet_status st =
-            duet_dist_gemm(grid, DUET_OP_N, DUET_OP_N, 1.0, &da, la.buf, &lb.d, lb.buf, 0.0, &dc,
-                           lc.buf, NULL);
+        duet_status st = duet_dist_gemm(grid, DUET_OP_N, DUET_OP_N, 1.0, &da, la.buf, &lb.d, lb.buf,
+                                        0.0, &dc, lc.buf, NULL);
         char msg[1024], root_msg[1024];
         snprintf(msg, sizeof msg, "%s", duet_dist_last_error());
         memcpy(root_msg, msg, sizeof msg);
@@ -262,8 +265,9 @@ static void check_agreement(duet_dist_grid *grid)
         CHECK(st == want, "agreement variant %d: status %s, want %s (%s)", variant,
               duet_status_string(st), duet_status_string(want), msg);
         CHECK(smin == smax, "agreement variant %d: ranks returned different statuses", variant);
-        CHECK(strcmp(msg, root_msg) == 0, "agreement variant %d: message '%s' differs from rank 0's '%s'",
-              variant, msg, root_msg);
+        CHECK(strcmp(msg, root_msg) == 0,
+              "agreement variant %d: message '%s' differs from rank 0's '%s'", variant, msg,
+              root_msg);
         if (variant == 0) {
             char expect[64];
             snprintf(expect, sizeof expect, "rank %d: desc_a.lld (0)", bad_rank);
@@ -299,8 +303,8 @@ static void check_deterministic(duet_dist_grid *grid)
                0, &la);
     make_local(grid, myrow, mycol, prow, pcol, gb, t.k, t.n, t.ab, DUET_LAYOUT_COL_MAJOR, 5, 2, 0,
                0, &lb);
-    make_local(grid, myrow, mycol, prow, pcol, gc, t.m, t.n, t.c, DUET_LAYOUT_COL_MAJOR, 3, 2, 0,
-               0, &lc);
+    make_local(grid, myrow, mycol, prow, pcol, gc, t.m, t.n, t.c, DUET_LAYOUT_COL_MAJOR, 3, 2, 0, 0,
+               &lc);
     const size_t bytes = lc.elems * es;
     unsigned char *r1 = malloc(bytes), *r2 = malloc(bytes);
     for (int run = 0; run < 2; run++) {
@@ -461,8 +465,8 @@ static void check_grid_errors(void)
 {
     duet_dist_grid *grid = NULL;
     duet_status st = duet_dist_grid_create(MPI_COMM_WORLD, g_size + 1, 1, g_ctx, NULL, &grid);
-    CHECK(st == DUET_ERROR_INVALID_ARGUMENT && grid == NULL,
-          "grid (size + 1) x 1: %s (%s)", duet_status_string(st), duet_dist_last_error());
+    CHECK(st == DUET_ERROR_INVALID_ARGUMENT && grid == NULL, "grid (size + 1) x 1: %s (%s)",
+          duet_status_string(st), duet_dist_last_error());
     if (g_size > 1) {
         /* One rank asks for another shape: every rank fails. */
         const int p = g_rank == g_size - 1 ? 1 : g_size;
