@@ -127,8 +127,8 @@ typedef struct duet_dist_gemm_options {
  * never reads C, alpha 0 never reads A or B, K 0 gives beta * C) and dtypes (its table), except
  * that C must not be f16 or bf16 (each k panel's product would be rounded into C:
  * DUET_ERROR_UNSUPPORTED; take an f32 C). op(A) is M x K, op(B) is K x N, C is M x N; the local
- * matrices are in buffers of the grid's context (a, b, c) and C must not share storage with A
- * or B. No batches. The grid reads and writes them on its own streams: work that writes them
+ * matrices are in buffers of the grid's context (a, b, c); C must not be in A's or B's buffer.
+ * No batches. The grid reads and writes them on its own streams: work that writes them
  * must be complete (synchronized) before the call. Returns when C is complete on this rank.
  *
  * SUMMA: when A's rows are dealt like C's (op_a N, a->mb == c->mb, a->rsrc == c->rsrc) and
@@ -136,14 +136,16 @@ typedef struct duet_dist_gemm_options {
  * straight from A and B; otherwise the operand is first moved (one MPI_Alltoallv through host
  * memory) into a temporary distributed matrix that is, transposed when its op is T. Then, for
  * each k panel in increasing order, its owners broadcast A's panel along grid rows and B's along
- * grid columns (MPI_Ibcast, host-staged) and each rank adds the panel product to its local C
- * with duet_gemm; the broadcast of panel k + 1 is in flight during the GEMM of panel k.
+ * grid columns (MPI_Ibcast, host-staged, or ncclBroadcast with the NCCL transport) and each
+ * rank adds the panel product to its local C with duet_gemm; the broadcast of panel k + 1 is in
+ * flight during the GEMM of panel k.
  * Results are the same run to run (fixed panel order, no cross-rank floating-point sums).
  *
  * Must be identical on all ranks: op_a, op_b, alpha, beta, and each descriptor's m, n, mb, nb,
  * rsrc, csrc, dtype; options->math. Each rank's own: the buffers and each descriptor's lld,
  * layout and offset. Statuses: duet_gemm's, agreed between ranks before any data moves; BACKEND
- * when an MPI call fails. Collective over the grid. */
+ * when an MPI or NCCL call fails. Collective over the grid (a NULL grid is the one local
+ * return: INVALID_HANDLE). */
 DUET_DIST_API duet_status duet_dist_gemm(duet_dist_grid *grid, duet_op op_a, duet_op op_b,
                                          double alpha, const duet_dist_desc *desc_a,
                                          duet_buffer *a, const duet_dist_desc *desc_b,
