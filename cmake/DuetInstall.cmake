@@ -11,16 +11,24 @@ install(TARGETS duet EXPORT duetTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# duet_dlpack.h only where its functions were built.
-if(DUET_HAVE_DLPACK)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/duet
-    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-    FILES_MATCHING PATTERN "*.h")
-else()
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/duet
-    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-    FILES_MATCHING PATTERN "*.h" PATTERN "duet_dlpack.h" EXCLUDE)
+if(DUET_HAVE_DIST)
+  install(TARGETS duet_dist EXPORT duetTargets
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endif()
+# duet_dlpack.h and duet_dist.h only where their functions were built.
+set(_duet_header_excludes "")
+if(NOT DUET_HAVE_DLPACK)
+  list(APPEND _duet_header_excludes PATTERN "duet_dlpack.h" EXCLUDE)
+endif()
+if(NOT DUET_HAVE_DIST)
+  list(APPEND _duet_header_excludes PATTERN "duet_dist.h" EXCLUDE)
+endif()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/duet
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h" ${_duet_header_excludes})
 install(EXPORT duetTargets
   FILE duetTargets.cmake
   NAMESPACE duet::
@@ -176,6 +184,7 @@ function(_duet_write_package_files)
     endif()
   endforeach()
   set(DUET_PACKAGE_BACKEND ${DUET_BACKEND})
+  set(DUET_PACKAGE_DIST ${DUET_HAVE_DIST})
   if(duet_type STREQUAL "STATIC_LIBRARY")
     set(DUET_PACKAGE_SHARED OFF)
   else()

@@ -1,0 +1,733 @@
+/* dist_gemm.c - duet_dist_gemm: SUMMA over a 2D grid, operand redistribution, panel pipeline. */
+#include "dist_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A distributed operand as the SUMMA loop reads it: descriptor plus this rank's buffer. */
+typedef struct operand {
+    duet_dist_desc d;
+    duet_buffer *buf;
+    int64_t lrows, lcols;
+} operand;
+
+/* Elements from the first to the last of a local matrix (0 when empty). */
+static int64_t local_extent(const duet_dist_desc *d, int64_t rows, int64_t cols)
+{
+    if (rows == 0 || cols == 0) return 0;
+    return d->layout == DUET_LAYOUT_ROW_MAJOR ? (rows - 1) * d->lld + cols
+                                              : (cols - 1) * d->lld + rows;
+}
+
+static int64_t l2g(int64_t l, int64_t nb, int iproc, int isrc, int nprocs)
+{
+    const int mydist = (nprocs + iproc - isrc) % nprocs;
+    return ((l / nb) * nprocs + mydist) * nb + l % nb;
+}
+
+static size_t local_index(const duet_dist_desc *d, int64_t li, int64_t lj)
+{
+    return d->offset +
+           (size_t)(d->layout == DUET_LAYOUT_ROW_MAJOR ? li * d->lld + lj : lj * d->lld + li);
+}
+
+/* Checks one local matrix on this rank: its ld and that its buffer holds it. */
+static duet_status check_local(const duet_dist_grid *g, const duet_dist_desc *d, duet_buffer *buf,
+                               const char *name, const char *bufname, const char *fn)
+{
+    int64_t rows, cols;
+    dd_local_shape(g, d, &rows, &cols);
+    const int64_t line = d->layout == DUET_LAYOUT_ROW_MAJOR ? cols : rows;
+    const int64_t need = line > 1 ? line : 1;
+    if (d->lld < need)
+        return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "%s.lld (%lld) is smaller than the local %s of %s (%lld) on grid "
+                       "process (%d, %d)",
+                       name, (long long)d->lld,
+                       d->layout == DUET_LAYOUT_ROW_MAJOR ? "columns" : "rows", bufname,
+                       (long long)need, g->myrow, g->mycol);
+    if (!buf) return dd_fail(DUET_ERROR_INVALID_HANDLE, fn, "%s is NULL", bufname);
+    size_t bytes = 0;
+    duet_status st = duet_buffer_size(buf, &bytes);
+    if (st != DUET_SUCCESS)
+        return dd_fail(DUET_ERROR_INVALID_HANDLE, fn, "%s is not a live buffer: %s", bufname,
+                       duet_last_error());
+    const size_t es = duet_dtype_size(d->dtype);
+    const int64_t ext = local_extent(d, rows, cols);
+    if (ext > 0) {
+        const size_t maxel = bytes / es;
+        if (d->offset > maxel || (uint64_t)ext > maxel - d->offset)
+            return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "the local %lld x %lld matrix of %s (offset %zu, lld %lld) needs "
+                           "%lld elements but its buffer holds %zu",
+                           (long long)rows, (long long)cols, bufname, d->offset, (long long)d->lld,
+                           (long long)(d->offset + (size_t)ext), maxel);
+    }
+    return DUET_SUCCESS;
+}
+
+static int dtypes_supported(duet_dtype ab, duet_dtype c)
+{
+    switch (ab) {
+    case DUET_DTYPE_F32: return c == DUET_DTYPE_F32;
+    case DUET_DTYPE_F64: return c == DUET_DTYPE_F64;
+    case DUET_DTYPE_I32: return c == DUET_DTYPE_I32;
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_BF16: return c == DUET_DTYPE_F32;
+    case DUET_DTYPE_I8: return c == DUET_DTYPE_I32;
+    }
+    return 0;
+}
+
+static int integer_scalar_ok(double v)
+{
+    return v == floor(v) && v >= (double)INT32_MIN && v <= (double)INT32_MAX;
+}
+
+/* Moves src (transposed when transpose) into dst, of the same dtype, through host memory and
+ * one MPI_Alltoallv. Every rank packs its elements in the order of its local rows, then
+ * columns (global source order); each receiver walks its own elements in the order that
+ * reproduces each sender's, so no indices travel. A local failure is recorded in *st and the
+ * collective still runs, so no rank is left waiting on this one. */
+typedef struct redist_mem {
+    unsigned char *s_host, *d_host, *sendbuf, *recvbuf;
+    int *cnt, *sdisp, *rcnt, *rdisp;
+    int64_t *cursor;
+} redist_mem;
+
+static void redist_free(redist_mem *m)
+{
+    free(m->s_host);
+    free(m->d_host);
+    free(m->sendbuf);
+    free(m->recvbuf);
+    free(m->cnt);
+    free(m->cursor);
+    memset(m, 0, sizeof *m);
+}
+
+/* Host memory for one redistribution, taken before the ranks agree to go ahead (a rank that
+ * could not take part in the all-to-all would leave the others waiting). */
+static duet_status redist_alloc(const duet_dist_grid *g, const operand *src, const operand *dst,
+                                redist_mem *m, const char *fn)
+{
+    const size_t es = duet_dtype_size(src->d.dtype);
+    const int64_t s_ext = local_extent(&src->d, src->lrows, src->lcols);
+    const int64_t d_ext = local_extent(&dst->d, dst->lrows, dst->lcols);
+    const int64_t s_count = src->lrows * src->lcols, d_count = dst->lrows * dst->lcols;
+    memset(m, 0, sizeof *m);
+    if (s_count > INT_MAX || d_count > INT_MAX)
+        return dd_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "a local matrix of more than 2^31 - 1 elements cannot be redistributed "
+                       "(transposed or with other blocks than C's) in one MPI_Alltoallv");
+    m->s_host = malloc((size_t)(s_ext > 0 ? s_ext : 1) * es);
+    m->d_host = malloc((size_t)(d_ext > 0 ? d_ext : 1) * es);
+    m->sendbuf = malloc((size_t)(s_count > 0 ? s_count : 1) * es);
+    m->recvbuf = malloc((size_t)(d_count > 0 ? d_count : 1) * es);
+    m->cnt = calloc((size_t)g->size * 4, sizeof *m->cnt);
+    m->cursor = calloc((size_t)g->size, sizeof *m->cursor);
+    if (!m->s_host || !m->d_host || !m->sendbuf || !m->recvbuf || !m->cnt || !m->cursor) {
+        redist_free(m);
+        return dd_fail(DUET_ERROR_OUT_OF_MEMORY, fn, "out of host memory for a redistribution");
+    }
+    m->sdisp = m->cnt + g->size;
+    m->rcnt = m->cnt + 2 * g->size;
+    m->rdisp = m->cnt + 3 * g->size;
+    return DUET_SUCCESS;
+}
+
+static void redistribute(duet_dist_grid *g, const operand *src, int transpose, const operand *dst,
+                         redist_mem *m, MPI_Datatype elem, duet_status *st, const char *fn)
+{
+    const size_t es = duet_dtype_size(src->d.dtype);
+    const int size = g->size;
+    const duet_dist_desc *sd = &src->d, *dd = &dst->d;
+    const int64_t s_ext = local_extent(sd, src->lrows, src->lcols);
+    const int64_t d_ext = local_extent(dd, dst->lrows, dst->lcols);
+    unsigned char *s_host = m->s_host, *d_host = m->d_host;
+    unsigned char *sendbuf = m->sendbuf, *recvbuf = m->recvbuf;
+    int *cnt = m->cnt, *sdisp = m->sdisp, *rcnt = m->rcnt, *rdisp = m->rdisp;
+    int64_t *cursor = m->cursor;
+    if (*st == DUET_SUCCESS && s_ext > 0) {
+        duet_status s2 =
+            duet_buffer_read(g->stream, src->buf, sd->offset * es, s_host, (size_t)s_ext * es);
+        if (s2 != DUET_SUCCESS) *st = dd_fail_duet(s2, fn, "reading an operand to redistribute");
+    }
+    {
+        /* Source order: global row, then column, of the source. */
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                int64_t acc = 0;
+                for (int r = 0; r < size; r++) {
+                    sdisp[r] = (int)acc;
+                    cursor[r] = acc;
+                    acc += cnt[r];
+                }
+            }
+            for (int64_t li = 0; li < src->lrows; li++) {
+                const int64_t i = l2g(li, sd->mb, g->myrow, sd->rsrc, g->prow);
+                for (int64_t lj = 0; lj < src->lcols; lj++) {
+                    const int64_t j = l2g(lj, sd->nb, g->mycol, sd->csrc, g->pcol);
+                    const int64_t ti = transpose ? j : i, tj = transpose ? i : j;
+                    const int r = (int)((ti / dd->mb + dd->rsrc) % g->prow) * g->pcol +
+                                  (int)((tj / dd->nb + dd->csrc) % g->pcol);
+                    if (pass == 0)
+                        cnt[r]++;
+                    else
+                        memcpy(sendbuf + (size_t)cursor[r]++ * es,
+                               s_host + (local_index(sd, li, lj) - sd->offset) * es, es);
+                }
+            }
+        }
+        /* Receiver order: the same global source order, walked over the destination. Without a
+         * transpose that is destination rows, then columns; with one, columns, then rows. */
+        const int64_t outer = transpose ? dst->lcols : dst->lrows;
+        const int64_t inner = transpose ? dst->lrows : dst->lcols;
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                int64_t acc = 0;
+                for (int r = 0; r < size; r++) {
+                    rdisp[r] = (int)acc;
+                    cursor[r] = acc;
+                    acc += rcnt[r];
+                }
+            }
+            for (int64_t a = 0; a < outer; a++)
+                for (int64_t b = 0; b < inner; b++) {
+                    const int64_t dli = transpose ? b : a, dlj = transpose ? a : b;
+                    const int64_t ti = l2g(dli, dd->mb, g->myrow, dd->rsrc, g->prow);
+                    const int64_t tj = l2g(dlj, dd->nb, g->mycol, dd->csrc, g->pcol);
+                    const int64_t i = transpose ? tj : ti, j = transpose ? ti : tj;
+                    const int r = (int)((i / sd->mb + sd->rsrc) % g->prow) * g->pcol +
+                                  (int)((j / sd->nb + sd->csrc) % g->pcol);
+                    if (pass == 0)
+                        rcnt[r]++;
+                    else
+                        cursor[r]++;
+                }
+        }
+    }
+    /* Everyone takes part even after a local failure (counts are computed from the global
+     * descriptors alone, so they match between ranks). */
+    int err = MPI_Alltoallv(sendbuf, cnt, sdisp, elem, recvbuf, rcnt, rdisp, elem, g->comm);
+    if (err != MPI_SUCCESS && *st == DUET_SUCCESS) *st = dd_mpi_fail(err, fn, "MPI_Alltoallv");
+    if (*st == DUET_SUCCESS) {
+        const int64_t outer = transpose ? dst->lcols : dst->lrows;
+        const int64_t inner = transpose ? dst->lrows : dst->lcols;
+        for (int r = 0; r < size; r++) cursor[r] = rdisp[r];
+        for (int64_t a = 0; a < outer; a++)
+            for (int64_t b = 0; b < inner; b++) {
+                const int64_t dli = transpose ? b : a, dlj = transpose ? a : b;
+                const int64_t ti = l2g(dli, dd->mb, g->myrow, dd->rsrc, g->prow);
+                const int64_t tj = l2g(dlj, dd->nb, g->mycol, dd->csrc, g->pcol);
+                const int64_t i = transpose ? tj : ti, j = transpose ? ti : tj;
+                const int r = (int)((i / sd->mb + sd->rsrc) % g->prow) * g->pcol +
+                              (int)((j / sd->nb + sd->csrc) % g->pcol);
+                memcpy(d_host + (local_index(dd, dli, dlj) - dd->offset) * es,
+                       recvbuf + (size_t)cursor[r]++ * es, es);
+            }
+        if (d_ext > 0) {
+            duet_status s2 =
+                duet_buffer_write(g->stream, dst->buf, dd->offset * es, d_host, (size_t)d_ext * es);
+            if (s2 != DUET_SUCCESS) *st = dd_fail_duet(s2, fn, "writing a redistributed operand");
+        }
+    }
+}
+
+/* One k panel of the SUMMA loop: columns [k0, k0 + kw) of A (root: grid column acol, local
+ * column ka there) and rows [k0, k0 + kw) of B (root: grid row brow, local row kb there). */
+typedef struct panel {
+    int64_t k0, kw, ka, kb;
+    int acol, brow;
+} panel;
+
+/* On the panel's owner, copies its local part of A's panel (lrows x kw, packed column-major)
+ * or B's (kw x lcols, packed row-major) to host[operand][parity]. A panel already packed in
+ * the local matrix is read directly; any other goes through a device transpose into the
+ * staging buffer (a transpose that changes the layout is a strided copy). */
+static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_id, const panel *p,
+                              int parity, const char *fn)
+{
+    const duet_dist_desc *d = &op->d;
+    const size_t es = duet_dtype_size(d->dtype);
+    const int is_a = operand_id == DD_A;
+    const int64_t rows = is_a ? op->lrows : p->kw, cols = is_a ? p->kw : op->lcols;
+    if (rows == 0 || cols == 0) return DUET_SUCCESS;
+    const size_t bytes = (size_t)(rows * cols) * es;
+    const size_t first = is_a ? local_index(d, 0, p->ka) : local_index(d, p->kb, 0);
+    /* A's panel is packed when A is column-major with lld == rows (or one column wide);
+     * B's when B is row-major with lld == cols (or one row high). */
+    const int packed = is_a ? (d->layout == DUET_LAYOUT_COL_MAJOR && (d->lld == rows || cols == 1))
+                            : (d->layout == DUET_LAYOUT_ROW_MAJOR && (d->lld == cols || rows == 1));
+    duet_status st;
+    if (packed) {
+        st = duet_buffer_read_async(g->pack_stream, op->buf, first * es,
+                                    g->host[operand_id][parity], bytes);
+    } else {
+        duet_matrix in;
+        memset(&in, 0, sizeof in);
+        in.buffer = op->buf;
+        in.offset = first;
+        in.rows = rows;
+        in.cols = cols;
+        in.ld = d->lld;
+        in.dtype = d->dtype;
+        in.layout = d->layout;
+        in.batch_count = 1;
+        /* out = in^T stored in the other layout holds in packed in the panel's layout. */
+        duet_matrix out =
+            duet_matrix_make(g->stage[operand_id], d->dtype,
+                             is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR, cols, rows);
+        st = duet_transpose(g->pack_stream, &in, &out, NULL);
+        if (st == DUET_SUCCESS)
+            st = duet_buffer_read_async(g->pack_stream, g->stage[operand_id], 0,
+                                        g->host[operand_id][parity], bytes);
+    }
+    if (st == DUET_SUCCESS) st = duet_stream_synchronize(g->pack_stream);
+    if (st != DUET_SUCCESS) return dd_fail_duet(st, fn, "packing a panel");
+    return DUET_SUCCESS;
+}
+
+/* NCCL: the owner's panel straight into a device panel buffer, queued on the second stream. */
+static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int operand_id,
+                                     const panel *p, duet_buffer *dst, const char *fn)
+{
+    const duet_dist_desc *d = &op->d;
+    const size_t es = duet_dtype_size(d->dtype);
+    const int is_a = operand_id == DD_A;
+    const int64_t rows = is_a ? op->lrows : p->kw, cols = is_a ? p->kw : op->lcols;
+    if (rows == 0 || cols == 0) return DUET_SUCCESS;
+    const size_t first = is_a ? local_index(d, 0, p->ka) : local_index(d, p->kb, 0);
+    const int packed = is_a ? (d->layout == DUET_LAYOUT_COL_MAJOR && (d->lld == rows || cols == 1))
+                            : (d->layout == DUET_LAYOUT_ROW_MAJOR && (d->lld == cols || rows == 1));
+    duet_status st;
+    if (packed) {
+        st = duet_buffer_copy(g->pack_stream, dst, 0, op->buf, first * es,
+                              (size_t)(rows * cols) * es);
+    } else {
+        duet_matrix in;
+        memset(&in, 0, sizeof in);
+        in.buffer = op->buf;
+        in.offset = first;
+        in.rows = rows;
+        in.cols = cols;
+        in.ld = d->lld;
+        in.dtype = d->dtype;
+        in.layout = d->layout;
+        in.batch_count = 1;
+        duet_matrix out = duet_matrix_make(
+            dst, d->dtype, is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR, cols, rows);
+        st = duet_transpose(g->pack_stream, &in, &out, NULL);
+    }
+    return st == DUET_SUCCESS ? st : dd_fail_duet(st, fn, "packing a panel");
+}
+
+/* Owners pack the panel into host[.][parity] (after the upload that last read it), then every
+ * rank posts the two broadcasts. */
+static void post_panel(duet_dist_grid *g, const operand *a, const operand *b, const panel *p,
+                       int parity, MPI_Datatype elem, MPI_Request req[2], duet_status *st,
+                       const char *fn)
+{
+    if (g->ev_up_recorded[parity]) {
+        duet_status s2 = duet_event_synchronize(g->ev_up[parity]);
+        if (s2 != DUET_SUCCESS && *st == DUET_SUCCESS)
+            *st = dd_fail_duet(s2, fn, "waiting for a panel upload");
+        g->ev_up_recorded[parity] = 0;
+    }
+    if (*st == DUET_SUCCESS && g->mycol == p->acol) *st = pack_panel(g, a, DD_A, p, parity, fn);
+    if (*st == DUET_SUCCESS && g->myrow == p->brow) *st = pack_panel(g, b, DD_B, p, parity, fn);
+    /* Counts are the same on every rank of a grid row (A) or column (B). */
+    const int na = (int)(a->lrows * p->kw), nb = (int)(b->lcols * p->kw);
+    int err = MPI_Ibcast(g->host[DD_A][parity], na, elem, p->acol, g->row_comm, &req[0]);
+    if (err == MPI_SUCCESS)
+        err = MPI_Ibcast(g->host[DD_B][parity], nb, elem, p->brow, g->col_comm, &req[1]);
+    else
+        req[1] = MPI_REQUEST_NULL;
+    if (err != MPI_SUCCESS && *st == DUET_SUCCESS) *st = dd_mpi_fail(err, fn, "MPI_Ibcast");
+}
+
+/* The panel starting at k0: up to the next block edge of A's columns or B's rows. */
+static panel next_panel(const duet_dist_grid *g, const operand *a, const operand *b, int64_t k0,
+                        int64_t K)
+{
+    const int64_t ea = (k0 / a->d.nb + 1) * a->d.nb, eb = (k0 / b->d.mb + 1) * b->d.mb;
+    int64_t k1 = ea < eb ? ea : eb;
+    if (k1 > K) k1 = K;
+    panel p;
+    p.k0 = k0;
+    p.kw = k1 - k0;
+    p.acol = (int)((k0 / a->d.nb + a->d.csrc) % g->pcol);
+    p.ka = (k0 / a->d.nb / g->pcol) * a->d.nb + k0 % a->d.nb;
+    p.brow = (int)((k0 / b->d.mb + b->d.rsrc) % g->prow);
+    p.kb = (k0 / b->d.mb / g->prow) * b->d.mb + k0 % b->d.mb;
+    return p;
+}
+
+static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
+                         const duet_dist_desc *dc, duet_buffer *c, int64_t lrows, int64_t lcols,
+                         int64_t K, double alpha, double beta, const duet_dist_gemm_options *opt,
+                         MPI_Datatype elem, duet_status st, const char *fn)
+{
+    const size_t es = duet_dtype_size(a->d.dtype);
+    int64_t npanels = 0;
+    for (int64_t k0 = 0; k0 < K; npanels++) {
+        const panel p = next_panel(g, a, b, k0, K);
+        k0 += p.kw;
+    }
+
+    duet_matrix mc;
+    memset(&mc, 0, sizeof mc);
+    mc.buffer = c;
+    mc.offset = dc->offset;
+    mc.rows = lrows;
+    mc.cols = lcols;
+    mc.ld = dc->lld;
+    mc.dtype = dc->dtype;
+    mc.layout = dc->layout;
+    mc.batch_count = 1;
+    duet_op_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
+
+    MPI_Request req[2][2] = {{MPI_REQUEST_NULL, MPI_REQUEST_NULL},
+                             {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
+    g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
+    panel cur = next_panel(g, a, b, 0, K), nxt = cur;
+    if (npanels > 0) post_panel(g, a, b, &cur, 0, elem, req[0], &st, fn);
+    for (int64_t t = 0; t < npanels; t++, cur = nxt) {
+        const int par = (int)(t & 1);
+        /* Panel t + 1's broadcast is in flight while panel t's GEMM runs. */
+        if (t + 1 < npanels) {
+            nxt = next_panel(g, a, b, cur.k0 + cur.kw, K);
+            post_panel(g, a, b, &nxt, par ^ 1, elem, req[par ^ 1], &st, fn);
+        }
+        int err = MPI_Waitall(2, req[par], MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS && st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Waitall");
+        if (st != DUET_SUCCESS || lrows == 0 || lcols == 0) continue;
+        const panel *p = &cur;
+        const size_t abytes = (size_t)(lrows * p->kw) * es, bbytes = (size_t)(lcols * p->kw) * es;
+        duet_status s2 =
+            duet_buffer_write_async(g->stream, g->dev[DD_A][par], 0, g->host[DD_A][par], abytes);
+        if (s2 == DUET_SUCCESS)
+            s2 = duet_buffer_write_async(g->stream, g->dev[DD_B][par], 0, g->host[DD_B][par],
+                                         bbytes);
+        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->stream);
+        if (s2 == DUET_SUCCESS) g->ev_up_recorded[par] = 1;
+        if (s2 == DUET_SUCCESS) {
+            duet_matrix ma = duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR,
+                                              lrows, p->kw);
+            duet_matrix mb = duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR,
+                                              p->kw, lcols);
+            s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb, t == 0 ? beta : 1.0,
+                           &mc, &lo);
+        }
+        if (s2 != DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local duet_gemm of a panel");
+    }
+    duet_status s2 = duet_stream_synchronize(g->stream);
+    if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local GEMMs");
+    g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
+    /* A failure during the loop (a device or MPI error on some rank) becomes every rank's. */
+    return dd_agree(g->comm, st, NULL, NULL, 0, fn);
+}
+
+/* The NCCL transport: everything is queued, nothing waits on the host until the end. Panel t
+ * is packed by its owners straight into dev[.][t % 2] and broadcast in place on the second
+ * stream, after the GEMM that last read that buffer (panel t - 2); the GEMM stream waits for
+ * the broadcast. The second stream thus runs up to two panels ahead of the GEMMs. */
+static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand *b,
+                              const duet_dist_desc *dc, duet_buffer *c, int64_t lrows,
+                              int64_t lcols, int64_t K, double alpha, double beta,
+                              const duet_dist_gemm_options *opt, duet_status st, const char *fn)
+{
+    const size_t es = duet_dtype_size(a->d.dtype);
+    duet_matrix mc;
+    memset(&mc, 0, sizeof mc);
+    mc.buffer = c;
+    mc.offset = dc->offset;
+    mc.rows = lrows;
+    mc.cols = lcols;
+    mc.ld = dc->lld;
+    mc.dtype = dc->dtype;
+    mc.layout = dc->layout;
+    mc.batch_count = 1;
+    duet_op_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
+    int64_t t = 0;
+    for (int64_t k0 = 0; k0 < K; t++) {
+        const panel p = next_panel(g, a, b, k0, K);
+        const int par = (int)(t & 1);
+        duet_status s2 = DUET_SUCCESS;
+        if (t >= 2) s2 = dd_stream_wait_event(g->pack_stream, g->ev_gemm[par], fn);
+        if (s2 == DUET_SUCCESS && g->mycol == p.acol)
+            s2 = pack_panel_device(g, a, DD_A, &p, g->dev[DD_A][par], fn);
+        if (s2 == DUET_SUCCESS && g->myrow == p.brow)
+            s2 = pack_panel_device(g, b, DD_B, &p, g->dev[DD_B][par], fn);
+        if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
+        /* Broadcasts are issued whatever happened above: peers wait for them on the device. */
+        s2 = dd_nccl_bcast(g, g->dev[DD_A][par], (size_t)(lrows * p.kw) * es, p.acol,
+                           g->dev[DD_B][par], (size_t)(lcols * p.kw) * es, p.brow, g->pack_stream,
+                           fn);
+        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->pack_stream);
+        if (s2 == DUET_SUCCESS) s2 = dd_stream_wait_event(g->stream, g->ev_up[par], fn);
+        if (s2 == DUET_SUCCESS && st == DUET_SUCCESS && lrows > 0 && lcols > 0) {
+            duet_matrix ma =
+                duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR, lrows, p.kw);
+            duet_matrix mb =
+                duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR, p.kw, lcols);
+            s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb, t == 0 ? beta : 1.0,
+                           &mc, &lo);
+            if (s2 != DUET_SUCCESS) s2 = dd_fail_duet(s2, fn, "the local duet_gemm of a panel");
+        }
+        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_gemm[par], g->stream);
+        if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
+        k0 += p.kw;
+    }
+    duet_status s2 = duet_stream_synchronize(g->stream);
+    if (s2 == DUET_SUCCESS) s2 = duet_stream_synchronize(g->pack_stream);
+    if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local GEMMs");
+    return dd_agree(g->comm, st, NULL, NULL, 0, fn);
+}
+
+static int64_t max64(int64_t x, int64_t y) { return x > y ? x : y; }
+
+duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double alpha,
+                           const duet_dist_desc *desc_a, duet_buffer *a,
+                           const duet_dist_desc *desc_b, duet_buffer *b, double beta,
+                           const duet_dist_desc *desc_c, duet_buffer *c,
+                           const duet_dist_gemm_options *options)
+{
+    static const char fn[] = "duet_dist_gemm";
+    dd_clear_error();
+    if (!g) return dd_fail(DUET_ERROR_INVALID_HANDLE, fn, "grid is NULL");
+
+    /* ---- this rank's checks ---- */
+    duet_status st = DUET_SUCCESS;
+    if (op_a != DUET_OP_N && op_a != DUET_OP_T)
+        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_a (%d) is not a duet_op", (int)op_a);
+    else if (op_b != DUET_OP_N && op_b != DUET_OP_T)
+        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_b (%d) is not a duet_op", (int)op_b);
+    if (st == DUET_SUCCESS) st = dd_check_desc_global(g, desc_a, "desc_a", fn);
+    if (st == DUET_SUCCESS) st = dd_check_desc_global(g, desc_b, "desc_b", fn);
+    if (st == DUET_SUCCESS) st = dd_check_desc_global(g, desc_c, "desc_c", fn);
+    int64_t M = 0, N = 0, K = 0;
+    if (st == DUET_SUCCESS) {
+        const int64_t am = op_a == DUET_OP_N ? desc_a->m : desc_a->n;
+        const int64_t ak = op_a == DUET_OP_N ? desc_a->n : desc_a->m;
+        const int64_t bk = op_b == DUET_OP_N ? desc_b->m : desc_b->n;
+        const int64_t bn = op_b == DUET_OP_N ? desc_b->n : desc_b->m;
+        M = desc_c->m;
+        N = desc_c->n;
+        K = ak;
+        if (desc_a->dtype != desc_b->dtype)
+            st = dd_fail(DUET_ERROR_UNSUPPORTED, fn, "A is %s but B is %s (they share one dtype)",
+                         duet_dtype_name(desc_a->dtype), duet_dtype_name(desc_b->dtype));
+        else if (!dtypes_supported(desc_a->dtype, desc_c->dtype))
+            st = dd_fail(DUET_ERROR_UNSUPPORTED, fn,
+                         "A and B %s with C %s is not supported (see duet_dist.h: C f16 and "
+                         "bf16 are not; take an f32 C)",
+                         duet_dtype_name(desc_a->dtype), duet_dtype_name(desc_c->dtype));
+        else if (am != M || bn != N || bk != K)
+            st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                         "op(A) is %lld x %lld and op(B) is %lld x %lld, which do not make the "
+                         "%lld x %lld C",
+                         (long long)am, (long long)ak, (long long)bk, (long long)bn, (long long)M,
+                         (long long)N);
+        else if (desc_c->dtype == DUET_DTYPE_I32 &&
+                 (!integer_scalar_ok(alpha) || !integer_scalar_ok(beta)))
+            st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                         "alpha (%g) and beta (%g) must be integers in i32 range for an i32 C",
+                         alpha, beta);
+        else if (options && options->math != DUET_MATH_DEFAULT &&
+                 (options->math != DUET_MATH_TF32 && options->math != DUET_MATH_3XTF32))
+            st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                         "options->math (%d) is not a duet_math_mode", (int)options->math);
+        else if (options && options->math != DUET_MATH_DEFAULT && desc_a->dtype != DUET_DTYPE_F32)
+            st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                         "options->math %s applies to f32 only, not %s",
+                         duet_math_mode_name(options->math), duet_dtype_name(desc_a->dtype));
+    }
+    const int compute = st == DUET_SUCCESS && M > 0 && N > 0;
+    const int reads_ab = compute && K > 0 && alpha != 0.0;
+    if (st == DUET_SUCCESS) st = check_local(g, desc_c, c, "desc_c", "C", fn);
+    if (st == DUET_SUCCESS && reads_ab) st = check_local(g, desc_a, a, "desc_a", "A", fn);
+    if (st == DUET_SUCCESS && reads_ab) st = check_local(g, desc_b, b, "desc_b", "B", fn);
+    if (st == DUET_SUCCESS && reads_ab && c == a)
+        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                     "C and A share a buffer (C may not overlap A)");
+    if (st == DUET_SUCCESS && reads_ab && c == b)
+        st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                     "C and B share a buffer (C may not overlap B)");
+
+    int64_t lrows = 0, lcols = 0;
+    if (st == DUET_SUCCESS) dd_local_shape(g, desc_c, &lrows, &lcols);
+
+    /* ---- plan: which operands move first, the panels' K blocking, the buffers ---- */
+    operand oa, ob, ta, tb;
+    memset(&oa, 0, sizeof oa);
+    memset(&ob, 0, sizeof ob);
+    memset(&ta, 0, sizeof ta);
+    memset(&tb, 0, sizeof tb);
+    int move_a = 0, move_b = 0;
+    redist_mem ma_mem, mb_mem;
+    memset(&ma_mem, 0, sizeof ma_mem);
+    memset(&mb_mem, 0, sizeof mb_mem);
+    if (st == DUET_SUCCESS && reads_ab) {
+        oa.d = *desc_a;
+        oa.buf = a;
+        dd_local_shape(g, desc_a, &oa.lrows, &oa.lcols);
+        ob.d = *desc_b;
+        ob.buf = b;
+        dd_local_shape(g, desc_b, &ob.lrows, &ob.lcols);
+        move_a = !(op_a == DUET_OP_N && desc_a->mb == desc_c->mb && desc_a->rsrc == desc_c->rsrc);
+        move_b = !(op_b == DUET_OP_N && desc_b->nb == desc_c->nb && desc_b->csrc == desc_c->csrc);
+        /* K blocking of a moved operand: that of the operand that stays, so that the panels
+         * are whole blocks of both; when both move, A's own K blocking. */
+        const int64_t a_kb = op_a == DUET_OP_N ? desc_a->nb : desc_a->mb;
+        const int a_ksrc = op_a == DUET_OP_N ? desc_a->csrc : desc_a->rsrc;
+        int64_t kb = a_kb;
+        int ksrc_row = 0, ksrc_col = 0;
+        if (move_a && !move_b) {
+            kb = desc_b->mb;
+            ksrc_col = desc_b->rsrc % g->pcol;
+        } else if (!move_a && move_b) {
+            kb = desc_a->nb;
+            ksrc_row = desc_a->csrc % g->prow;
+        } else if (move_a && move_b) {
+            ksrc_col = a_ksrc % g->pcol;
+            ksrc_row = a_ksrc % g->prow;
+        }
+        const size_t es = duet_dtype_size(desc_a->dtype);
+        if (move_a) {
+            ta.d.m = M;
+            ta.d.n = K;
+            ta.d.mb = desc_c->mb;
+            ta.d.rsrc = desc_c->rsrc;
+            ta.d.nb = kb;
+            ta.d.csrc = ksrc_col;
+            ta.d.dtype = desc_a->dtype;
+            ta.d.layout = DUET_LAYOUT_COL_MAJOR;
+            dd_local_shape(g, &ta.d, &ta.lrows, &ta.lcols);
+            ta.d.lld = max64(1, ta.lrows);
+            st = duet_buffer_create(g->ctx, (size_t)max64(1, ta.lrows * ta.lcols) * es, &ta.buf);
+            if (st != DUET_SUCCESS) st = dd_fail_duet(st, fn, "allocating the moved A");
+            if (st == DUET_SUCCESS) st = redist_alloc(g, &oa, &ta, &ma_mem, fn);
+        }
+        if (st == DUET_SUCCESS && move_b) {
+            tb.d.m = K;
+            tb.d.n = N;
+            tb.d.mb = kb;
+            tb.d.rsrc = ksrc_row;
+            tb.d.nb = desc_c->nb;
+            tb.d.csrc = desc_c->csrc;
+            tb.d.dtype = desc_b->dtype;
+            tb.d.layout = DUET_LAYOUT_ROW_MAJOR;
+            dd_local_shape(g, &tb.d, &tb.lrows, &tb.lcols);
+            tb.d.lld = max64(1, tb.lcols);
+            st = duet_buffer_create(g->ctx, (size_t)max64(1, tb.lrows * tb.lcols) * es, &tb.buf);
+            if (st != DUET_SUCCESS) st = dd_fail_duet(st, fn, "allocating the moved B");
+            if (st == DUET_SUCCESS) st = redist_alloc(g, &ob, &tb, &mb_mem, fn);
+        }
+        if (st == DUET_SUCCESS) {
+            const operand *ea = move_a ? &ta : &oa, *eb = move_b ? &tb : &ob;
+            const int64_t kwmax = ea->d.nb < eb->d.mb ? ea->d.nb : eb->d.mb;
+            const int64_t kw = kwmax < K ? kwmax : K;
+            if (lrows * kw > INT_MAX || lcols * kw > INT_MAX)
+                st = dd_fail(DUET_ERROR_UNSUPPORTED, fn,
+                             "a panel of %lld x %lld or %lld x %lld elements is more than one "
+                             "MPI broadcast carries (2^31 - 1): take smaller blocks",
+                             (long long)lrows, (long long)kw, (long long)kw, (long long)lcols);
+            if (st == DUET_SUCCESS) st = dd_reserve(g, DD_A, (size_t)(lrows * kw) * es, fn);
+            if (st == DUET_SUCCESS) st = dd_reserve(g, DD_B, (size_t)(lcols * kw) * es, fn);
+        }
+    }
+
+    /* ---- agreement: before any data moves ---- */
+    uint64_t abits, bbits;
+    memcpy(&abits, &alpha, sizeof abits);
+    memcpy(&bbits, &beta, sizeof bbits);
+    int64_t params[26];
+    const duet_dist_desc *ds[3] = {desc_a, desc_b, desc_c};
+    int np = 0;
+    params[np++] = op_a;
+    params[np++] = op_b;
+    params[np++] = (int64_t)abits;
+    params[np++] = (int64_t)bbits;
+    params[np++] = options ? (int64_t)options->math : 0;
+    for (int i = 0; i < 3; i++) {
+        const duet_dist_desc *d = ds[i];
+        params[np++] = d ? d->m : -1;
+        params[np++] = d ? d->n : -1;
+        params[np++] = d ? d->mb : -1;
+        params[np++] = d ? d->nb : -1;
+        params[np++] = d ? d->rsrc : -1;
+        params[np++] = d ? d->csrc : -1;
+        params[np++] = d ? (int64_t)d->dtype : -1;
+    }
+    static const char *const names[26] = {
+        "op_a",         "op_b",          "alpha",        "beta",          "options->math",
+        "desc_a->m",    "desc_a->n",     "desc_a->mb",   "desc_a->nb",    "desc_a->rsrc",
+        "desc_a->csrc", "desc_a->dtype", "desc_b->m",    "desc_b->n",     "desc_b->mb",
+        "desc_b->nb",   "desc_b->rsrc",  "desc_b->csrc", "desc_b->dtype", "desc_c->m",
+        "desc_c->n",    "desc_c->mb",    "desc_c->nb",   "desc_c->rsrc",  "desc_c->csrc",
+        "desc_c->dtype"};
+    st = dd_agree(g->comm, st, params, names, np, fn);
+    if (st != DUET_SUCCESS || !compute) goto done;
+
+    if (!reads_ab) {
+        /* C = beta * C (beta 0 writes zeros without reading C): a local GEMM with K = 0. */
+        if (lrows > 0 && lcols > 0) {
+            duet_matrix ma =
+                duet_matrix_make(g->dummy, desc_a->dtype, DUET_LAYOUT_COL_MAJOR, lrows, 0);
+            duet_matrix mb =
+                duet_matrix_make(g->dummy, desc_b->dtype, DUET_LAYOUT_ROW_MAJOR, 0, lcols);
+            ma.ld = max64(1, lrows);
+            mb.ld = max64(1, lcols);
+            duet_matrix mc;
+            memset(&mc, 0, sizeof mc);
+            mc.buffer = c;
+            mc.offset = desc_c->offset;
+            mc.rows = lrows;
+            mc.cols = lcols;
+            mc.ld = desc_c->lld;
+            mc.dtype = desc_c->dtype;
+            mc.layout = desc_c->layout;
+            mc.batch_count = 1;
+            st = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, 0.0, &ma, &mb, beta, &mc, NULL);
+            if (st == DUET_SUCCESS) st = duet_stream_synchronize(g->stream);
+            if (st != DUET_SUCCESS) st = dd_fail_duet(st, fn, "the local C = beta * C");
+        }
+        st = dd_agree(g->comm, st, NULL, NULL, 0, fn);
+        goto done;
+    }
+
+    {
+        MPI_Datatype elem = MPI_DATATYPE_NULL;
+        int err = MPI_Type_contiguous((int)duet_dtype_size(desc_a->dtype), MPI_BYTE, &elem);
+        if (err == MPI_SUCCESS) err = MPI_Type_commit(&elem);
+        if (err != MPI_SUCCESS) {
+            /* Local and deterministic: every rank fails alike. */
+            st = dd_mpi_fail(err, fn, "MPI_Type_contiguous");
+            goto done;
+        }
+        if (move_a) redistribute(g, &oa, op_a == DUET_OP_T, &ta, &ma_mem, elem, &st, fn);
+        if (move_b) redistribute(g, &ob, op_b == DUET_OP_T, &tb, &mb_mem, elem, &st, fn);
+        if (g->transport == DUET_DIST_TRANSPORT_NCCL)
+            st = summa_nccl(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
+                            alpha, beta, options, st, fn);
+        else
+            st = summa(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K, alpha,
+                       beta, options, elem, st, fn);
+        MPI_Type_free(&elem);
+    }
+
+done:
+    redist_free(&ma_mem);
+    redist_free(&mb_mem);
+    if (ta.buf) duet_buffer_destroy(ta.buf);
+    if (tb.buf) duet_buffer_destroy(tb.buf);
+    if (st == DUET_SUCCESS) dd_clear_error();
+    return st;
+}
