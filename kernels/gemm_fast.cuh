@@ -558,7 +558,20 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
     const int code = 4 * gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, args.batch) +
                      gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, args.batch);
 
+    /* The kernel's name (tile, "_splitk" and slices), formatted only for info or an error:
+     * formatting costs more host time than the rest of a small GEMM's call. */
     char name[64];
+    auto format_name = [&]() {
+        if (dmma)
+            snprintf(name, sizeof name, "gemm_auto_dmma_%dx%dx%d_f64", t.bm, t.bn, t.bk);
+        else
+            snprintf(name, sizeof name, "gemm_auto_%dx%dx%d_%s", t.bm, t.bn, t.bk,
+                     gf_dtype<T>::name());
+        if (split > 1) {
+            const size_t len = strlen(name);
+            snprintf(name + len, sizeof name - len, "_splitk%d", split);
+        }
+    };
     size_t shared = 0;
     duet_gpu_error_t err = DUET_GPU_SUCCESS;
     if (dmma) {
@@ -567,11 +580,8 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
         if (shared > props->shared_mem_per_block_optin) return DUET_ERROR_UNSUPPORTED;
         if (!gf_launch_dmma(t, code, args, grid, stream, props, &err))
             return DUET_ERROR_UNSUPPORTED;
-        snprintf(name, sizeof name, "gemm_auto_dmma_%dx%dx%d_f64", t.bm, t.bn, t.bk);
     } else {
         if (!gf_launch_fma(t, code, args, grid, stream)) return DUET_ERROR_UNSUPPORTED;
-        snprintf(name, sizeof name, "gemm_auto_%dx%dx%d_%s", t.bm, t.bn, t.bk,
-                 gf_dtype<T>::name());
     }
     if (err == DUET_GPU_SUCCESS) err = duet_gpu_get_last_error();
     unsigned reduce_grid = 0;
@@ -590,11 +600,9 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
         r.beta = out.beta;
         r.beta_zero = out.beta_zero;
         err = gemm_splitk_reduce<T>(r, props->max_grid_dims[0], stream, &reduce_grid);
-        /* The name says the split: kernel tile, "_splitk", slices. */
-        const size_t len = strlen(name);
-        snprintf(name + len, sizeof name - len, "_splitk%d", split);
     }
     if (err != DUET_GPU_SUCCESS) {
+        format_name();
         duet_status status = DUET_ERROR_LAUNCH_FAILED;
 #if defined(DUET_RUNTIME_CUDA_H) || defined(DUET_RUNTIME_HIP_H)
         /* Inside the backend: an error that poisons the context is reported as such. */
@@ -610,6 +618,8 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
     }
 
     /* info reports the GEMM kernel's launch (the reduction's is small and fixed). */
+    if (!info) return DUET_SUCCESS;
+    format_name();
     dt_plan plan;
     plan.algo = DUET_ALGO_AUTO;
     plan.tile = t.bm;
