@@ -30,6 +30,10 @@ template <typename T> DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
     return __shfl_xor_sync(0xffffffffu, v, lane_mask);
 }
 
+/* The identity: ptxas already keeps the loop-invariant index math of duet's kernels without
+ * spilling (compat_hip.h says why AMD needs more), and NVIDIA code stays as it was. */
+DUET_INLINE int duet_opaque(int x) { return x; }
+
 typedef uint4 duet_vec16_t;
 
 /* Shared with the host runtime header src/cuda/runtime_cuda.h, hence the common guard: the
