@@ -182,57 +182,21 @@ struct tc_loader {
     static_assert(NP == 1 || (CHUNKS % NP == 0 && XUNITS % NP == 0 && RW % NP == 0),
                   "the parts divide every read pattern");
 
-    /*
-     * The register loader's units, written as affine functions of the unit index i. Unit i of
-     * a thread is unit tid + i * THREADS of the tile, and because THREADS is a multiple of 32
-     * and of BX, its row and k-word are the thread's first unit's plus i times a step that
-     * every thread shares. So a thread computes one 64-bit offset per read pattern, the
-     * per-unit offsets are uniform (scalar registers on AMD) or immediates, and the bounds
-     * tests compare small ints. Written directly from tid + i * THREADS, every element had a
-     * 64-bit offset of its own, which the compiler hoisted out of the k loop and held in
-     * registers: on CDNA that filled every VGPR and AGPR and spilled to scratch (LLVM 15).
-     */
-    static_assert(THREADS % (2 * TC_BKW) == 0, "k-runs and x-vectors repeat every THREADS units");
-    static_assert(THREADS % BX == 0, "element-by-element rows repeat every THREADS units");
-    /* TC_KVEC: run i is row r0 + i * KV_DR at k-word 4 * q. */
-    static constexpr int KV_DR = THREADS / 4;
-    /* TC_XVEC: unit i is x-vector x0 + i * XV_DX (elements) at k-word kw. */
-    static constexpr int XV_DX = (THREADS / (2 * TC_BKW)) * 2 * V;
-    /* TC_SCALAR: unit i is (x0 + i * dx, kw0 + i * dkw); which of dx, dkw is zero depends on
-     * the operand's strides (neighbouring lanes walk the smaller one). */
-    struct scalar_walk {
-        int x0, kw0, dx, dkw;
-    };
-    static DUET_INLINE scalar_walk walk(const tc_operand &op, int tid)
-    {
-        const bool walk_x = op.sx <= op.sk;
-        scalar_walk w;
-        w.x0 = walk_x ? tid % BX : tid / TC_BKW;
-        w.kw0 = walk_x ? tid / BX : tid % TC_BKW;
-        w.dx = walk_x ? 0 : THREADS / TC_BKW;
-        w.dkw = walk_x ? THREADS / BX : 0;
-        return w;
-    }
-
     /* Register loader, step 1: global -> registers (words packed along k), part P of NP. */
     template <int P>
     static DUET_DEVICE void fetch(uint32_t (&wp)[PW], const tc_operand &op, const unsigned char *base,
                                   int64_t xrem, int64_t krem, int tid)
     {
-        /* Offsets from tid are recomputed per call rather than held across the k loop. */
+        /* The offsets below are recomputed per call, not held across the k loop. */
         tid = duet_opaque(tid);
-        /* Rows and k beyond the tile are never read: compare against the tile-clamped rest. */
-        const int xr = xrem < BX ? (int)xrem : BX;
-        const int kr = krem < K::BK ? (int)krem : K::BK;
         if (op.mode == TC_KVEC) {
-            const int r0 = tid >> 2, k = (tid & 3) * 4 * EPW;
-            const unsigned char *pt = base + ((int64_t)r0 * op.sx + k) * ELEM;
-            const int64_t step = (int64_t)KV_DR * op.sx * ELEM;
 #pragma unroll
             for (int i = P * CHUNKS / NP; i < (P + 1) * CHUNKS / NP; ++i) {
-                const int r = r0 + i * KV_DR;
-                const unsigned char *p = pt + i * step;
-                if (r < xr && kr - k >= 4 * EPW) {
+                const int c = tid + i * THREADS;
+                const int r = c >> 2, q = c & 3;
+                const int64_t k = (int64_t)q * 4 * EPW;
+                const unsigned char *p = base + ((int64_t)r * op.sx + k) * ELEM;
+                if (r < xrem && krem - k >= 4 * EPW) {
                     const duet_vec16_t v = *reinterpret_cast<const duet_vec16_t *>(p);
                     wp[-P * PW + 4 * i + 0] = v.x;
                     wp[-P * PW + 4 * i + 1] = v.y;
@@ -244,9 +208,9 @@ struct tc_loader {
                         uint32_t word = 0;
 #pragma unroll
                         for (int e = 0; e < EPW; ++e) {
-                            const int ke = k + j * EPW + e;
-                            if (r < xr && ke < kr)
-                                word |= tc_load_elem<ELEM>(p + (j * EPW + e) * ELEM)
+                            const int64_t ke = k + j * EPW + e;
+                            if (r < xrem && ke < krem)
+                                word |= tc_load_elem<ELEM>(p + (int64_t)(j * EPW + e) * ELEM)
                                         << (8 * ELEM * e);
                         }
                         wp[-P * PW + 4 * i + j] = word;
@@ -254,21 +218,19 @@ struct tc_loader {
                 }
             }
         } else if (op.mode == TC_XVEC) {
-            /* Lanes pair up on x so that each k row is read in whole 32-byte sectors; EPW rows
-             * make the words. */
-            const int x0 = ((tid & 1) + 2 * (tid / (2 * TC_BKW))) * V;
-            const int kw = (tid >> 1) % TC_BKW;
-            const unsigned char *pt = base + ((int64_t)x0 + (int64_t)kw * EPW * op.sk) * ELEM;
-            const int64_t krow = op.sk * ELEM;
+            /* Unit u: x-vector xv (V elements along x) at k-word kw. Lanes pair up on x so
+             * that each k row is read in whole 32-byte sectors; EPW rows make the words. */
 #pragma unroll
             for (int i = P * XUNITS / NP; i < (P + 1) * XUNITS / NP; ++i) {
-                const int x = x0 + i * XV_DX;
+                const int u = tid + i * THREADS;
+                const int xv = (u & 1) + 2 * (u / (2 * TC_BKW)), kw = (u >> 1) % TC_BKW;
+                const int x = xv * V;
                 uint32_t vec[EPW][XB / 4];
 #pragma unroll
                 for (int e = 0; e < EPW; ++e) {
-                    const int k = kw * EPW + e;
-                    const unsigned char *p = pt + i * XV_DX * ELEM + e * krow;
-                    if (k < kr && xr - x >= V) {
+                    const int64_t k = (int64_t)kw * EPW + e;
+                    const unsigned char *p = base + ((int64_t)x + k * op.sk) * ELEM;
+                    if (k < krem && xrem - x >= V) {
                         if constexpr (XB == 16) {
                             const duet_vec16_t v = *reinterpret_cast<const duet_vec16_t *>(p);
                             vec[e][0] = v.x;
@@ -287,8 +249,8 @@ struct tc_loader {
 #pragma unroll
                             for (int b = 0; b < EPW; ++b) {
                                 const int xe = x + j * EPW + b;
-                                if (k < kr && xe < xr)
-                                    word |= tc_load_elem<ELEM>(p + (j * EPW + b) * ELEM)
+                                if (k < krem && xe < xrem)
+                                    word |= tc_load_elem<ELEM>(p + (int64_t)(j * EPW + b) * ELEM)
                                             << (8 * ELEM * b);
                             }
                             vec[e][j] = word;
@@ -309,20 +271,20 @@ struct tc_loader {
                 }
             }
         } else {
-            /* Element by element. */
-            const scalar_walk w = walk(op, tid);
-            const unsigned char *pt =
-                base + ((int64_t)w.x0 * op.sx + (int64_t)w.kw0 * EPW * op.sk) * ELEM;
-            const int64_t step = ((int64_t)w.dx * op.sx + (int64_t)w.dkw * EPW * op.sk) * ELEM;
-            const int64_t kstep = op.sk * ELEM;
+            /* Element by element; neighbouring lanes walk the operand's smaller stride. */
+            const bool walk_x = op.sx <= op.sk;
 #pragma unroll
             for (int i = P * PW; i < (P + 1) * PW; ++i) {
-                const int x = w.x0 + i * w.dx, kw = w.kw0 + i * w.dkw;
+                const int u = tid + i * THREADS;
+                const int x = walk_x ? u % BX : u / TC_BKW;
+                const int kw = walk_x ? u / BX : u % TC_BKW;
                 uint32_t word = 0;
 #pragma unroll
                 for (int e = 0; e < EPW; ++e) {
-                    if (x < xr && kw * EPW + e < kr)
-                        word |= tc_load_elem<ELEM>(pt + i * step + e * kstep) << (8 * ELEM * e);
+                    const int64_t k = (int64_t)kw * EPW + e;
+                    if (x < xrem && k < krem)
+                        word |= tc_load_elem<ELEM>(base + ((int64_t)x * op.sx + k * op.sk) * ELEM)
+                                << (8 * ELEM * e);
                 }
                 wp[-P * PW + i] = word;
             }
@@ -335,31 +297,34 @@ struct tc_loader {
                                   int tid)
     {
         if (op.mode == TC_KVEC) {
-            uint32_t *st = s + (tid >> 2) * TC_PW + (tid & 3) * 4;
 #pragma unroll
             for (int i = P * CHUNKS / NP; i < (P + 1) * CHUNKS / NP; ++i) {
+                const int c = tid + i * THREADS;
+                const int r = c >> 2, q = c & 3;
                 duet_vec16_t v;
                 v.x = wp[-P * PW + 4 * i + 0];
                 v.y = wp[-P * PW + 4 * i + 1];
                 v.z = wp[-P * PW + 4 * i + 2];
                 v.w = wp[-P * PW + 4 * i + 3];
-                *reinterpret_cast<duet_vec16_t *>(st + i * KV_DR * TC_PW) = v;
+                *reinterpret_cast<duet_vec16_t *>(s + r * TC_PW + q * 4) = v;
             }
         } else if (op.mode == TC_XVEC) {
-            const int x0 = ((tid & 1) + 2 * (tid / (2 * TC_BKW))) * V;
-            uint32_t *st = s + x0 * TC_PW + (tid >> 1) % TC_BKW;
 #pragma unroll
             for (int i = P * XUNITS / NP; i < (P + 1) * XUNITS / NP; ++i) {
+                const int u = tid + i * THREADS;
+                const int xv = (u & 1) + 2 * (u / (2 * TC_BKW)), kw = (u >> 1) % TC_BKW;
 #pragma unroll
-                for (int xi = 0; xi < V; ++xi)
-                    st[(i * XV_DX + xi) * TC_PW] = wp[-P * PW + i * V + xi];
+                for (int xi = 0; xi < V; ++xi) s[(xv * V + xi) * TC_PW + kw] = wp[-P * PW + i * V + xi];
             }
         } else {
-            const scalar_walk w = walk(op, tid);
-            uint32_t *st = s + w.x0 * TC_PW + w.kw0;
-            const int step = w.dx * TC_PW + w.dkw;
+            const bool walk_x = op.sx <= op.sk;
 #pragma unroll
-            for (int i = P * PW; i < (P + 1) * PW; ++i) st[i * step] = wp[-P * PW + i];
+            for (int i = P * PW; i < (P + 1) * PW; ++i) {
+                const int u = tid + i * THREADS;
+                const int x = walk_x ? u % BX : u / TC_BKW;
+                const int kw = walk_x ? u / BX : u % TC_BKW;
+                s[x * TC_PW + kw] = wp[-P * PW + i];
+            }
         }
     }
 };
