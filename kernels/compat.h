@@ -23,6 +23,9 @@
  *                                  __launch_bounds__ with a minimum of resident blocks per
  *                                  SM / compute unit (HIP converts blocks to waves per SIMD)
  *   duet_shfl_xor(v, lane_mask)    butterfly exchange over the whole warp/wavefront
+ *   duet_opaque(x)                 an int x the optimiser cannot see through (identity on
+ *                                  NVIDIA): per-thread index math derived from it inside a loop
+ *                                  is not hoisted out and held in registers across the loop
  *   duet_vec16_t                   a 16-byte, 16-byte-aligned type for vectorized global access
  *   duet_gpu_stream_t              the runtime's stream type, for launchers
  *   duet_gpu_error_t               the runtime's error type

@@ -30,6 +30,11 @@ template <typename T> DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
     return __shfl_xor_sync(0xffffffffu, v, lane_mask);
 }
 
+/* The identity, so NVIDIA code compiles as before. NVVM hoists the same index math that
+ * compat_hip.h describes (ptxas spills in the tensor-core GEMM's register-staged sm_90
+ * instantiations); whether recomputing it pays there is for an H100 measurement to say. */
+DUET_INLINE int duet_opaque(int x) { return x; }
+
 typedef uint4 duet_vec16_t;
 
 /* Shared with the host runtime header src/cuda/runtime_cuda.h, hence the common guard: the

@@ -73,6 +73,17 @@ template <typename T> DUET_INLINE T duet_shfl_xor(T v, int lane_mask)
     return __shfl_xor(v, lane_mask);
 }
 
+/* x unchanged, as a value the optimiser cannot see through. LLVM hoists per-thread index math
+ * that is invariant in a loop out of it and holds the results in VGPRs for the whole loop; in
+ * a persistent kernel with many per-element offsets (the tensor-core GEMM's loaders and
+ * epilogue) that filled the register file on CDNA and spilled to scratch. Math derived from
+ * duet_opaque(tid) inside the loop is recomputed where it is used: a few VALU instructions. */
+DUET_INLINE int duet_opaque(int x)
+{
+    asm volatile("" : "+v"(x));
+    return x;
+}
+
 /* HIP's uint4 is a 16-byte vector with 16-byte alignment, like CUDA's. */
 typedef uint4 duet_vec16_t;
 static_assert(sizeof(duet_vec16_t) == 16 && alignof(duet_vec16_t) == 16, "duet_vec16_t");

@@ -272,6 +272,8 @@ struct tc_loader {
     static DUET_DEVICE void fetch(uint32_t (&wp)[PW], const tc_operand &op, const unsigned char *base,
                                   int64_t xrem, int64_t krem, int tid)
     {
+        /* The offsets below are recomputed per call, not held across the k loop. */
+        tid = duet_opaque(tid);
         if (op.mode == TC_KVEC) {
 #pragma unroll
             for (int i = P * CHUNKS / NP; i < (P + 1) * CHUNKS / NP; ++i) {
@@ -488,9 +490,6 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
     uint32_t *const Bs = tc_smem + STAGES * SA;
     const typename atom::saddr sA0 = atom::to_saddr(As), sB0 = atom::to_saddr(Bs);
 
-    const int tid = threadIdx.x;
-    const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
-    const int wm = warp % (BM / WM), wn = warp / (BM / WM);
     const int64_t tiles = p.tiles_m * p.tiles_n;
     const int64_t kt_count = (p.k + K::BK - 1) / K::BK;
 
@@ -498,6 +497,13 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
         for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int64_t tm, tn;
             gf_tile_coords(tile, p.tiles_m, p.tiles_n, &tm, &tn);
+            /* The thread's indices, anew for each tile: derived from the opaque thread index,
+             * the per-thread offsets of the loaders and the epilogue are computed where they
+             * are used instead of being hoisted out of the persistent loops and held in
+             * registers across them (on CDNA that took every VGPR and AGPR and spilled). */
+            const int tid = duet_opaque((int)threadIdx.x);
+            const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
+            const int wm = warp % (BM / WM), wn = warp / (BM / WM);
             const int64_t m0 = tm * BM, n0 = tn * BN;
             const int64_t mrem = p.m - m0, nrem = p.n - n0;
             const unsigned char *a0 = p.a.base + (bz * p.a.bs + m0 * p.a.sx) * K::ELEM;
@@ -511,14 +517,17 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
              * 64 x 32 warp tile to make room for the second accumulator. */
             typename atom::cfrag tacc[SPLIT3 ? AI : 1][SPLIT3 ? AJ : 1];
             (void)tacc;
+            /* An opaque zero: a constant zero fragment would be hoisted out of the tile loop
+             * and held whole (16 AGPRs per MFMA fragment on CDNA) just to be copied. */
+            const acc_t zero = acc_t(duet_opaque(0));
 #pragma unroll
             for (int i = 0; i < AI; ++i)
 #pragma unroll
                 for (int j = 0; j < AJ; ++j)
 #pragma unroll
                     for (int e = 0; e < atom::C_REGS; ++e) {
-                        acc[i][j][e] = acc_t(0);
-                        if constexpr (SPLIT3) tacc[i][j][e] = acc_t(0);
+                        acc[i][j][e] = zero;
+                        if constexpr (SPLIT3) tacc[i][j][e] = zero;
                     }
             auto flush = [&]() {
                 if constexpr (SPLIT3) {
@@ -529,7 +538,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
 #pragma unroll
                             for (int e = 0; e < atom::C_REGS; ++e) {
                                 acc[i][j][e] += tacc[i][j][e];
-                                tacc[i][j][e] = acc_t(0);
+                                tacc[i][j][e] = zero;
                             }
                 }
             };

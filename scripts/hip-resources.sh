@@ -257,6 +257,11 @@ for t in targets:
                 if re.search(pat, name):
                     wg, dyn = (threads, dynf(elem_size(args))) if pat else (256, 0)
                     break
+        if name == "gemm_tc_kernel" and len(args) >= 7:
+            # Its launcher passes the staged tiles as dynamic shared memory: tc_shared_bytes()
+            # in kernels/gemm_tc.cuh, STAGES * (BM + BN) rows of TC_PW = 20 words.
+            bm, bn, stages = int(args[2]), int(args[3]), int(args[6])
+            dyn = stages * (bm + bn) * 20 * 4
         r = dict(vgpr=vgpr, agpr=agpr, sgpr=sgpr, lds=lds, dyn=dyn, scratch=scratch, vsp=vsp,
                  ssp=ssp, wg=wg, wave=wave, shape=shape, n=1, cocc=cocc.get(k["name"], 0))
         if lab in rows:  # fold: keep the worst of each resource
@@ -313,7 +318,8 @@ w("- **VGPR**: vector registers per lane the loader allocates (`.vgpr_count`). O
   "share one 512-entry file; on gfx908 AGPRs have a file of their own.")
 w("- **SGPR**: scalar registers, VCC, flat-scratch and XNACK included (`.sgpr_count`).")
 w("- **LDS**: static shared memory per workgroup (`.group_segment_fixed_size`); `+N` is the "
-  "dynamic shared memory of duet's default plan for kernels that size their tile at run time.")
+  "dynamic shared memory of a launch: duet's default plan for kernels that size their tile at "
+  "run time, `tc_shared_bytes()` (the staged A and B tiles) for `gemm_tc_kernel`.")
 w("- **scratch**: private (stack) bytes per lane (`.private_segment_fixed_size`). Non-zero means "
   "register spills or a private array the compiler could not keep in registers: both go to "
   "memory at global latency. **spills** is `.vgpr_spill_count`/`.sgpr_spill_count`: with "
