@@ -1,4 +1,5 @@
-/* gemm_lowp_check.c - a quick sweep of duet's f16/bf16/i8/TF32 GEMM paths against a host reference. */
+/* gemm_lowp_check.c - a quick sweep of duet's f16/bf16/i8/TF32 GEMM paths against a host reference.
+ */
 /*
  * Build (any backend): cc -O2 -std=c11 -Iinclude scripts/gemm_lowp_check.c -Lbuild -lduet -lm
  * Every dtype combination x op(A), op(B) x layouts of A, B, C x odd shapes around the GPU tile
@@ -41,7 +42,9 @@ static double from_bf16(uint16_t h)
 static double from_f16(uint16_t h)
 {
     const int e = (h >> 10) & 31, m = h & 1023;
-    const double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+    const double v = e == 0    ? ldexp(m, -24)
+                     : e == 31 ? (m ? NAN : INFINITY)
+                               : ldexp(1024 + m, e - 25);
     return (h & 0x8000u) ? -v : v;
 }
 /* Small integers / 8 are exact in f16 and bf16. */
@@ -68,9 +71,9 @@ static double get(const void *p, duet_dtype t, size_t i)
 
 static int failures = 0, cases = 0;
 
-static void check(duet_context *ctx, duet_dtype ta, duet_dtype tc, duet_math_mode math,
-                  duet_op oa, duet_op ob, duet_layout la, duet_layout lb, duet_layout lc,
-                  int64_t m, int64_t n, int64_t k, int batch, double beta, int pad)
+static void check(duet_context *ctx, duet_dtype ta, duet_dtype tc, duet_math_mode math, duet_op oa,
+                  duet_op ob, duet_layout la, duet_layout lb, duet_layout lc, int64_t m, int64_t n,
+                  int64_t k, int batch, double beta, int pad)
 {
     const size_t ea = duet_dtype_size(ta), ec = duet_dtype_size(tc);
     const int64_t ar = oa == DUET_OP_N ? m : k, acl = oa == DUET_OP_N ? k : m;
@@ -99,10 +102,14 @@ static void check(duet_context *ctx, duet_dtype ta, duet_dtype tc, duet_math_mod
     }
     for (size_t i = 0; i < nc; i++) {
         const int q = (int)(next() % 17) - 8;
-        if (tc == DUET_DTYPE_F16) ((uint16_t *)hc)[i] = beta == 0 ? 0x7e00 : to_f16_exact(q);
-        else if (tc == DUET_DTYPE_BF16) ((uint16_t *)hc)[i] = beta == 0 ? 0x7fc0 : to_bf16((float)q / 8.0f);
-        else if (tc == DUET_DTYPE_I32) ((int32_t *)hc)[i] = (int32_t)next();
-        else ((float *)hc)[i] = beta == 0 ? NAN : (float)q / 8.0f;
+        if (tc == DUET_DTYPE_F16)
+            ((uint16_t *)hc)[i] = beta == 0 ? 0x7e00 : to_f16_exact(q);
+        else if (tc == DUET_DTYPE_BF16)
+            ((uint16_t *)hc)[i] = beta == 0 ? 0x7fc0 : to_bf16((float)q / 8.0f);
+        else if (tc == DUET_DTYPE_I32)
+            ((int32_t *)hc)[i] = (int32_t)next();
+        else
+            ((float *)hc)[i] = beta == 0 ? NAN : (float)q / 8.0f;
     }
     duet_buffer *ba, *bb, *bc;
     duet_buffer_create(ctx, na * ea + 1, &ba);
@@ -111,7 +118,8 @@ static void check(duet_context *ctx, duet_dtype ta, duet_dtype tc, duet_math_mod
     duet_buffer_write(NULL, ba, 0, ha, na * ea);
     duet_buffer_write(NULL, bb, 0, hb, nb * ea);
     duet_buffer_write(NULL, bc, 0, hc, nc * ec);
-    duet_matrix A = duet_matrix_make(ba, ta, la, ar, acl), B = duet_matrix_make(bb, ta, lb, br, bcl);
+    duet_matrix A = duet_matrix_make(ba, ta, la, ar, acl),
+                B = duet_matrix_make(bb, ta, lb, br, bcl);
     duet_matrix C = duet_matrix_make(bc, tc, lc, m, n);
     A.ld = lda, B.ld = ldb, C.ld = ldc;
     A.batch_count = B.batch_count = C.batch_count = batch;
@@ -132,7 +140,9 @@ static void check(duet_context *ctx, duet_dtype ta, duet_dtype tc, duet_math_mod
         failures++;
         goto out;
     }
-    const double eps_out = tc == DUET_DTYPE_BF16 ? 0x1p-8 : tc == DUET_DTYPE_F16 ? 0x1p-11 : 0x1p-24;
+    const double eps_out = tc == DUET_DTYPE_BF16  ? 0x1p-8
+                           : tc == DUET_DTYPE_F16 ? 0x1p-11
+                                                  : 0x1p-24;
     const double eps_in = math == DUET_MATH_TF32 && info.math == DUET_MATH_TF32 ? 0x1p-10 : 0x1p-23;
     for (int b = 0; b < batch; b++)
         for (int64_t i = 0; i < m; i++)
@@ -142,19 +152,25 @@ static void check(duet_context *ctx, duet_dtype ta, duet_dtype tc, duet_math_mod
                 for (int64_t p = 0; p < k; p++) {
                     const int64_t ai = oa == DUET_OP_N ? i : p, aj = oa == DUET_OP_N ? p : i;
                     const int64_t bi = ob == DUET_OP_N ? p : j, bj = ob == DUET_OP_N ? j : p;
-                    const size_t ia = (size_t)(b * sa + (la == DUET_LAYOUT_ROW_MAJOR ? ai * lda + aj : aj * lda + ai));
-                    const size_t ib = (size_t)(b * sb + (lb == DUET_LAYOUT_ROW_MAJOR ? bi * ldb + bj : bj * ldb + bi));
+                    const size_t ia =
+                        (size_t)(b * sa +
+                                 (la == DUET_LAYOUT_ROW_MAJOR ? ai * lda + aj : aj * lda + ai));
+                    const size_t ib =
+                        (size_t)(b * sb +
+                                 (lb == DUET_LAYOUT_ROW_MAJOR ? bi * ldb + bj : bj * ldb + bi));
                     const double x = get(ha, ta, ia), y = get(hb, ta, ib);
                     ref += x * y;
                     gauge += fabs(x * y);
                     iref += (int64_t)x * (int64_t)y;
                 }
-                const size_t ic = (size_t)(b * sc + (lc == DUET_LAYOUT_ROW_MAJOR ? i * ldc + j : j * ldc + i));
+                const size_t ic =
+                    (size_t)(b * sc + (lc == DUET_LAYOUT_ROW_MAJOR ? i * ldc + j : j * ldc + i));
                 const double got = get(hr, tc, ic), old = get(hc, tc, ic);
                 int bad;
                 if (tc == DUET_DTYPE_I32) {
-                    const uint32_t want = (uint32_t)(int64_t)alpha * (uint32_t)iref +
-                                          (bt == 0 ? 0u : (uint32_t)(int64_t)bt * (uint32_t)(int32_t)old);
+                    const uint32_t want =
+                        (uint32_t)(int64_t)alpha * (uint32_t)iref +
+                        (bt == 0 ? 0u : (uint32_t)(int64_t)bt * (uint32_t)(int32_t)old);
                     bad = (uint32_t)(int32_t)got != want;
                     ref = (int32_t)want;
                 } else {
@@ -209,25 +225,35 @@ int main(int argc, char **argv)
     const struct {
         duet_dtype ta, tc;
         duet_math_mode math;
-    } combos[] = {{DUET_DTYPE_F16, DUET_DTYPE_F32, 0},   {DUET_DTYPE_F16, DUET_DTYPE_F16, 0},
-                  {DUET_DTYPE_BF16, DUET_DTYPE_F32, 0},  {DUET_DTYPE_BF16, DUET_DTYPE_BF16, 0},
-                  {DUET_DTYPE_I8, DUET_DTYPE_I32, 0},    {DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_TF32},
+    } combos[] = {{DUET_DTYPE_F16, DUET_DTYPE_F32, 0},
+                  {DUET_DTYPE_F16, DUET_DTYPE_F16, 0},
+                  {DUET_DTYPE_BF16, DUET_DTYPE_F32, 0},
+                  {DUET_DTYPE_BF16, DUET_DTYPE_BF16, 0},
+                  {DUET_DTYPE_I8, DUET_DTYPE_I32, 0},
+                  {DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_TF32},
                   {DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_3XTF32}};
-    const int64_t shapes[][3] = {{1, 1, 1},    {7, 5, 3},       {17, 33, 65},   {128, 128, 64},
-                                 {129, 127, 67}, {200, 150, 257}, {64, 300, 1},  {33, 1, 130},
-                                 {256, 256, 0}};
+    const int64_t shapes[][3] = {{1, 1, 1},      {7, 5, 3},      {17, 33, 65},
+                                 {128, 128, 64}, {129, 127, 67}, {200, 150, 257},
+                                 {64, 300, 1},   {33, 1, 130},   {256, 256, 0}};
     const int ns = quick ? 6 : (int)(sizeof shapes / sizeof shapes[0]);
+    /* A second argument "3xtf32" or "tf32" keeps only that math mode (sanitizer runs). */
+    const int only = argc > 2 ? (!strcmp(argv[2], "3xtf32") ? DUET_MATH_3XTF32
+                                 : !strcmp(argv[2], "tf32") ? DUET_MATH_TF32
+                                                            : -1)
+                              : -1;
     for (size_t c = 0; c < sizeof combos / sizeof combos[0]; c++)
-        for (int s = 0; s < ns; s++)
-            for (int lay = 0; lay < 8; lay++)
-                for (int op = 0; op < 4; op++) {
-                    if (quick && (lay + op) % 3) continue;
-                    check(ctx, combos[c].ta, combos[c].tc, combos[c].math, (duet_op)(op & 1),
-                          (duet_op)(op >> 1), (duet_layout)(lay & 1), (duet_layout)((lay >> 1) & 1),
-                          (duet_layout)(lay >> 2), shapes[s][0], shapes[s][1], shapes[s][2],
-                          (s % 3 == 1) ? 3 : 1, (s + lay) % 2 ? 0.0 : -0.5, (s + op) % 2 ? 8 : 0);
-                    if (failures > 20) goto done;
-                }
+        if (only < 0 || (int)combos[c].math == only)
+            for (int s = 0; s < ns; s++)
+                for (int lay = 0; lay < 8; lay++)
+                    for (int op = 0; op < 4; op++) {
+                        if (quick && (lay + op) % 3) continue;
+                        check(ctx, combos[c].ta, combos[c].tc, combos[c].math, (duet_op)(op & 1),
+                              (duet_op)(op >> 1), (duet_layout)(lay & 1),
+                              (duet_layout)((lay >> 1) & 1), (duet_layout)(lay >> 2), shapes[s][0],
+                              shapes[s][1], shapes[s][2], (s % 3 == 1) ? 3 : 1,
+                              (s + lay) % 2 ? 0.0 : -0.5, (s + op) % 2 ? 8 : 0);
+                        if (failures > 20) goto done;
+                    }
 done:
     duet_context_destroy(ctx);
     printf("gemm_lowp_check: %d cases, %d failed\n", cases, failures);
