@@ -268,8 +268,20 @@ struct gf_loader {
                     const int64_t lim = k < krem ? xrem - x : 0;
                     valid = lim >= V ? V : (lim > 0 ? (int)lim : 0);
                 }
-                gf_copy_async<16>(s + k * PITCH + x, valid > 0 ? (const void *)p : (const void *)base,
-                                  valid * (int)sizeof(T));
+                if (valid == V) {
+                    gf_copy_async<16>(s + k * PITCH + x, p, 16);
+                } else {
+                    /* A run cut by the matrix's edge goes element by element, so that nothing
+                     * past the last element is addressed: a 16-byte copy with a shorter source
+                     * size reads no more, but memory checkers count all 16 bytes (a buffer of
+                     * exactly the matrix's size was reported under compute-sanitizer). */
+#pragma unroll
+                    for (int e = 0; e < V; ++e)
+                        gf_copy_async<(int)sizeof(T)>(s + k * PITCH + x + e,
+                                                      e < valid ? (const void *)(p + e)
+                                                                : (const void *)base,
+                                                      e < valid ? (int)sizeof(T) : 0);
+                }
             } else {
 #pragma unroll
                 for (int e = 0; e < V; ++e) {
