@@ -152,6 +152,8 @@ typedef struct gcase {
     int members; /* 1..3 */
     int64_t tile;
     int nan_ab; /* A and B all NaN / sentinel (alpha == 0 must not read them) */
+    int place;  /* bit q (A, B, C): operand q is a device matrix, on member (q + shift) % members */
+    int shift;
 } gcase;
 
 /* A host matrix described as a duet_matrix too (buffer NULL; offset = the leading guard), so
@@ -225,6 +227,46 @@ static duet_group *make_group(int members, int64_t tile)
     return g;
 }
 
+/* Operand q (0 A, 1 B, 2 C) of t: NULL for a host one, else a buffer on its member holding
+ * the host array's bytes (guards included), at the same offsets. */
+static duet_buffer *device_copy(const gcase *t, int q, const void *host, size_t bytes)
+{
+    if (!(t->place >> q & 1)) return NULL;
+    duet_buffer *buf = NULL;
+    DT_OK(duet_buffer_create(g_ctx[(q + t->shift) % t->members], bytes, &buf));
+    if (buf) DT_OK(duet_buffer_write(NULL, buf, 0, host, bytes));
+    return buf;
+}
+
+static duet_group_operand operand(const duet_matrix *m, duet_buffer *buf,
+                                  const duet_host_matrix *h, duet_matrix *dev)
+{
+    if (!buf) return duet_group_host(h);
+    *dev = *m;
+    dev->buffer = buf;
+    return duet_group_device(dev);
+}
+
+/* The group's gemm of t: duet_group_gemm when every operand is a host one, else
+ * duet_group_gemm_ex; a device C is read back (whole buffer, guards included) into hc's
+ * array. */
+static duet_status group_run(duet_group *g, const gcase *t, const duet_matrix *a,
+                             const duet_matrix *b, const duet_matrix *c, duet_buffer *const *dev,
+                             const duet_host_matrix *ha, const duet_host_matrix *hb,
+                             duet_host_matrix *hc, void *c_array, size_t c_bytes,
+                             const duet_op_options *opt)
+{
+    if (!t->place) return duet_group_gemm(g, t->op_a, t->op_b, t->alpha, ha, hb, t->beta, hc, opt);
+    if (dev[2]) DT_OK(duet_buffer_write(NULL, dev[2], 0, c_array, c_bytes));
+    duet_matrix da, db, dc;
+    const duet_status st = duet_group_gemm_ex(g, t->op_a, t->op_b, t->alpha,
+                                              operand(a, dev[0], ha, &da),
+                                              operand(b, dev[1], hb, &db), t->beta,
+                                              operand(c, dev[2], hc, &dc), opt);
+    if (dev[2]) DT_OK(duet_buffer_read(NULL, dev[2], 0, c_array, c_bytes));
+    return st;
+}
+
 /* Runs one case on a group and on a single context, checks both against the reference, the
  * guards, a second run's bits, and returns 1 when all is well. */
 static int run_case(const gcase *t)
@@ -233,11 +275,14 @@ static int run_case(const gcase *t)
     char what[256];
     snprintf(what, sizeof what,
              "%s->%s op %c%c layouts %c%c%c m %lld n %lld k %lld batch %lld bcast %d alpha %g "
-             "beta %g members %d tile %lld%s",
+             "beta %g members %d tile %lld%s place %c%c%c",
              duet_dtype_name(t->dt.ab), duet_dtype_name(t->dt.c), t->op_a ? 'T' : 'N',
              t->op_b ? 'T' : 'N', t->la ? 'C' : 'R', t->lb ? 'C' : 'R', t->lc ? 'C' : 'R',
              (long long)t->m, (long long)t->n, (long long)t->k, (long long)t->batch, t->bcast,
-             t->alpha, t->beta, t->members, (long long)t->tile, t->nan_ab ? " nan A,B" : "");
+             t->alpha, t->beta, t->members, (long long)t->tile, t->nan_ab ? " nan A,B" : "",
+             t->place & 1 ? '0' + (0 + t->shift) % t->members : 'h',
+             t->place & 2 ? '0' + (1 + t->shift) % t->members : 'h',
+             t->place & 4 ? '0' + (2 + t->shift) % t->members : 'h');
     const duet_dtype at = t->dt.ab, ct = t->dt.c;
     const size_t ea = duet_dtype_size(at), ec = duet_dtype_size(ct);
     duet_matrix a = describe(at, t->la, t->op_a == DUET_OP_N ? t->m : t->k,
@@ -285,15 +330,19 @@ static int run_case(const gcase *t)
     duet_op_options opt;
     memset(&opt, 0, sizeof opt);
     opt.info = &info;
-    duet_status st = duet_group_gemm(g, t->op_a, t->op_b, t->alpha, &ha, &hb, t->beta, &hc, &opt);
+    duet_buffer *dev[3] = {device_copy(t, 0, ah, na * ea), device_copy(t, 1, bh, nb * ea),
+                           device_copy(t, 2, c0, nc * ec)};
+    duet_status st = group_run(g, t, &a, &b, &c, dev, &ha, &hb, &hc, cg, nc * ec, &opt);
     DT_CHECK(st == DUET_SUCCESS, "%s: duet_group_gemm -> %s: %s", what, duet_status_string(st),
              duet_last_error());
     /* Again, for the bits: the tiles' assignment is fixed. */
     memcpy(cg2, c0, nc * ec);
     hc = host_of(&c, cg2);
-    st = duet_group_gemm(g, t->op_a, t->op_b, t->alpha, &ha, &hb, t->beta, &hc, NULL);
+    st = group_run(g, t, &a, &b, &c, dev, &ha, &hb, &hc, cg2, nc * ec, NULL);
     DT_CHECK(st == DUET_SUCCESS, "%s: second duet_group_gemm -> %s: %s", what,
              duet_status_string(st), duet_last_error());
+    for (int q = 0; q < 3; q++)
+        if (dev[q]) DT_OK(duet_buffer_destroy(dev[q]));
     DT_CHECK(memcmp(cg, cg2, nc * ec) == 0, "%s: two runs gave different bits", what);
     if (g) DT_OK(duet_group_destroy(g));
 
@@ -391,6 +440,9 @@ static void test_group_gemm(int quick)
             }
             t.members = 1 + combo % 3;
             t.tile = (combo & 4) ? 7 : 16;
+            /* Every host/device placement of A, B, C for every dtype, on varying members. */
+            t.place = (combo * 3 + d) % 8;
+            t.shift = combo / 8;
             if (quick && d >= 4 && combo % 4 != 0) continue;
             if (!run_case(&t) && dt_failures > 20) return;
             cases++;
@@ -414,6 +466,8 @@ static void test_group_gemm(int quick)
             t.beta = t.dt.c == DUET_DTYPE_I32 ? 2 : 1.25;
             t.members = 1 + v % 3;
             t.tile = 5;
+            t.place = (v + d) % 8;
+            t.shift = d;
             switch (v) {
             case 0: break;
             case 1: t.bcast = 1; break;
@@ -557,6 +611,71 @@ static void test_bad_args(void)
     DT_FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1.5, &i32a, &i32b, 0, &i32c, NULL),
              DUET_ERROR_INVALID_ARGUMENT, "alpha");
     DT_CHECK(memcmp(c, c_before, sizeof c) == 0, "C written by a failing duet_group_gemm");
+
+    /* Device operands (duet_group_gemm_ex): A and C in one buffer of a member, B of a context
+     * outside the group; C's buffer must stay as it was after every failing call. */
+    {
+        duet_buffer *mine = NULL, *foreign = NULL;
+        DT_OK(duet_buffer_create(extra, sizeof c + sizeof a, &mine));
+        DT_OK(duet_buffer_create(g_ctx[1], sizeof b, &foreign));
+        DT_OK(duet_buffer_write(NULL, mine, 0, c, sizeof c));
+        DT_OK(duet_buffer_write(NULL, mine, sizeof c, a, sizeof a));
+        DT_OK(duet_buffer_write(NULL, foreign, 0, b, sizeof b));
+        duet_matrix dc = duet_matrix_make(mine, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+        dc.offset = GUARD;
+        duet_matrix da = dc, db = dc;
+        da.offset = 16 + 2 * GUARD;
+        db.buffer = foreign;
+        db.offset = 0;
+        const duet_group_operand oa = duet_group_device(&da), ob = duet_group_host(&hb),
+                                 oc = duet_group_device(&dc);
+        DT_OK(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, oa, ob, 1, oc, NULL)); /* C += AB */
+        float want[16 + 2 * GUARD], got[16 + 2 * GUARD];
+        memcpy(want, c_before, sizeof want);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                for (int k = 0; k < 4; k++) want[GUARD + i * 4 + j] += a[i * 4 + k] * b[k * 4 + j];
+        DT_OK(duet_buffer_read(NULL, mine, 0, got, sizeof got));
+        DT_CHECK(memcmp(got, want, sizeof got) == 0, "device A and C in one buffer of a member");
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, oa, duet_group_device(&db), 0, oc,
+                                    NULL),
+                 DUET_ERROR_INVALID_ARGUMENT,
+                 "duet_group_gemm_ex: B.buffer belongs to a context that is not one of the "
+                 "group's");
+        duet_group_operand both = oa;
+        both.host = &ha;
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, both, ob, 0, oc, NULL),
+                 DUET_ERROR_INVALID_ARGUMENT, "duet_group_gemm_ex: A has both host and device");
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, oa, ob, 0,
+                                    duet_group_device(NULL), NULL),
+                 DUET_ERROR_INVALID_ARGUMENT, "duet_group_gemm_ex: C is NULL");
+        duet_matrix bad_d = da;
+        bad_d.offset = 16 + 2 * GUARD + 1; /* one element past the buffer's end */
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&bad_d), ob, 0,
+                                    oc, NULL),
+                 DUET_ERROR_INVALID_ARGUMENT, "past the end of its buffer");
+        bad_d = da;
+        bad_d.offset = GUARD + 3; /* A inside C, in one buffer */
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&bad_d), ob, 0,
+                                    oc, NULL),
+                 DUET_ERROR_INVALID_ARGUMENT, "duet_group_gemm_ex: C overlaps A in its buffer");
+        bad_d = da;
+        bad_d.ld = 3;
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&bad_d), ob, 0,
+                                    oc, NULL),
+                 DUET_ERROR_INVALID_ARGUMENT, "lda (3)");
+        bad_d = da;
+        bad_d.buffer = NULL;
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&bad_d), ob, 0,
+                                    oc, NULL),
+                 DUET_ERROR_INVALID_HANDLE, "A.buffer is NULL");
+        DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1.5, oa, ob, 0, oc, &opt),
+                 DUET_ERROR_INVALID_ARGUMENT, "duet_group_gemm_ex: options.algorithm");
+        DT_OK(duet_buffer_read(NULL, mine, 0, got, sizeof got));
+        DT_CHECK(memcmp(got, want, sizeof got) == 0, "device C written by a failing call");
+        DT_OK(duet_buffer_destroy(mine));
+        DT_OK(duet_buffer_destroy(foreign));
+    }
 
     /* A member context destroyed under the group. */
     DT_OK(duet_context_destroy(extra));

@@ -411,6 +411,29 @@ DUET_API duet_status duet_group_gemm(duet_group *group, duet_op op_a, duet_op op
                                      double beta, duet_host_matrix *c,
                                      const duet_op_options *options);
 
+/* An operand of duet_group_gemm_ex: a matrix in host memory (host) or in a buffer of one of
+ * the group's contexts (device); exactly one of the two is set. duet_group_host and
+ * duet_group_device make one. */
+typedef struct duet_group_operand {
+    const duet_host_matrix *host;
+    const duet_matrix *device;
+} duet_group_operand;
+DUET_API duet_group_operand duet_group_host(const duet_host_matrix *m);
+DUET_API duet_group_operand duet_group_device(const duet_matrix *m);
+
+/* duet_group_gemm where each of A, B and C is a host matrix or a device matrix, mixed freely;
+ * each device operand may be on any member (A, B and C on different ones). The same tiles,
+ * assignment and semantics: a member copies the panels of a device operand from its buffer
+ * (within its own context, or from another member's) and writes its C tiles to a device C's
+ * buffer. Work the caller queued on a context holding a device operand is waited for first
+ * (its streams are synchronized); the call returns when C is written. A device operand is
+ * checked as duet_gemm checks one (a buffer of a context outside the group is
+ * DUET_ERROR_INVALID_ARGUMENT); C may not overlap A or B. */
+DUET_API duet_status duet_group_gemm_ex(duet_group *group, duet_op op_a, duet_op op_b,
+                                        double alpha, duet_group_operand a, duet_group_operand b,
+                                        double beta, duet_group_operand c,
+                                        const duet_op_options *options);
+
 /* out = in^T: out has in's cols as rows and rows as cols, the same dtype (any: by element size)
  * and batch count. in and out must not overlap, except in the in-place form:
  *

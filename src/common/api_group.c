@@ -215,10 +215,14 @@ duet_status duet_group_set_tile(duet_group *handle, int64_t tile)
     return DUET_SUCCESS;
 }
 
-/* ---- host matrices ----------------------------------------------------------------------- */
+/* ---- operands: host matrices and matrices in a member's buffer ---------------------------- */
 
+/* One operand, host or device, described alike: h is a copy of the host matrix, or of the
+ * device matrix with data set to its first element's address in the buffer (so the tiling
+ * and overlap arithmetic is the same for both); buf is NULL for a host operand. */
 typedef struct gr_host {
-    const duet_host_matrix *h;
+    duet_host_matrix h;
+    dt_buffer *buf; /* the device operand's buffer (its context is a member's) */
     size_t elem;
     int64_t batch, bs;
     int empty;
@@ -232,8 +236,8 @@ static duet_status check_host(const duet_host_matrix *m, const char *func, const
                               const char *ldname, int is_output, gr_host *out)
 {
     memset(out, 0, sizeof *out);
-    out->h = m;
     if (!m) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s is NULL", name);
+    out->h = *m;
     if (!valid_dtype((int)m->dtype))
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.dtype (%d) is not a duet_dtype",
                        name, (int)m->dtype);
@@ -293,6 +297,67 @@ static duet_status check_host(const duet_host_matrix *m, const char *func, const
     return DUET_SUCCESS;
 }
 
+/* A device operand: checked as duet_gemm checks a duet_matrix (the buffer live and of one of
+ * the group's contexts, the extent within it), then described as check_host describes a host
+ * matrix, data being the address of element 0. */
+static duet_status check_device(const dt_group *g, const duet_matrix *m, const char *func,
+                                const char *name, const char *ldname, int is_output,
+                                gr_host *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!m) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s is NULL", name);
+    dt_buffer *buf = (dt_buffer *)dt_handle_get(m->buffer, DT_BUFFER);
+    if (!buf)
+        return dt_fail(DUET_ERROR_INVALID_HANDLE, func, "%s.buffer is %s", name,
+                       m->buffer ? "not a live handle (destroyed or never created)" : "NULL");
+    int member = -1;
+    for (int i = 0; i < g->count && member < 0; i++)
+        if (buf->ctx->self == g->m[i].ctx) member = i;
+    if (member < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s.buffer belongs to a context that is not one of the group's", name);
+    duet_host_matrix h;
+    memset(&h, 0, sizeof h);
+    h.dtype = m->dtype;
+    h.layout = m->layout;
+    h.rows = m->rows;
+    h.cols = m->cols;
+    h.ld = m->ld;
+    h.batch_count = m->batch_count;
+    h.batch_stride = m->batch_stride;
+    /* A dtype outside the enum is refused by check_host before its size is used. */
+    const size_t elem = valid_dtype((int)m->dtype) ? duet_dtype_size(m->dtype) : 1;
+    if (m->offset > buf->bytes / elem)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s.offset (%zu) is past the end of its buffer (%zu bytes of %zu-byte "
+                       "elements)",
+                       name, m->offset, buf->bytes, elem);
+    /* Any non-NULL address for an empty matrix or a 0-byte buffer: nothing is touched. */
+    h.data = buf->ptr ? (char *)buf->ptr + m->offset * elem : (void *)buf;
+    duet_status st = check_host(&h, func, name, ldname, is_output, out);
+    if (st != DUET_SUCCESS) return st;
+    out->buf = buf;
+    if (!out->empty && out->hi - (uintptr_t)buf->ptr > buf->bytes)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s: offset (%zu) + extent (%zu bytes) is past the end of its buffer "
+                       "(%zu bytes)",
+                       name, m->offset, (size_t)(out->hi - out->lo), buf->bytes);
+    return DUET_SUCCESS;
+}
+
+/* An operand: exactly one of o.host and o.device. */
+static duet_status check_operand(const dt_group *g, duet_group_operand o, const char *func,
+                                 const char *name, const char *ldname, int is_output,
+                                 gr_host *out)
+{
+    memset(out, 0, sizeof *out);
+    if (o.host && o.device)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s has both host and device set (one of them, please)", name);
+    if (o.device) return check_device(g, o.device, func, name, ldname, is_output, out);
+    return check_host(o.host, func, name, ldname, is_output, out);
+}
+
 static int host_overlaps(const gr_host *x, const gr_host *y)
 {
     return !x->empty && !y->empty && x->lo < y->hi && y->lo < x->hi;
@@ -334,7 +399,7 @@ static int gr_stopped(gr_job *j)
 static void host_rect(const gr_host *x, int64_t b, int64_t r0, int64_t nr, int64_t c0,
                       int64_t nc, char **first, int64_t *lines, int64_t *len)
 {
-    const duet_host_matrix *h = x->h;
+    const duet_host_matrix *h = &x->h;
     const int rm = h->layout == DUET_LAYOUT_ROW_MAJOR;
     const int64_t idx = b * x->bs + (rm ? r0 * h->ld + c0 : c0 * h->ld + r0);
     *first = (char *)h->data + (size_t)idx * x->elem;
@@ -348,8 +413,8 @@ static duet_matrix dev_matrix(duet_buffer *buf, const gr_host *x, int64_t rows, 
     duet_matrix d;
     memset(&d, 0, sizeof d);
     d.buffer = buf;
-    d.dtype = x->h->dtype;
-    d.layout = x->h->layout;
+    d.dtype = x->h.dtype;
+    d.layout = x->h.layout;
     d.rows = rows;
     d.cols = cols;
     const int64_t len = d.layout == DUET_LAYOUT_ROW_MAJOR ? cols : rows;
@@ -380,7 +445,12 @@ static duet_status grow(gr_member *m, duet_buffer **slots, size_t *cap, size_t b
     return DUET_SUCCESS;
 }
 
-/* Queues a host <-> buffer copy of a stored rectangle on the member's copy stream. */
+/* Queues a copy of a stored rectangle between operand x and the member's panel buf on the
+ * member's copy stream: to_device: x -> buf, else buf -> x. x in host memory: a 2D host copy;
+ * in a buffer of this member's context: a 2D device copy; of another member's context: peer
+ * copies (backends have no 2D peer copy), one per line unless the lines are contiguous. The
+ * peer copy is queued on this member's stream either way (the GPU runtimes accept a copy on a
+ * stream of another device), so it is ordered with this member's events. */
 static duet_status rect_copy(gr_member *m, duet_buffer *buf, const gr_host *x, int64_t b,
                              int64_t r0, int64_t nr, int64_t c0, int64_t nc, int to_device)
 {
@@ -393,7 +463,25 @@ static duet_status rect_copy(gr_member *m, duet_buffer *buf, const gr_host *x, i
     if (!d || !s)
         return dt_fail(DUET_ERROR_INVALID_HANDLE, "duet_group_gemm",
                        "a member's context was destroyed while the group still uses it");
-    const size_t w = (size_t)len * x->elem, hp = (size_t)x->h->ld * x->elem;
+    const size_t w = (size_t)len * x->elem, hp = (size_t)x->h.ld * x->elem;
+    if (x->buf && x->buf->ctx == d->ctx)
+        return to_device ? be_memcpy2d(d->ctx->be, s->be, d->ptr, w, first, hp, w, (size_t)lines,
+                                       BE_D2D, "duet_group_gemm")
+                         : be_memcpy2d(d->ctx->be, s->be, first, hp, d->ptr, w, w,
+                                       (size_t)lines, BE_D2D, "duet_group_gemm");
+    if (x->buf) {
+        void *const xb = x->buf->ctx->be, *const db = d->ctx->be;
+        if (lines == 1 || w == hp) /* one run of lines * w bytes */
+            return to_device ? be_memcpy_peer(db, s->be, d->ptr, xb, first, w * (size_t)lines)
+                             : be_memcpy_peer(xb, s->be, first, db, d->ptr, w * (size_t)lines);
+        for (int64_t i = 0; i < lines; i++) {
+            char *const xp = first + (size_t)i * hp, *const dp = (char *)d->ptr + (size_t)i * w;
+            const duet_status st = to_device ? be_memcpy_peer(db, s->be, dp, xb, xp, w)
+                                             : be_memcpy_peer(xb, s->be, xp, db, dp, w);
+            if (st != DUET_SUCCESS) return st;
+        }
+        return DUET_SUCCESS;
+    }
     return to_device ? be_memcpy2d(d->ctx->be, s->be, d->ptr, w, first, hp, w, (size_t)lines,
                                    BE_H2D, "duet_group_gemm")
                      : be_memcpy2d(d->ctx->be, s->be, first, hp, d->ptr, w, w, (size_t)lines,
@@ -557,10 +645,10 @@ static int64_t choose_tile(const dt_group *g, int64_t m, int64_t n, int64_t batc
 }
 
 static duet_status group_gemm(dt_group *g, duet_op op_a, duet_op op_b, double alpha,
-                              const duet_host_matrix *a, const duet_host_matrix *b, double beta,
-                              duet_host_matrix *c, const duet_op_options *options)
+                              duet_group_operand oa, duet_group_operand ob, double beta,
+                              duet_group_operand oc, const duet_op_options *options,
+                              const char *fn)
 {
-    static const char *fn = "duet_group_gemm";
     for (int i = 0; i < g->count; i++)
         if (!dt_handle_get(g->m[i].ctx, DT_CONTEXT))
             return dt_fail(DUET_ERROR_INVALID_HANDLE, fn,
@@ -573,10 +661,11 @@ static duet_status group_gemm(dt_group *g, duet_op op_a, duet_op op_b, double al
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_b (%d) is not a duet_op", (int)op_b);
     gr_job j;
     memset(&j, 0, sizeof j);
-    duet_status st = check_host(c, fn, "C", "ldc", 1, &j.c);
-    if (st == DUET_SUCCESS) st = check_host(a, fn, "A", "lda", 0, &j.a);
-    if (st == DUET_SUCCESS) st = check_host(b, fn, "B", "ldb", 0, &j.b);
+    duet_status st = check_operand(g, oc, fn, "C", "ldc", 1, &j.c);
+    if (st == DUET_SUCCESS) st = check_operand(g, oa, fn, "A", "lda", 0, &j.a);
+    if (st == DUET_SUCCESS) st = check_operand(g, ob, fn, "B", "ldb", 0, &j.b);
     if (st != DUET_SUCCESS) return st;
+    const duet_host_matrix *a = &j.a.h, *b = &j.b.h, *c = &j.c.h;
     const int64_t m = op_a == DUET_OP_N ? a->rows : a->cols;
     const int64_t k = op_a == DUET_OP_N ? a->cols : a->rows;
     const int64_t kb = op_b == DUET_OP_N ? b->rows : b->cols;
@@ -597,9 +686,16 @@ static duet_status group_gemm(dt_group *g, duet_op op_a, duet_op op_b, double al
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                        "B.batch_count (%lld) is neither C's (%lld) nor 1", (long long)j.b.batch,
                        (long long)j.c.batch);
-    if (host_overlaps(&j.c, &j.a) || host_overlaps(&j.c, &j.b))
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C overlaps %s in host memory",
-                       host_overlaps(&j.c, &j.a) ? "A" : "B");
+    /* By address: a buffer's memory and host memory never share addresses on a GPU, and are
+     * one memory on the cpu backend, where an overlap is as real as between two buffers. */
+    if (host_overlaps(&j.c, &j.a) || host_overlaps(&j.c, &j.b)) {
+        const gr_host *x = host_overlaps(&j.c, &j.a) ? &j.a : &j.b;
+        const char *where = !j.c.buf && !x->buf ? "host memory"
+                            : j.c.buf && j.c.buf == x->buf ? "its buffer"
+                                                           : "memory";
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C overlaps %s in %s",
+                       x == &j.a ? "A" : "B", where);
+    }
 
     /* Everything duet_gemm checks beyond the shapes (dtype combination, math mode, algorithm
      * and its options, integral alpha and beta) is asked of duet_gemm itself, on a 1 x 1 C
@@ -629,6 +725,21 @@ static duet_status group_gemm(dt_group *g, duet_op op_a, duet_op op_b, double al
         st = duet_gemm(m0->compute, op_a, op_b, alpha, &pa, &pb, beta, &pc, &po);
         if (st == DUET_SUCCESS) st = duet_stream_synchronize(m0->compute);
         if (st != DUET_SUCCESS) return gr_rename(st, fn, NULL);
+    }
+    /* Device operands may have been written by work the caller queued on their contexts: the
+     * group's streams cannot wait for it (it is on the caller's streams), so it is awaited
+     * here, once per context holding an operand that will be touched. */
+    {
+        const gr_host *ops[3] = {&j.a, &j.b, &j.c};
+        const duet_context *done[3] = {NULL, NULL, NULL};
+        for (int q = 0; q < 3 && m > 0 && n > 0; q++) {
+            if (!ops[q]->buf || ops[q]->empty) continue;
+            duet_context *cx = ops[q]->buf->ctx->self;
+            if (cx == done[0] || cx == done[1]) continue;
+            done[q] = cx;
+            st = duet_context_synchronize(cx);
+            if (st != DUET_SUCCESS) return gr_rename(st, fn, NULL);
+        }
     }
     duet_launch_info *info = options ? options->info : NULL;
     if (m == 0 || n == 0) {
@@ -685,14 +796,52 @@ static duet_status group_gemm(dt_group *g, duet_op op_a, duet_op op_b, double al
     return DUET_SUCCESS;
 }
 
+static duet_status group_gemm_entry(duet_group *handle, duet_op op_a, duet_op op_b,
+                                    double alpha, duet_group_operand a, duet_group_operand b,
+                                    double beta, duet_group_operand c,
+                                    const duet_op_options *options, const char *fn);
+
+duet_group_operand duet_group_host(const duet_host_matrix *m)
+{
+    duet_group_operand o;
+    o.host = m;
+    o.device = NULL;
+    return o;
+}
+
+duet_group_operand duet_group_device(const duet_matrix *m)
+{
+    duet_group_operand o;
+    o.host = NULL;
+    o.device = m;
+    return o;
+}
+
 duet_status duet_group_gemm(duet_group *handle, duet_op op_a, duet_op op_b, double alpha,
                             const duet_host_matrix *a, const duet_host_matrix *b, double beta,
                             duet_host_matrix *c, const duet_op_options *options)
 {
+    return group_gemm_entry(handle, op_a, op_b, alpha, duet_group_host(a), duet_group_host(b),
+                            beta, duet_group_host(c), options, "duet_group_gemm");
+}
+
+duet_status duet_group_gemm_ex(duet_group *handle, duet_op op_a, duet_op op_b, double alpha,
+                               duet_group_operand a, duet_group_operand b, double beta,
+                               duet_group_operand c, const duet_op_options *options)
+{
+    return group_gemm_entry(handle, op_a, op_b, alpha, a, b, beta, c, options,
+                            "duet_group_gemm_ex");
+}
+
+static duet_status group_gemm_entry(duet_group *handle, duet_op op_a, duet_op op_b,
+                                    double alpha, duet_group_operand a, duet_group_operand b,
+                                    double beta, duet_group_operand c,
+                                    const duet_op_options *options, const char *fn)
+{
     dt_clear_error();
-    GR_RESOLVE(g, dt_group, DT_GROUP, handle, "duet_group_gemm", "group");
+    GR_RESOLVE(g, dt_group, DT_GROUP, handle, fn, "group");
     pthread_mutex_lock(&g->lock);
-    duet_status st = group_gemm(g, op_a, op_b, alpha, a, b, beta, c, options);
+    duet_status st = group_gemm(g, op_a, op_b, alpha, a, b, beta, c, options, fn);
     char saved[1024];
     snprintf(saved, sizeof saved, "%s", duet_last_error());
     pthread_mutex_unlock(&g->lock);
