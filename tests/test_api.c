@@ -1938,6 +1938,33 @@ static void test_group_bad(void)
     x.data = hc;
     FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &x, &bm, 0, &c, NULL),
           DUET_ERROR_INVALID_ARGUMENT, "overlaps");
+    /* Device operands: b2 is of member c2; bf of a context outside the group. */
+    duet_context *c3 = NULL;
+    duet_buffer *bf = NULL;
+    DT_OK(duet_context_create(0, &c3));
+    DT_OK(duet_buffer_create(c3, N, &bf));
+    duet_matrix dm = duet_matrix_make(b2, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 2), dx = dm;
+    dx.buffer = bf;
+    FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&dx),
+                             duet_group_host(&bm), 0, duet_group_host(&c), NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "A.buffer");
+    duet_group_operand both = duet_group_device(&dm);
+    both.host = &a;
+    FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, both, duet_group_host(&bm), 0,
+                             duet_group_host(&c), NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "A");
+    dx = dm;
+    dx.offset = 13; /* 16 floats in b2: 13 + 4 is past its end */
+    FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_host(&a), duet_group_device(&dx),
+                             0, duet_group_host(&c), NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "B");
+    dx = dm;
+    dx.offset = 2; /* C at 2..5 overlaps A at 0..3 in b2 */
+    FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&dm),
+                             duet_group_host(&bm), 0, duet_group_device(&dx), NULL),
+          DUET_ERROR_INVALID_ARGUMENT, "overlaps");
+    DT_OK(duet_buffer_destroy(bf));
+    DT_OK(duet_context_destroy(c3));
     DT_OK(duet_context_destroy(c2));
     FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &a, &bm, 0, &c, NULL),
           DUET_ERROR_INVALID_HANDLE, "destroyed");

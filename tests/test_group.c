@@ -653,7 +653,7 @@ static void test_bad_args(void)
         bad_d.offset = 16 + 2 * GUARD + 1; /* one element past the buffer's end */
         DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&bad_d), ob, 0,
                                     oc, NULL),
-                 DUET_ERROR_INVALID_ARGUMENT, "past the end of its buffer");
+                 DUET_ERROR_INVALID_ARGUMENT, "the buffer is too small");
         bad_d = da;
         bad_d.offset = GUARD + 3; /* A inside C, in one buffer */
         DT_FAILS(duet_group_gemm_ex(g, DUET_OP_N, DUET_OP_N, 1, duet_group_device(&bad_d), ob, 0,

@@ -339,9 +339,10 @@ static duet_status check_device(const dt_group *g, const duet_matrix *m, const c
     out->buf = buf;
     if (!out->empty && out->hi - (uintptr_t)buf->ptr > buf->bytes)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s: offset (%zu) + extent (%zu bytes) is past the end of its buffer "
-                       "(%zu bytes)",
-                       name, m->offset, (size_t)(out->hi - out->lo), buf->bytes);
+                       "%s needs bytes [%zu, %zu) of its buffer, which holds %zu bytes "
+                       "(the buffer is too small)",
+                       name, (size_t)(out->lo - (uintptr_t)buf->ptr),
+                       (size_t)(out->hi - (uintptr_t)buf->ptr), buf->bytes);
     return DUET_SUCCESS;
 }
 
@@ -353,7 +354,7 @@ static duet_status check_operand(const dt_group *g, duet_group_operand o, const 
     memset(out, 0, sizeof *out);
     if (o.host && o.device)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s has both host and device set (one of them, please)", name);
+                       "%s has both host and device set (exactly one describes an operand)", name);
     if (o.device) return check_device(g, o.device, func, name, ldname, is_output, out);
     return check_host(o.host, func, name, ldname, is_output, out);
 }
