@@ -399,7 +399,8 @@ DUET_API duet_status duet_group_destroy(duet_group *group);
 DUET_API duet_status duet_group_set_tile(duet_group *group, int64_t tile);
 
 /* C = alpha * op(A) * op(B) + beta * C over the group, with duet_gemm's semantics, dtypes,
- * math modes, ops, layouts and batches, for host matrices. C is cut into tiles; counted in
+ * math modes, ops, layouts and batches, for host matrices (duet_group_gemm_ex below takes
+ * device matrices too). C is cut into tiles; counted in
  * the order batch, tile row, tile column, the tiles are dealt out in count contiguous runs of
  * (nearly) equal length, member i taking the i-th: a fixed assignment, so a result is the same
  * from run to run. Each tile is one duet_gemm over the whole K on its
