@@ -138,14 +138,18 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
 #define CPU_TRANSPOSE_STREAM_MIN ((int64_t)4 << 20)
 #endif
 
-/* How far ahead along in's rows the next lines are prefetched, in bytes: a band reads 64 /
- * elem rows of in side by side, more streams than the hardware prefetcher follows. */
+/* How far ahead along in's rows the next lines are prefetched (into L2), in bytes: a band
+ * reads its width / elem rows of in side by side, more streams than the hardware prefetcher
+ * follows (256 and 512 beat none by 1.5x on one thread; 1024 and more fell back). */
 #define TRANSPOSE_PREFETCH 256
 
 /* A task's band of out's columns and run of its rows, in bytes. Wide bands write each row of
  * out in runs of several whole lines (measured on a 2-core Zen 5, 4096^2 of each size: 64-byte
- * bands ran at half the speed of 512 to 2048, which were alike); runs of rows let narrow
- * matrices still share out among threads. Both are multiples of every block's 64 bytes. */
+ * bands ran at half the speed of 512 to 2048, which were alike). 1-byte elements take a
+ * narrower band: its 1024 rows of in, 4 KiB apart, fall into 32 sets of a 1 MiB 8-way L2, and
+ * their prefetched lines evicted each other (128 bytes ran 5-10% faster). Runs of rows let
+ * narrow matrices still share out among threads. All are multiples of a block's 64 bytes. */
+#define TRANSPOSE_BAND_BYTES_1 128
 #define TRANSPOSE_BAND_BYTES 1024
 #define TRANSPOSE_RUN_BYTES 4096
 
@@ -216,7 +220,7 @@ TRANSPOSE_BLOCK(16)
 TRANSPOSE_BLOCK(32)
 TRANSPOSE_BLOCK(64)
 
-/* A task is a band of TRANSPOSE_BAND_BYTES of out's columns by TRANSPOSE_RUN_BYTES / elem of
+/* A task is a band of TRANSPOSE_BAND_BYTES(_1) of out's columns by TRANSPOSE_RUN_BYTES / elem of
  * its rows, swept down one row of R x R blocks (R = 64 / elem) at a time: each block reads R
  * whole lines of in and writes R whole lines of out, and each row of out is written in runs
  * of a band's width (threads share no line where out's rows are 64-byte aligned). The rows
@@ -225,7 +229,7 @@ static void transpose_tiles(const dt_copy2d *t)
 {
     const size_t e = t->elem;
     const int64_t R = (int64_t)(64 / e);
-    const int64_t W = (int64_t)(TRANSPOSE_BAND_BYTES / e);
+    const int64_t W = (int64_t)((e == 1 ? TRANSPOSE_BAND_BYTES_1 : TRANSPOSE_BAND_BYTES) / e);
     const int64_t H = (int64_t)(TRANSPOSE_RUN_BYTES / e);
     const int64_t bands = dt_ceil_div(t->cols, W), runs = dt_ceil_div(t->rows, H);
     const int64_t tasks = t->batch * bands * runs;
