@@ -430,6 +430,36 @@ static void test_batches(void)
             }
 }
 
+/* Matrices of over 4 MiB: on the cpu backend these are written with non-temporal stores in
+ * whole 64-byte blocks when out's rows are 16-byte aligned (so some shapes pad out's rows to a
+ * multiple of 16 elements), with the plain blocked walk when they are not (off_out), and with
+ * edge strips below and beside the last whole block (odd shapes). AUTO only: the other
+ * algorithms are the small cases' business. */
+static void test_large(void)
+{
+    /* rows, cols, pad_out, off_out, batch, bpad_out, layouts */
+    static const int64_t cases[][7] = {
+        {2112, 2080, 0, 0, 1, 0, 0},  /* whole blocks down, a 32-column last band */
+        {2061, 2083, 3, 0, 1, 0, 0},  /* out's ld 2064: edges on both sides */
+        {2083, 2061, 3, 0, 1, 0, 3},  /* the same, both column-major */
+        {1030, 2050, 10, 0, 2, 10, 0}, /* two matrices 2132000 elements apart, out's ld 1040 */
+        {2061, 2083, 3, 1, 1, 0, 0},  /* out one element off: no streaming */
+    };
+    static const duet_dtype quick_dtypes[] = {DUET_DTYPE_I8, DUET_DTYPE_F64};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (g_quick && c != 1) continue;
+        tcase t = plain(cases[c][0], cases[c][1], (int)cases[c][6]);
+        t.pad_out = cases[c][2];
+        t.off_out = (size_t)cases[c][3];
+        t.batch = cases[c][4];
+        t.bpad_out = cases[c][5];
+        if (g_quick)
+            for (size_t d = 0; d < 2; d++) run_case(&t, quick_dtypes[d], 0, 1);
+        else
+            all_dtypes(&t, 0, 1);
+    }
+}
+
 /* More matrices than a GPU grid holds along z: the batch loop must cover the rest. */
 static void test_many_batches(void)
 {
@@ -602,6 +632,7 @@ int main(int argc, char **argv)
     test_padded_offsets();
     test_batches();
     test_many_batches();
+    test_large();
     DT_OK(duet_context_destroy(g_ctx));
     return dt_finish("test_transpose");
 }

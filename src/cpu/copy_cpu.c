@@ -88,12 +88,9 @@ static void copy_blocked(const dt_copy2d *t, int64_t tile)
 /* A transpose proper (in contiguous down a column of out, out along its rows) moves
  * K x K micro-blocks of 16-byte lines (K = 16 / elem) through registers: K loads, log2(K)
  * rounds of unpacks at the element's width (round r pairs line x with line x + K/2 into lines
- * 2x and 2x+1, which after log2(K) rounds is the transpose), K stores. A task is a band of
- * out's columns, TRANSPOSE_TILE_J bytes wide, swept down out's rows K at a time: each group of
- * K rows of out is written whole across the band (whole lines where out is aligned: no two
- * tasks write one line) while the band's lines of in are read in order and stay in L1/L2.
- * Scalar loops take the edges. The bits move unchanged, so results are the same on any
- * thread count or split. */
+ * 2x and 2x+1, which after log2(K) rounds is the transpose), K stores. transpose_tiles
+ * groups them into blocks of one 64-byte cache line square (below); scalar loops take the
+ * edges. The bits move unchanged, so results are the same on any thread count or split. */
 #if !defined(DUET_CPU_PORTABLE) && defined(__SSE2__)
 #define CPU_COPY_SSE2 1
 #include <emmintrin.h>
@@ -132,7 +129,32 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
             memcpy(out + (size_t)(i * t->out.rs + j) * e, in + (size_t)(i + j * t->in.cs) * e, e);
 }
 
-/* Rows [i0, i1) x columns [j0, j1) of out, K rows of out at a time. */
+/* Destinations of at least this many bytes are written with non-temporal stores: a plain
+ * store first reads the line it writes (a third pass over memory beside the read of in and
+ * the write of out), and a destination this large leaves the caches anyway. Smaller ones
+ * stay cached for whatever reads them next. (Defined on the command line, it sends small
+ * shapes down the streaming path, for testing.) */
+#ifndef CPU_TRANSPOSE_STREAM_MIN
+#define CPU_TRANSPOSE_STREAM_MIN ((int64_t)4 << 20)
+#endif
+
+/* How far ahead along in's rows the next lines are prefetched (into L2), in bytes: a band
+ * reads its width / elem rows of in side by side, more streams than the hardware prefetcher
+ * follows (256 and 512 beat none by 1.5x on one thread; 1024 and more fell back). */
+#define TRANSPOSE_PREFETCH 256
+
+/* A task's band of out's columns and run of its rows, in bytes. Wide bands write each row of
+ * out in runs of several whole lines (measured on a 2-core Zen 5, 4096^2 of each size: 64-byte
+ * bands ran at half the speed of 512 to 2048, which were alike). 1-byte elements take a
+ * narrower band: its 1024 rows of in, 4 KiB apart, fall into 32 sets of a 1 MiB 8-way L2, and
+ * their prefetched lines evicted each other (128 bytes ran 5-10% faster). Runs of rows let
+ * narrow matrices still share out among threads. All are multiples of a block's 64 bytes. */
+#define TRANSPOSE_BAND_BYTES_1 128
+#define TRANSPOSE_BAND_BYTES 1024
+#define TRANSPOSE_RUN_BYTES 4096
+
+/* Rows [i0, i1) x columns [j0, j1) of out, K rows of out at a time, straight from in to out:
+ * the edges of the blocked walk below. */
 static void transpose_tile(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1, int64_t j0,
                            int64_t j1)
 {
@@ -157,23 +179,90 @@ static void transpose_tile(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1
     if (iK < i1) transpose_edge(t, in, out, iK, i1, j0, j1);
 }
 
-/* Band width and height in bytes (measured on a 2-core Zen 5, 4096^2 of each size: 64-byte
- * bands left in's lines too short a run, 128 and 256 were best; full-height bands beat
- * 1 KiB-high tiles). */
-#define TRANSPOSE_TILE_I 65536
-#define TRANSPOSE_TILE_J 256
+/* One R x R block, R = 64 / elem: R lines of in (src, ss bytes apart) become R lines of out
+ * (dst, ds bytes apart). The lines of in are copied whole into an L1 scratch first: with a
+ * power-of-two stride they all fall in one L1 set, and read 16 bytes at a time by the K x K
+ * micro-blocks they would evict each other before their other bytes were used. With stream,
+ * out's lines are assembled in a second scratch and written whole with non-temporal stores
+ * (K rows written 16 bytes at a time would keep K partial lines open at once). */
+#define TRANSPOSE_BLOCK(BITS)                                                                      \
+    static void transpose_block_##BITS(const unsigned char *src, int64_t ss, unsigned char *dst,   \
+                                       int64_t ds, int stream)                                     \
+    {                                                                                              \
+        enum { E = BITS / 8, R = 64 / E, K = 16 / E };                                             \
+        _Alignas(64) unsigned char a[R * 64], o[R * 64];                                           \
+        for (int r = 0; r < R; ++r) {                                                              \
+            const unsigned char *line = src + r * ss;                                              \
+            _mm_prefetch((const char *)(line + TRANSPOSE_PREFETCH), _MM_HINT_T1);                  \
+            const __m128i v0 = _mm_loadu_si128((const __m128i *)line);                             \
+            const __m128i v1 = _mm_loadu_si128((const __m128i *)(line + 16));                      \
+            const __m128i v2 = _mm_loadu_si128((const __m128i *)(line + 32));                      \
+            const __m128i v3 = _mm_loadu_si128((const __m128i *)(line + 48));                      \
+            _mm_store_si128((__m128i *)(a + r * 64), v0);                                          \
+            _mm_store_si128((__m128i *)(a + r * 64 + 16), v1);                                     \
+            _mm_store_si128((__m128i *)(a + r * 64 + 32), v2);                                     \
+            _mm_store_si128((__m128i *)(a + r * 64 + 48), v3);                                     \
+        }                                                                                          \
+        unsigned char *to = stream ? o : dst;                                                      \
+        const int64_t ts = stream ? 64 : ds;                                                       \
+        for (int r = 0; r < R; r += K)                                                             \
+            for (int c = 0; c < R; c += K)                                                         \
+                transpose_micro_##BITS(a + r * 64 + c * E, 64, to + c * ts + r * E, ts);           \
+        if (stream)                                                                                \
+            for (int c = 0; c < R; ++c)                                                            \
+                for (int x = 0; x < 64; x += 16)                                                   \
+                    _mm_stream_si128((__m128i *)(dst + c * ds + x),                                \
+                                     _mm_load_si128((const __m128i *)(o + c * 64 + x)));           \
+    }
 
+TRANSPOSE_BLOCK(8)
+TRANSPOSE_BLOCK(16)
+TRANSPOSE_BLOCK(32)
+TRANSPOSE_BLOCK(64)
+
+/* A task is a band of TRANSPOSE_BAND_BYTES(_1) of out's columns by TRANSPOSE_RUN_BYTES / elem of
+ * its rows, swept down one row of R x R blocks (R = 64 / elem) at a time: each block reads R
+ * whole lines of in and writes R whole lines of out, and each row of out is written in runs
+ * of a band's width (threads share no line where out's rows are 64-byte aligned). The rows
+ * below the last whole block and the columns beside it go through transpose_tile. */
 static void transpose_tiles(const dt_copy2d *t)
 {
-    const int64_t TI = (int64_t)(TRANSPOSE_TILE_I / t->elem);
-    const int64_t TJ = (int64_t)(TRANSPOSE_TILE_J / t->elem);
-    const int64_t ti = dt_ceil_div(t->rows, TI), tj = dt_ceil_div(t->cols, TJ);
-    const int64_t tasks = t->batch * ti * tj;
+    const size_t e = t->elem;
+    const int64_t R = (int64_t)(64 / e);
+    const int64_t W = (int64_t)((e == 1 ? TRANSPOSE_BAND_BYTES_1 : TRANSPOSE_BAND_BYTES) / e);
+    const int64_t H = (int64_t)(TRANSPOSE_RUN_BYTES / e);
+    const int64_t bands = dt_ceil_div(t->cols, W), runs = dt_ceil_div(t->rows, H);
+    const int64_t tasks = t->batch * bands * runs;
+    const int64_t ss = t->in.cs * (int64_t)e, ds = t->out.rs * (int64_t)e;
     const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
+    /* _mm_stream_si128 needs 16-byte aligned addresses: every row of out (and so every
+     * block, R * elem = 64 bytes from the last) must start on one. */
+    const int stream = t->batch * t->rows * t->cols * (int64_t)e >= CPU_TRANSPOSE_STREAM_MIN &&
+                       ((uintptr_t)t->out.base & 15) == 0 && ds % 16 == 0 &&
+                       (t->batch == 1 || (t->out.bs * (int64_t)e) % 16 == 0);
     (void)nt;
     CPU_PARALLEL_FOR(x, tasks, {
-        const int64_t b = x / (ti * tj), i0 = x % ti * TI, j0 = x / ti % tj * TJ;
-        transpose_tile(t, b, i0, min64(i0 + TI, t->rows), j0, min64(j0 + TJ, t->cols));
+        const int64_t b = x / (bands * runs), j0 = x / runs % bands * W;
+        const int64_t j1 = min64(j0 + W, t->cols), i0 = x % runs * H, i1 = min64(i0 + H, t->rows);
+        const int64_t iR = i0 + (i1 - i0) / R * R;
+        const int64_t jR = j0 + (j1 - j0) / R * R;
+        const unsigned char *in = (const unsigned char *)t->in.base + (size_t)(b * t->in.bs) * e;
+        unsigned char *out = (unsigned char *)t->out.base + (size_t)(b * t->out.bs) * e;
+        for (int64_t i = i0; i < iR; i += R)
+            for (int64_t j = j0; j < jR; j += R) {
+                const unsigned char *src = in + (size_t)(i + j * t->in.cs) * e;
+                unsigned char *dst = out + (size_t)(i * t->out.rs + j) * e;
+                switch (e) {
+                case 1: transpose_block_8(src, ss, dst, ds, stream); break;
+                case 2: transpose_block_16(src, ss, dst, ds, stream); break;
+                case 4: transpose_block_32(src, ss, dst, ds, stream); break;
+                default: transpose_block_64(src, ss, dst, ds, stream); break;
+                }
+            }
+        /* Non-temporal stores are weakly ordered: visible before the op returns. */
+        if (stream) _mm_sfence();
+        if (iR < i1 && j0 < jR) transpose_tile(t, b, iR, i1, j0, jR);
+        if (jR < j1) transpose_tile(t, b, i0, i1, jR, j1);
     });
 }
 #endif /* CPU_COPY_SSE2 */
