@@ -238,56 +238,19 @@ static duet_status check_host(const duet_host_matrix *m, const char *func, const
     memset(out, 0, sizeof *out);
     if (!m) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s is NULL", name);
     out->h = *m;
-    if (!valid_dtype((int)m->dtype))
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.dtype (%d) is not a duet_dtype",
-                       name, (int)m->dtype);
-    if (m->layout != DUET_LAYOUT_ROW_MAJOR && m->layout != DUET_LAYOUT_COL_MAJOR)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.layout (%d) is not a duet_layout",
-                       name, (int)m->layout);
-    if (m->rows < 0 || m->cols < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.%s (%lld) is negative", name,
-                       m->rows < 0 ? "rows" : "cols", (long long)(m->rows < 0 ? m->rows : m->cols));
-    if (m->ld < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s (%lld) is negative", ldname,
-                       (long long)m->ld);
-    if (m->batch_count < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_count (%lld) is negative",
-                       name, (long long)m->batch_count);
-    if (m->batch_stride < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_stride (%lld) is negative",
-                       name, (long long)m->batch_stride);
-    out->elem = duet_dtype_size(m->dtype);
-    out->batch = m->batch_count == 0 ? 1 : m->batch_count;
-    out->bs = out->batch > 1 ? m->batch_stride : 0;
-    const int row_major = m->layout == DUET_LAYOUT_ROW_MAJOR;
-    const int64_t len = row_major ? m->cols : m->rows, lines = row_major ? m->rows : m->cols;
-    out->empty = m->rows == 0 || m->cols == 0;
-    int64_t cells;
-    if (!dt_mul_ok(m->rows, m->cols, &cells) || !dt_mul_ok(cells, (int64_t)out->elem, &cells))
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s: rows (%lld) x cols (%lld) x %zu bytes overflows", name,
-                       (long long)m->rows, (long long)m->cols, out->elem);
+    dt_shape sh;
+    duet_status st = dt_check_shape(func, name, ldname, m->dtype, m->layout, m->rows, m->cols,
+                                    m->ld, m->batch_count, m->batch_stride, &sh);
+    if (st != DUET_SUCCESS) return st;
+    out->elem = sh.elem;
+    out->batch = sh.batch;
+    out->bs = sh.bs;
+    out->empty = sh.empty;
     if (out->empty) return DUET_SUCCESS; /* touches no memory: data may be NULL */
-    if (m->ld < len)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s (%lld) is smaller than the %s length of %s (%lld)", ldname,
-                       (long long)m->ld, row_major ? "row" : "column", name, (long long)len);
     if (!m->data) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.data is NULL", name);
-    int64_t span, bspan;
-    if (!dt_mul_ok(lines - 1, m->ld, &span) || span > INT64_MAX - len)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s: %s (%lld) x %lld overflows",
-                       name, ldname, (long long)m->ld, (long long)(lines - 1));
-    span += len;
-    if (is_output && out->batch > 1 && out->bs < span)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s.batch_stride (%lld) is smaller than one matrix's extent (%lld "
-                       "elements): the batches of an output would overlap",
-                       name, (long long)m->batch_stride, (long long)span);
-    if (!dt_mul_ok(out->batch - 1, out->bs, &bspan) || bspan > INT64_MAX - span)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s: batch_stride (%lld) x batch_count (%lld) overflows", name,
-                       (long long)m->batch_stride, (long long)out->batch);
-    const uint64_t total = (uint64_t)(bspan + span);
+    uint64_t total;
+    st = dt_check_span(func, name, ldname, is_output, m->ld, m->batch_stride, &sh, &total);
+    if (st != DUET_SUCCESS) return st;
     if (total > (UINTPTR_MAX - (uintptr_t)m->data) / out->elem)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
                        "%s: data + extent (%llu elements) overflows the address space", name,

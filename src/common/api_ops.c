@@ -51,6 +51,70 @@ static dt_buffer *resolve_buffer(const duet_matrix *m, const mat *seen0, const m
     return (dt_buffer *)dt_handle_get(m->buffer, DT_BUFFER);
 }
 
+duet_status dt_check_shape(const char *func, const char *name, const char *ldname,
+                           duet_dtype dtype, duet_layout layout, int64_t rows, int64_t cols,
+                           int64_t ld, int64_t batch_count, int64_t batch_stride, dt_shape *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!valid_dtype((int)dtype))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.dtype (%d) is not a duet_dtype",
+                       name, (int)dtype);
+    if (layout != DUET_LAYOUT_ROW_MAJOR && layout != DUET_LAYOUT_COL_MAJOR)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.layout (%d) is not a duet_layout",
+                       name, (int)layout);
+    if (rows < 0 || cols < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.%s (%lld) is negative", name,
+                       rows < 0 ? "rows" : "cols", (long long)(rows < 0 ? rows : cols));
+    if (ld < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s (%lld) is negative", ldname,
+                       (long long)ld);
+    if (batch_count < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_count (%lld) is negative",
+                       name, (long long)batch_count);
+    if (batch_stride < 0)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_stride (%lld) is negative",
+                       name, (long long)batch_stride);
+    s->elem = duet_dtype_size(dtype);
+    s->batch = batch_count == 0 ? 1 : batch_count;
+    s->bs = s->batch > 1 ? batch_stride : 0;
+    s->row_major = layout == DUET_LAYOUT_ROW_MAJOR;
+    s->len = s->row_major ? cols : rows;   /* contiguous run */
+    s->lines = s->row_major ? rows : cols; /* runs */
+    s->empty = rows == 0 || cols == 0;
+    int64_t cells;
+    if (!dt_mul_ok(rows, cols, &cells) || !dt_mul_ok(cells, (int64_t)s->elem, &cells))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s: rows (%lld) x cols (%lld) x %zu bytes overflows", name,
+                       (long long)rows, (long long)cols, s->elem);
+    if (!s->empty && ld < s->len)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s (%lld) is smaller than the %s length of %s (%lld)", ldname,
+                       (long long)ld, s->row_major ? "row" : "column", name, (long long)s->len);
+    return DUET_SUCCESS;
+}
+
+duet_status dt_check_span(const char *func, const char *name, const char *ldname, int is_output,
+                          int64_t ld, int64_t batch_stride, const dt_shape *s, uint64_t *total)
+{
+    /* One matrix spans (lines - 1) * ld + len elements; the batch adds (batch - 1) strides. */
+    int64_t span, bspan;
+    if (!dt_mul_ok(s->lines - 1, ld, &span) || span > INT64_MAX - s->len)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s: %s (%lld) x %lld overflows",
+                       name, ldname, (long long)ld, (long long)(s->lines - 1));
+    span += s->len;
+    if (is_output && s->batch > 1 && s->bs < span)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s.batch_stride (%lld) is smaller than one matrix's extent (%lld "
+                       "elements): the batches of an output would overlap",
+                       name, (long long)batch_stride, (long long)span);
+    if (!dt_mul_ok(s->batch - 1, s->bs, &bspan) || bspan > INT64_MAX - span)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "%s: batch_stride (%lld) x batch_count (%lld) overflows", name,
+                       (long long)batch_stride, (long long)s->batch);
+    *total = (uint64_t)(bspan + span);
+    return DUET_SUCCESS;
+}
+
 /* name: "A"; ldname: "lda"; is_output: the batches must not overlap each other. seen0 and
  * seen1: operands of this call checked before (or NULL), see resolve_buffer. */
 static duet_status check_matrix(const duet_matrix *m, const char *func, const char *name,
@@ -67,40 +131,15 @@ static duet_status check_matrix(const duet_matrix *m, const char *func, const ch
     /* Whether the operands share one context is checked once all are resolved
      * (check_contexts), so that the message can name the odd one out. */
     if (!*ctx) *ctx = out->buf->ctx;
-    if (!valid_dtype((int)m->dtype))
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.dtype (%d) is not a duet_dtype",
-                       name, (int)m->dtype);
-    if (m->layout != DUET_LAYOUT_ROW_MAJOR && m->layout != DUET_LAYOUT_COL_MAJOR)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.layout (%d) is not a duet_layout",
-                       name, (int)m->layout);
-    if (m->rows < 0 || m->cols < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.%s (%lld) is negative", name,
-                       m->rows < 0 ? "rows" : "cols", (long long)(m->rows < 0 ? m->rows : m->cols));
-    if (m->ld < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s (%lld) is negative", ldname,
-                       (long long)m->ld);
-    if (m->batch_count < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_count (%lld) is negative",
-                       name, (long long)m->batch_count);
-    if (m->batch_stride < 0)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s.batch_stride (%lld) is negative",
-                       name, (long long)m->batch_stride);
-    out->elem = duet_dtype_size(m->dtype);
-    out->batch = m->batch_count == 0 ? 1 : m->batch_count;
-    out->bs = out->batch > 1 ? m->batch_stride : 0;
-    int row_major = m->layout == DUET_LAYOUT_ROW_MAJOR;
-    int64_t len = row_major ? m->cols : m->rows;   /* contiguous run */
-    int64_t lines = row_major ? m->rows : m->cols; /* runs */
-    out->empty = m->rows == 0 || m->cols == 0;
-    int64_t cells;
-    if (!dt_mul_ok(m->rows, m->cols, &cells) || !dt_mul_ok(cells, (int64_t)out->elem, &cells))
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s: rows (%lld) x cols (%lld) x %zu bytes overflows", name,
-                       (long long)m->rows, (long long)m->cols, out->elem);
-    if (!out->empty && m->ld < len)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s (%lld) is smaller than the %s length of %s (%lld)", ldname,
-                       (long long)m->ld, row_major ? "row" : "column", name, (long long)len);
+    dt_shape sh;
+    const duet_status st = dt_check_shape(func, name, ldname, m->dtype, m->layout, m->rows, m->cols,
+                                          m->ld, m->batch_count, m->batch_stride, &sh);
+    if (st != DUET_SUCCESS) return st;
+    out->elem = sh.elem;
+    out->batch = sh.batch;
+    out->bs = sh.bs;
+    out->empty = sh.empty;
+    const int row_major = sh.row_major;
     out->view.rs = row_major ? m->ld : 1;
     out->view.cs = row_major ? 1 : m->ld;
     out->view.bs = out->bs;
@@ -116,22 +155,10 @@ static duet_status check_matrix(const duet_matrix *m, const char *func, const ch
         out->view.base = m->offset ? (char *)out->buf->ptr + m->offset * out->elem : out->buf->ptr;
         return DUET_SUCCESS;
     }
-    /* One matrix spans (lines - 1) * ld + len elements; the batch adds (batch - 1) strides. */
-    int64_t span, bspan;
-    if (!dt_mul_ok(lines - 1, m->ld, &span) || span > INT64_MAX - len)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s: %s (%lld) x %lld overflows",
-                       name, ldname, (long long)m->ld, (long long)(lines - 1));
-    span += len;
-    if (is_output && out->batch > 1 && out->bs < span)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s.batch_stride (%lld) is smaller than one matrix's extent (%lld "
-                       "elements): the batches of an output would overlap",
-                       name, (long long)m->batch_stride, (long long)span);
-    if (!dt_mul_ok(out->batch - 1, out->bs, &bspan) || bspan > INT64_MAX - span)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
-                       "%s: batch_stride (%lld) x batch_count (%lld) overflows", name,
-                       (long long)m->batch_stride, (long long)out->batch);
-    uint64_t total = (uint64_t)(bspan + span);
+    uint64_t total;
+    const duet_status sp = dt_check_span(func, name, ldname, is_output, m->ld, m->batch_stride, &sh,
+                                         &total);
+    if (sp != DUET_SUCCESS) return sp;
     if (m->offset > SIZE_MAX / out->elem || total > (SIZE_MAX / out->elem) - m->offset)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s: offset (%zu) + extent overflows",
                        name, m->offset);

@@ -139,6 +139,25 @@ static inline int dt_mul_ok(int64_t a, int64_t b, int64_t *out)
     return 1;
 }
 
+/* The fields of a matrix operand (a duet_matrix, or a host matrix of a group gemm), checked as
+ * every op checks them, with one message each naming func, the operand (name: "A") and its
+ * leading dimension (ldname: "lda"). */
+typedef struct dt_shape {
+    size_t elem;         /* bytes per element                                    */
+    int64_t batch, bs;   /* batch_count read as >= 1; the batch stride, 0 for one  */
+    int64_t len, lines;  /* contiguous run (row-major: cols) and number of runs   */
+    int empty;           /* rows == 0 or cols == 0                                 */
+    int row_major;
+} dt_shape;
+/* dtype, layout, signs, rows x cols x elem without overflow and, when not empty, ld >= len. */
+duet_status dt_check_shape(const char *func, const char *name, const char *ldname,
+                           duet_dtype dtype, duet_layout layout, int64_t rows, int64_t cols,
+                           int64_t ld, int64_t batch_count, int64_t batch_stride, dt_shape *s);
+/* The elements a non-empty matrix spans, batches included, into *total: without overflow, and
+ * for an output (is_output) with batches that do not overlap. */
+duet_status dt_check_span(const char *func, const char *name, const char *ldname, int is_output,
+                          int64_t ld, int64_t batch_stride, const dt_shape *s, uint64_t *total);
+
 /* ---- normalized ops ---------------------------------------------------------------------- */
 
 /* A strided view: element (b, i, j) is at base + (b * bs + i * rs + j * cs) * elem bytes.

@@ -365,6 +365,22 @@ static panel next_panel(const duet_dist_grid *g, const operand *a, const operand
     return p;
 }
 
+/* This rank's local block of C (lrows x lcols at dc's offset and lld), for the local GEMMs. */
+static duet_matrix local_c(const duet_dist_desc *dc, duet_buffer *c, int64_t lrows, int64_t lcols)
+{
+    duet_matrix mc;
+    memset(&mc, 0, sizeof mc);
+    mc.buffer = c;
+    mc.offset = dc->offset;
+    mc.rows = lrows;
+    mc.cols = lcols;
+    mc.ld = dc->lld;
+    mc.dtype = dc->dtype;
+    mc.layout = dc->layout;
+    mc.batch_count = 1;
+    return mc;
+}
+
 static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
                          const duet_dist_desc *dc, duet_buffer *c, int64_t lrows, int64_t lcols,
                          int64_t K, double alpha, double beta, const duet_dist_gemm_options *opt,
@@ -377,16 +393,7 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
         k0 += p.kw;
     }
 
-    duet_matrix mc;
-    memset(&mc, 0, sizeof mc);
-    mc.buffer = c;
-    mc.offset = dc->offset;
-    mc.rows = lrows;
-    mc.cols = lcols;
-    mc.ld = dc->lld;
-    mc.dtype = dc->dtype;
-    mc.layout = dc->layout;
-    mc.batch_count = 1;
+    duet_matrix mc = local_c(dc, c, lrows, lcols);
     duet_op_options lo;
     memset(&lo, 0, sizeof lo);
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
@@ -442,16 +449,7 @@ static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand
                               const duet_dist_gemm_options *opt, duet_status st, const char *fn)
 {
     const size_t es = duet_dtype_size(a->d.dtype);
-    duet_matrix mc;
-    memset(&mc, 0, sizeof mc);
-    mc.buffer = c;
-    mc.offset = dc->offset;
-    mc.rows = lrows;
-    mc.cols = lcols;
-    mc.ld = dc->lld;
-    mc.dtype = dc->dtype;
-    mc.layout = dc->layout;
-    mc.batch_count = 1;
+    duet_matrix mc = local_c(dc, c, lrows, lcols);
     duet_op_options lo;
     memset(&lo, 0, sizeof lo);
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
@@ -685,16 +683,7 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
                 duet_matrix_make(g->dummy, desc_b->dtype, DUET_LAYOUT_ROW_MAJOR, 0, lcols);
             ma.ld = max64(1, lrows);
             mb.ld = max64(1, lcols);
-            duet_matrix mc;
-            memset(&mc, 0, sizeof mc);
-            mc.buffer = c;
-            mc.offset = desc_c->offset;
-            mc.rows = lrows;
-            mc.cols = lcols;
-            mc.ld = desc_c->lld;
-            mc.dtype = desc_c->dtype;
-            mc.layout = desc_c->layout;
-            mc.batch_count = 1;
+            duet_matrix mc = local_c(desc_c, c, lrows, lcols);
             st = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, 0.0, &ma, &mb, beta, &mc, NULL);
             if (st == DUET_SUCCESS) st = duet_stream_synchronize(g->stream);
             if (st != DUET_SUCCESS) st = dd_fail_duet(st, fn, "the local C = beta * C");
