@@ -44,33 +44,13 @@
 #define DUET_GEMM_CP_ASYNC 0
 #endif /* DUET_GPU_CUDA && __CUDA_ARCH__ >= 800 */
 
-#if DUET_GEMM_CP_ASYNC
-/* A 16-byte copy cut by a matrix's edge (src_bytes < 16, 0 for a run wholly outside): the valid
- * bytes by ordinary loads, zeros after, one shared store. A cp.async with a shorter source size
- * reads no more, but memory checkers count all 16 bytes, which pass the end of a buffer sized
- * exactly to the matrix (compute-sanitizer memcheck reported it). Not inlined, so that the rare
- * edge stays a branch to a call instead of being predicated into every copy. s is a
- * shared-window address. */
-static __device__ __noinline__ void gf_copy_edge16(unsigned s, const void *src, int src_bytes)
-{
-    const unsigned char *q = (const unsigned char *)src;
-    unsigned w[4] = {0u, 0u, 0u, 0u};
-    for (int i = 0; i < src_bytes && i < 16; ++i) w[i / 4] |= (unsigned)q[i] << (8 * (i % 4));
-    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(s), "r"(w[0]), "r"(w[1]),
-                 "r"(w[2]), "r"(w[3])
-                 : "memory");
-}
-#endif /* DUET_GEMM_CP_ASYNC */
-
 /* Copies src_bytes (0..BYTES) from src to the shared dst and zero-fills the rest of BYTES. */
 template <int BYTES>
 DUET_INLINE void gf_copy_async(void *dst, const void *src, int src_bytes)
 {
 #if DUET_GEMM_CP_ASYNC
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    if (BYTES == 16 && src_bytes != 16) {
-        gf_copy_edge16(s, src, src_bytes);
-    } else if (BYTES == 16) {
+    if (BYTES == 16) {
         /* .cg: the tile is used once per block; keep L1 for the other operand's reuse. */
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
                      "r"(src_bytes)

@@ -42,7 +42,7 @@
  */
 
 #define TC_BKW 16 /* k words per tile row */
-#define TC_PW  20 /* shared pitch of a row, in words */
+#define TC_PW 20  /* shared pitch of a row, in words */
 
 enum { TC_LOAD_ASYNC = 0, TC_LOAD_REG = 1, TC_LOAD_ASYNC_MN = 2 };
 enum { TC_SCALAR = 0, TC_XVEC = 1, TC_KVEC = 2 };
@@ -74,10 +74,7 @@ template <int KIND> struct tc_kind {
 };
 
 /* The low 8 * ELEM bits of a word. */
-template <int ELEM> DUET_HOST_DEVICE constexpr uint32_t tc_elem_mask()
-{
-    return ELEM == 4 ? 0xffffffffu : (ELEM == 2 ? 0xffffu : 0xffu);
-}
+template <int ELEM> DUET_HOST_DEVICE constexpr uint32_t tc_elem_mask() { return ELEM == 4 ? 0xffffffffu : (ELEM == 2 ? 0xffffu : 0xffu); }
 
 template <int ELEM> DUET_INLINE uint32_t tc_load_elem(const unsigned char *p)
 {
@@ -86,16 +83,12 @@ template <int ELEM> DUET_INLINE uint32_t tc_load_elem(const unsigned char *p)
     return *reinterpret_cast<const uint32_t *>(p);
 }
 
-/* 16 bytes to a shared-window address, src_bytes of them read and the rest zero: cp.async, or
- * for a run cut by the matrix's edge ordinary loads (gf_copy_edge16). */
+/* cp.async of 16 bytes (src_bytes of them read, the rest zero) to a shared-window address. */
 DUET_INLINE void tc_cp_async16(uint32_t s, const void *src, int src_bytes)
 {
 #if DUET_GEMM_CP_ASYNC
-    if (src_bytes != 16) { /* cut by the edge: see gf_copy_edge16 */
-        gf_copy_edge16(s, src, src_bytes);
-        return;
-    }
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, 16;\n" ::"r"(s), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes)
+                 : "memory");
 #else
     (void)s;
     (void)src;
@@ -109,28 +102,30 @@ DUET_INLINE void tc_cp_async16(uint32_t s, const void *src, int src_bytes)
  */
 /* Bytes of one x-vector of the TC_XVEC read pattern: 16, or 8 where 16-byte vectors would
  * leave threads without one (i8 tiles on 256-thread AMD blocks). */
-template <int KIND, int BX, int THREADS> DUET_HOST_DEVICE constexpr int tc_xb()
+template <int KIND, int BX, int THREADS>
+DUET_HOST_DEVICE constexpr int tc_xb()
 {
     return (BX * tc_kind<KIND>::ELEM / 16) * TC_BKW >= THREADS ? 16 : 8;
 }
 
 /* Whether a register loader of a BX-row tile can work in two parts (every read pattern
  * divides evenly between them). */
-template <int KIND, int BX, int THREADS> DUET_HOST_DEVICE constexpr bool tc_splittable()
+template <int KIND, int BX, int THREADS>
+DUET_HOST_DEVICE constexpr bool tc_splittable()
 {
     return (BX * (TC_BKW / 4) / THREADS) % 2 == 0 &&
-           ((BX / (tc_xb<KIND, BX, THREADS>() / tc_kind<KIND>::ELEM)) * TC_BKW / THREADS) % 2 ==
-               0 &&
+           ((BX / (tc_xb<KIND, BX, THREADS>() / tc_kind<KIND>::ELEM)) * TC_BKW / THREADS) % 2 == 0 &&
            (BX * TC_BKW / THREADS) % 2 == 0;
 }
 
-template <int KIND, int BX, int THREADS, int NP> struct tc_loader {
+template <int KIND, int BX, int THREADS, int NP>
+struct tc_loader {
     typedef tc_kind<KIND> K;
     static constexpr int ELEM = K::ELEM, EPW = K::EPW;
     static constexpr int RW = BX * TC_BKW / THREADS;
     static constexpr int CHUNKS = BX * (TC_BKW / 4) / THREADS; /* 16-byte k-runs per thread */
-    static constexpr int XB = tc_xb<KIND, BX, THREADS>();      /* bytes per x-vector */
-    static constexpr int V = XB / ELEM;                        /* elements per x-vector */
+    static constexpr int XB = tc_xb<KIND, BX, THREADS>();       /* bytes per x-vector */
+    static constexpr int V = XB / ELEM;                         /* elements per x-vector */
     static constexpr int XUNITS = (BX / V) * TC_BKW / THREADS; /* XVEC units per thread */
     static_assert(BX * TC_BKW % THREADS == 0, "whole words per thread");
     static_assert(BX * (TC_BKW / 4) % THREADS == 0, "whole k-runs per thread");
@@ -162,8 +157,8 @@ template <int KIND, int BX, int THREADS, int NP> struct tc_loader {
             int64_t valid = r < xrem ? krem - k : 0;
             valid = valid < 0 ? 0 : valid > 4 * EPW ? 4 * EPW : valid;
             const unsigned char *p = base + ((int64_t)r * sx + k) * ELEM;
-            gf_copy_async<16>(s + r * TC_PW + q * 4,
-                              valid > 0 ? (const void *)p : (const void *)base, (int)valid * ELEM);
+            gf_copy_async<16>(s + r * TC_PW + q * 4, valid > 0 ? (const void *)p : (const void *)base,
+                              (int)valid * ELEM);
         }
     }
 
@@ -189,8 +184,8 @@ template <int KIND, int BX, int THREADS, int NP> struct tc_loader {
                 const int64_t v = kr < krem ? xrem - xc * 8 : 0;
                 valid = v <= 0 ? 0 : v >= 8 ? 8 : (int)v;
             }
-            gf_copy_async<16>(s + kr * MNPW + xc * 4,
-                              valid > 0 ? (const void *)p : (const void *)base, valid * 2);
+            gf_copy_async<16>(s + kr * MNPW + xc * 4, valid > 0 ? (const void *)p : (const void *)base,
+                              valid * 2);
         }
     }
 
@@ -274,8 +269,8 @@ template <int KIND, int BX, int THREADS, int NP> struct tc_loader {
 
     /* Register loader, step 1: global -> registers (words packed along k), part P of NP. */
     template <int P>
-    static DUET_DEVICE void fetch(uint32_t (&wp)[PW], const tc_operand &op,
-                                  const unsigned char *base, int64_t xrem, int64_t krem, int tid)
+    static DUET_DEVICE void fetch(uint32_t (&wp)[PW], const tc_operand &op, const unsigned char *base,
+                                  int64_t xrem, int64_t krem, int tid)
     {
         /* The offsets below are recomputed per call, not held across the k loop. */
         tid = duet_opaque(tid);
@@ -404,8 +399,7 @@ template <int KIND, int BX, int THREADS, int NP> struct tc_loader {
                 const int u = tid + i * THREADS;
                 const int xv = (u & 1) + 2 * (u / (2 * TC_BKW)), kw = (u >> 1) % TC_BKW;
 #pragma unroll
-                for (int xi = 0; xi < V; ++xi)
-                    s[(xv * V + xi) * TC_PW + kw] = wp[-P * PW + i * V + xi];
+                for (int xi = 0; xi < V; ++xi) s[(xv * V + xi) * TC_PW + kw] = wp[-P * PW + i * V + xi];
             }
         } else {
             const bool walk_x = op.sx <= op.sk;
@@ -447,14 +441,8 @@ DUET_INLINE void tc_store_int(const tc_args &p, unsigned char *c, int32_t acc)
     *q = v;
 }
 
-DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, float acc)
-{
-    tc_store_float(p, c, acc);
-}
-DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, int32_t acc)
-{
-    tc_store_int(p, c, acc);
-}
+DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, float acc) { tc_store_float(p, c, acc); }
+DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, int32_t acc) { tc_store_int(p, c, acc); }
 
 /* A compile-time int as a value (the kernel's generic lambdas take parts this way). */
 template <int V> struct tc_int {
@@ -462,7 +450,8 @@ template <int V> struct tc_int {
 };
 
 /* Shared bytes of one launch. */
-template <int BM, int BN, int STAGES> constexpr int tc_shared_bytes()
+template <int BM, int BN, int STAGES>
+constexpr int tc_shared_bytes()
 {
     return STAGES * (BM + BN) * TC_PW * 4;
 }
@@ -477,14 +466,14 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
     constexpr int THREADS = (BM / WM) * (BN / WN) * DUET_WARP_SIZE;
     constexpr int AI = WM / atom::M, AJ = WN / atom::N;
     constexpr int SA = BM * TC_PW, SB = BN * TC_PW; /* words of one stage */
-    constexpr int NSTEP = TC_BKW / atom::KW;        /* atom k-steps per tile */
+    constexpr int NSTEP = TC_BKW / atom::KW; /* atom k-steps per tile */
     /* Register-staged operands are fetched and stored in two halves around the two halves of
      * the multiply where everything divides evenly: half the staging registers (the 64 x 64
      * warp tile already holds 128 accumulators), the same latency hiding. */
-    constexpr int NP =
-        (NSTEP % 2 == 0 && tc_splittable<KIND, BM, THREADS>() && tc_splittable<KIND, BN, THREADS>())
-            ? 2
-            : 1;
+    constexpr int NP = (NSTEP % 2 == 0 && tc_splittable<KIND, BM, THREADS>() &&
+                        tc_splittable<KIND, BN, THREADS>())
+                           ? 2
+                           : 1;
     typedef tc_loader<KIND, BM, THREADS, NP> LdA;
     typedef tc_loader<KIND, BN, THREADS, NP> LdB;
     /* Both operands by cp.async (NVIDIA): the pipelined k-loop (below). */
@@ -566,10 +555,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 const int64_t krem = p.k - kt * K::BK;
                 (void)krem;
                 (void)st;
-                if constexpr (LA == TC_LOAD_ASYNC)
-                    LdA::copy_async(As + st * SA, at(kt), p.a.sx, mrem, krem, tid);
-                if constexpr (LB == TC_LOAD_ASYNC)
-                    LdB::copy_async(Bs + st * SB, bt(kt), p.b.sx, nrem, krem, tid);
+                if constexpr (LA == TC_LOAD_ASYNC) LdA::copy_async(As + st * SA, at(kt), p.a.sx, mrem, krem, tid);
+                if constexpr (LB == TC_LOAD_ASYNC) LdB::copy_async(Bs + st * SB, bt(kt), p.b.sx, nrem, krem, tid);
                 if constexpr (LA == TC_LOAD_ASYNC_MN)
                     LdA::copy_async_mn(As + st * SA, at(kt), p.a.sk, mrem, krem, tid);
                 if constexpr (LB == TC_LOAD_ASYNC_MN)
@@ -581,10 +568,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 const int64_t krem = p.k - kt * K::BK;
                 (void)P;
                 (void)krem;
-                if constexpr (LA == TC_LOAD_REG)
-                    LdA::template fetch<P>(ra, p.a, at(kt), mrem, krem, tid);
-                if constexpr (LB == TC_LOAD_REG)
-                    LdB::template fetch<P>(rb, p.b, bt(kt), nrem, krem, tid);
+                if constexpr (LA == TC_LOAD_REG) LdA::template fetch<P>(ra, p.a, at(kt), mrem, krem, tid);
+                if constexpr (LB == TC_LOAD_REG) LdB::template fetch<P>(rb, p.b, bt(kt), nrem, krem, tid);
             };
             auto put = [&](auto part, int st) {
                 constexpr int P = decltype(part)::value;
@@ -602,10 +587,9 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 const typename atom::saddr bs_mn = atom::offset(sB0, st * SB + wn * WN / 2);
                 (void)as_mn;
                 (void)bs_mn;
-                auto load_b = [&](uint32_t(&b)[atom::B_REGS], int j, int kw) {
+                auto load_b = [&](uint32_t (&b)[atom::B_REGS], int j, int kw) {
                     if constexpr (LB == TC_LOAD_ASYNC_MN)
-                        atom::load_b_mn(b,
-                                        atom::offset(bs_mn, kw * 2 * LdB::MNPW + j * atom::N / 2),
+                        atom::load_b_mn(b, atom::offset(bs_mn, kw * 2 * LdB::MNPW + j * atom::N / 2),
                                         LdB::MNPW, lane);
                     else
                         atom::load_b(b, atom::offset(bs, j * atom::N * TC_PW + kw), TC_PW, lane);
@@ -619,12 +603,11 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
 #pragma unroll
                     for (int i = 0; i < AI; ++i) {
                         if constexpr (LA == TC_LOAD_ASYNC_MN)
-                            atom::load_a_mn(
-                                af[i], atom::offset(as_mn, kw * 2 * LdA::MNPW + i * atom::M / 2),
-                                LdA::MNPW, lane);
+                            atom::load_a_mn(af[i],
+                                            atom::offset(as_mn, kw * 2 * LdA::MNPW + i * atom::M / 2),
+                                            LdA::MNPW, lane);
                         else
-                            atom::load_a(af[i], atom::offset(as, i * atom::M * TC_PW + kw), TC_PW,
-                                         lane);
+                            atom::load_a(af[i], atom::offset(as, i * atom::M * TC_PW + kw), TC_PW, lane);
                         if constexpr (KIND == DUET_MMA_TF32) {
 #pragma unroll
                             for (int r = 0; r < atom::A_REGS; ++r) {
@@ -645,14 +628,15 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                         uint32_t bf[atom::B_REGS];
 #pragma unroll
                         for (int r = 0; r < atom::B_REGS; ++r) bf[r] = bnext[r];
-                        if (j + 1 < AJ) load_b(bnext, j + 1, kw);
+                        if (j + 1 < AJ)
+                            load_b(bnext, j + 1, kw);
                         if constexpr (KIND == DUET_MMA_TF32) {
                             uint32_t bsm[atom::B_REGS];
 #pragma unroll
                             for (int r = 0; r < atom::B_REGS; ++r) {
                                 const uint32_t big = duet_f32_to_tf32(bf[r]);
-                                bsm[r] = duet_f32_to_tf32(
-                                    __float_as_uint(__uint_as_float(bf[r]) - __uint_as_float(big)));
+                                bsm[r] = duet_f32_to_tf32(__float_as_uint(__uint_as_float(bf[r]) -
+                                                                          __uint_as_float(big)));
                                 bf[r] = big;
                             }
                             if constexpr (SPLIT3) {
@@ -686,19 +670,16 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                  * then refill. Addresses: a per-lane part made here, a stage base advanced per
                  * tile, and per-atom constants that ldmatrix takes as immediates. */
                 static_assert(NSTEP % 2 == 0 && AJ % 2 == 0, "whole fragment pairs per tile");
-                const uint32_t a_l =
-                    sA0 + 4u * (uint32_t)(LA == TC_LOAD_ASYNC_MN
-                                              ? atom::a_mn_lane(LdA::MNPW, lane) + wm * WM / 2
-                                              : atom::a_lane(TC_PW, lane) + wm * WM * TC_PW);
-                const uint32_t b_l =
-                    sB0 + 4u * (uint32_t)(LB == TC_LOAD_ASYNC_MN
-                                              ? atom::b2_mn_lane(LdB::MNPW, lane) + wn * WN / 2
-                                              : atom::b2_lane(TC_PW, lane) + wn * WN * TC_PW);
+                const uint32_t a_l = sA0 + 4u * (uint32_t)(LA == TC_LOAD_ASYNC_MN
+                                                                ? atom::a_mn_lane(LdA::MNPW, lane) + wm * WM / 2
+                                                                : atom::a_lane(TC_PW, lane) + wm * WM * TC_PW);
+                const uint32_t b_l = sB0 + 4u * (uint32_t)(LB == TC_LOAD_ASYNC_MN
+                                                                ? atom::b2_mn_lane(LdB::MNPW, lane) + wn * WN / 2
+                                                                : atom::b2_lane(TC_PW, lane) + wn * WN * TC_PW);
                 uint32_t fa[2][AI][atom::A_REGS], fb[2][AJ][atom::B_REGS];
-                auto load_frags = [&](uint32_t(&a)[AI][atom::A_REGS],
-                                      uint32_t(&b)[AJ][atom::B_REGS], int st, int step) {
-                    const uint32_t as = a_l + (uint32_t)st * (SA * 4u),
-                                   bs = b_l + (uint32_t)st * (SB * 4u);
+                auto load_frags = [&](uint32_t(&a)[AI][atom::A_REGS], uint32_t(&b)[AJ][atom::B_REGS],
+                                      int st, int step) {
+                    const uint32_t as = a_l + (uint32_t)st * (SA * 4u), bs = b_l + (uint32_t)st * (SB * 4u);
                     const int kw = step * atom::KW;
 #pragma unroll
                     for (int i = 0; i < AI; ++i)
@@ -709,13 +690,11 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
 #pragma unroll
                     for (int j = 0; j < AJ; j += 2)
                         atom::template load_b2_at<LB == TC_LOAD_ASYNC_MN>(
-                            b[j], b[j + 1],
-                            bs + 4u * (uint32_t)(LB == TC_LOAD_ASYNC_MN
-                                                     ? kw * 2 * LdB::MNPW + j * atom::N / 2
-                                                     : j * atom::N * TC_PW + kw));
+                            b[j], b[j + 1], bs + 4u * (uint32_t)(LB == TC_LOAD_ASYNC_MN
+                                                                     ? kw * 2 * LdB::MNPW + j * atom::N / 2
+                                                                     : j * atom::N * TC_PW + kw));
                 };
-                auto mma_frags = [&](uint32_t(&a)[AI][atom::A_REGS],
-                                     uint32_t(&b)[AJ][atom::B_REGS]) {
+                auto mma_frags = [&](uint32_t(&a)[AI][atom::A_REGS], uint32_t(&b)[AJ][atom::B_REGS]) {
                     if constexpr (KIND == DUET_MMA_TF32) {
                         /* f32 words to tf32 in registers (3xTF32: and their residuals). */
                         uint32_t asm_[SPLIT3 ? AI : 1][atom::A_REGS];
@@ -738,8 +717,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                             for (int r = 0; r < atom::B_REGS; ++r) {
                                 const uint32_t big = duet_f32_to_tf32(b[j][r]);
                                 if constexpr (SPLIT3)
-                                    bsm[r] = duet_f32_to_tf32(__float_as_uint(
-                                        __uint_as_float(b[j][r]) - __uint_as_float(big)));
+                                    bsm[r] = duet_f32_to_tf32(__float_as_uint(__uint_as_float(b[j][r]) -
+                                                                              __uint_as_float(big)));
                                 b[j][r] = big;
                             }
 #pragma unroll
@@ -772,8 +751,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 else
                     LdB::pipe_init_k(pb, b0, p.b.sx, nrem, tid);
                 auto issue_pipe = [&](int64_t kt, int st) {
-                    const uint32_t da = sA0 + (uint32_t)st * (SA * 4u),
-                                   db = sB0 + (uint32_t)st * (SB * 4u);
+                    const uint32_t da = sA0 + (uint32_t)st * (SA * 4u), db = sB0 + (uint32_t)st * (SB * 4u);
                     if constexpr (LA == TC_LOAD_ASYNC_MN)
                         LdA::pipe_copy_mn(da, pa, kt, p.k, p.a.sk, tid);
                     else
@@ -818,7 +796,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             {
                 /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before any
                  * stage is overwritten (barrier at the end of the tile loop). */
-#pragma unroll
+    #pragma unroll
                 for (int s = 0; s < STAGES - 1; ++s) {
                     if (s < kt_count) {
                         issue(s, s);
@@ -868,13 +846,11 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                         const int64_t gm = wm * WM + i * atom::M + r;
                         const int64_t gn = wn * WN + j * atom::N + c;
                         if (gm < mrem && gn < nrem) {
-                            const int64_t off =
-                                bz * p.c_bs + (m0 + gm) * p.c_rs + (n0 + gn) * p.c_cs;
-                            tc_store(p,
-                                     p.c + off * (p.c_dtype == DUET_DTYPE_F16 ||
-                                                          p.c_dtype == DUET_DTYPE_BF16
-                                                      ? 2
-                                                      : 4),
+                            const int64_t off = bz * p.c_bs + (m0 + gm) * p.c_rs + (n0 + gn) * p.c_cs;
+                            tc_store(p, p.c + off * (p.c_dtype == DUET_DTYPE_F16 ||
+                                                             p.c_dtype == DUET_DTYPE_BF16
+                                                         ? 2
+                                                         : 4),
                                      acc[i][j][e]);
                         }
                     }
