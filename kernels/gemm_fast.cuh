@@ -245,6 +245,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
 #ifndef GF_DMMA_SHAPES
 #define GF_DMMA_SHAPES(X)                                                                          \
     X(128, 128, 16, 64, 32, 256, 3)                                                                \
+    X(128, 64, 16, 64, 32, 128, 3)                                                                 \
     X(64, 64, 16, 32, 32, 128, 3)
 #endif
 
@@ -312,11 +313,15 @@ template <int BM, int BN, int BK, int WM, int WN, int TH, int ST, int AM, int AK
 static duet_gpu_error_t gf_launch_dmma_layout(const gf_args<double> &args, dim3 grid,
                                               duet_gpu_stream_t stream)
 {
-    constexpr int la = gf_effective_layout(LA, true), lb = gf_effective_layout(LB, true);
+    /* An operand contiguous along k keeps its vectors (x-by-k tile, gemm_fast_dmma.cuh) where
+     * the mma allows; otherwise k-walked operands are copied element by element. */
+    constexpr bool axk = gf_dmma_xk(LA, AM, AK), bxk = gf_dmma_xk(LB, AM, AK);
+    constexpr int la = axk ? LA : gf_effective_layout(LA, true);
+    constexpr int lb = bxk ? LB : gf_effective_layout(LB, true);
     auto kernel = gemm_fast_dmma_kernel<BM, BN, BK, WM, WN, TH, ST, AM, AK, gf_walks_x(la),
                                         gf_vector_width(la, 2), gf_walks_x(lb),
                                         gf_vector_width(lb, 2)>;
-    const int bytes = (int)gf_dmma_smem_bytes<BM, BN, BK, ST>();
+    const int bytes = (int)gf_dmma_smem_bytes<BM, BN, BK, ST, AM, AK, axk, bxk>();
     const duet_gpu_error_t e = duet_gpu_func_set_max_dynamic_shared(kernel, bytes);
     if (e != DUET_GPU_SUCCESS) return e;
     kernel<<<grid, TH, bytes, stream>>>(args);

@@ -99,12 +99,97 @@ struct gf_dmma<16, 16> {
     }
 };
 
+/*
+ * The x-by-k tile. An operand contiguous along k with 16-byte aligned rows (GF_K_VEC) is copied
+ * as it lies, s[x * PK + k], two doubles per cp.async, instead of being transposed into the
+ * k-by-x tile of gemm_fast_tile.cuh one 8-byte cp.async per element: for a row-major A (the
+ * common case) that halves the copies and their address arithmetic. Its fragments are then
+ * read along k, which needs the k order below.
+ *
+ * k order: the values of k that one lane feeds an mma (t + 4 q, q < AK / 4, PTX's fragment
+ * layout) are read from the consecutive stored k = t (AK / 4) + q. The same relabelling on A
+ * and on B pairs every product as before, only in another order inside the k-slice, so each
+ * lane's A values at one row (and B values at one column) are adjacent in an x-by-k tile: one
+ * 16-byte load. For AK = 4 it is the identity.
+ *
+ * Pitches, in doubles, chosen so that the 16-byte fragment loads meet no bank conflict: the
+ * eight lanes of a quarter warp read 64 bytes from each of two rows, which must fall in the two
+ * halves of the 128 banks-wide line. A's rows 2g (the row permutation above) are two apart:
+ * 2 PK * 8 = 64 mod 128, PK = 4 mod 8. B's rows g are one apart: PK = 8 mod 16.
+ */
+DUET_HOST_DEVICE constexpr int gf_dmma_pitch_xk(bool is_a, int bk) { return bk + (is_a ? 4 : 8); }
+
+/* Padding of A's k-by-x tile. With the k order above (AK = 8) a quarter warp's 16-byte loads
+ * read the rows 2t, t < 4, at 16 g bytes: their starts must be 32 bytes apart mod 128, so
+ * 16 (BM + pad) = 32 mod 128, pad = 2 (BM a multiple of 8); GF_PAD (4) would put rows 0 and
+ * 4 on the same banks. */
+DUET_HOST_DEVICE constexpr int gf_dmma_apad(int am, int ak) { return am == 16 && ak == 8 ? 2 : GF_PAD; }
+
+/* Doubles of one stage of one operand's tile (pad: of the k-by-x tile). */
+DUET_HOST_DEVICE constexpr int gf_dmma_stage(bool xk, bool is_a, int bx, int bk, int pad)
+{
+    return xk ? bx * gf_dmma_pitch_xk(is_a, bk) : bk * (bx + pad);
+}
+
+/* Whether an operand of layout l takes the x-by-k tile: contiguous and vectorised along k, and
+ * the 16 x 8 x 8 mma (sm_90; the sm_80 8 x 8 x 4 mma keeps the k-by-x tile). */
+constexpr bool gf_dmma_xk(int l, int am, int ak) { return l == 3 /* GF_K_VEC */ && am == 16 && ak == 8; }
+
 /* Dynamic shared memory of one launch (the rings pass the 48 KiB of static shared memory). */
-template <int BM, int BN, int BK, int STAGES>
+template <int BM, int BN, int BK, int STAGES, int AM, int AK, bool AXK, bool BXK>
 constexpr size_t gf_dmma_smem_bytes()
 {
-    return (size_t)STAGES * BK * ((BM + GF_PAD) + (BN + GF_PAD)) * sizeof(double);
+    return (size_t)STAGES *
+           (gf_dmma_stage(AXK, true, BM, BK, gf_dmma_apad(AM, AK)) +
+            gf_dmma_stage(BXK, false, BN, BK, GF_PAD)) *
+           sizeof(double);
 }
+
+/*
+ * Loads a BX x BK tile of an operand contiguous along k into s[x * PK + k], 16 bytes per
+ * cp.async. Thread t copies vectors t, t + THREADS, ...: vector i is at k = 2 (i % CN), x = i / CN,
+ * so eight lanes cover one 128-byte row run. Out-of-range elements are stored as zero (as in
+ * gf_loader); a run cut by k's end goes element by element, so nothing past the matrix is
+ * addressed.
+ */
+template <int BX, int BK, int PK, int THREADS>
+struct gf_loader_xk {
+    static constexpr int CN = BK / 2;
+    static constexpr int COUNT = BX * CN / THREADS;
+    static constexpr int OSTEP = THREADS / CN;
+    static_assert((BX * CN) % THREADS == 0 && THREADS % CN == 0, "whole vectors per thread");
+
+    int x0, k0;
+
+    DUET_DEVICE explicit gf_loader_xk(int tid) : x0(tid / CN), k0((tid % CN) * 2) {}
+
+    /* base points at element (x = 0, k = 0) of the tile; sx: the stride between x (k's is 1). */
+    DUET_DEVICE void copy_async(double *s, const double *base, int64_t sx, int64_t xrem,
+                                int64_t krem, bool interior) const
+    {
+        const double *p = base + (int64_t)x0 * sx + k0;
+        const int64_t step = (int64_t)OSTEP * sx;
+        if (interior) {
+#pragma unroll
+            for (int r = 0; r < COUNT; ++r, p += step)
+                gf_copy_async<16>(s + (x0 + r * OSTEP) * PK + k0, p, 16);
+            return;
+        }
+#pragma unroll
+        for (int r = 0; r < COUNT; ++r, p += step) {
+            const int x = x0 + r * OSTEP;
+            double *d = s + x * PK + k0;
+            const int64_t lim = x < xrem ? krem - k0 : 0;
+            if (lim >= 2) {
+                gf_copy_async<16>(d, p, 16);
+            } else {
+                gf_copy_async<8>(d, lim >= 1 ? (const void *)p : (const void *)base,
+                                 lim >= 1 ? 8 : 0);
+                gf_copy_async<8>(d + 1, base, 0);
+            }
+        }
+    }
+};
 
 /*
  * C = alpha A B + beta C in f64, one BM x BN tile of C per block iteration, (BM/WM) x (BN/WN)
@@ -127,8 +212,15 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     using MMA = gf_dmma<AM, AK>;
     constexpr int WARPS_N = BN / WN;
     constexpr int MT = WM / AM, NT = WN / 8;
-    constexpr int APITCH = BM + GF_PAD, BPITCH = BN + GF_PAD;
-    constexpr int ASTAGE = BK * APITCH, BSTAGE = BK * BPITCH;
+    /* x-by-k tiles for operands contiguous along k (above), k-by-x tiles otherwise. */
+    constexpr bool AXK = !AXC && AV > 1, BXK = !BXC && BV > 1;
+    static_assert(!(AXK || BXK) || (AM == 16 && AK == 8), "x-by-k tiles feed the 16 x 8 x 8 mma");
+    constexpr int APAD = gf_dmma_apad(AM, AK);
+    constexpr int APITCH = BM + APAD, BPITCH = BN + GF_PAD;
+    constexpr int APK = gf_dmma_pitch_xk(true, BK), BPK = gf_dmma_pitch_xk(false, BK);
+    constexpr int ASTAGE = gf_dmma_stage(AXK, true, BM, BK, APAD);
+    constexpr int BSTAGE = gf_dmma_stage(BXK, false, BN, BK, GF_PAD);
+    constexpr int KQ = AK / 4; /* k values per lane and fragment (the k order above) */
     static_assert((BM / WM) * (BN / WN) * GF_MMA_LANES == THREADS, "one warp per warp tile");
     static_assert(WM % AM == 0 && WN % 8 == 0 && BK % AK == 0, "warp tile holds whole mma blocks");
     static_assert(STAGES >= 2, "a ring needs two stages at least");
@@ -137,11 +229,16 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     double *As = reinterpret_cast<double *>(gf_dmma_smem);
     double *Bs = As + STAGES * ASTAGE;
 
-    using LA = gf_loader<double, BM, BK, THREADS, AXC, AV>;
-    using LB = gf_loader<double, BN, BK, THREADS, BXC, BV>;
+    /* An x-by-k operand takes gf_loader_xk; the unused loader is a one-element stand-in. */
+    using LA = gf_loader<double, BM, BK, THREADS, AXC, AXK ? 1 : AV, APAD>;
+    using LB = gf_loader<double, BN, BK, THREADS, BXC, BXK ? 1 : BV>;
+    using LAX = gf_loader_xk<BM, BK, APK, THREADS>;
+    using LBX = gf_loader_xk<BN, BK, BPK, THREADS>;
     const int tid = threadIdx.x;
     const LA la(tid);
     const LB lb(tid);
+    const LAX lax(tid);
+    const LBX lbx(tid);
     const int warp = tid / GF_MMA_LANES, lane = tid % GF_MMA_LANES;
     const int g = lane / 4, t = lane % 4;
     const int wm = (warp / WARPS_N) * WM, wn = (warp % WARPS_N) * WN;
@@ -162,10 +259,18 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
 
             auto issue = [&](int64_t kt, int stage) {
                 const int64_t k0 = kt * BK, krem = k_len - k0;
-                la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem, krem,
-                              a_full && krem >= BK);
-                lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
-                              b_full && krem >= BK);
+                if constexpr (AXK)
+                    lax.copy_async(As + stage * ASTAGE, a + k0, p.a.rs, mrem, krem,
+                                   a_full && krem >= BK);
+                else
+                    la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem,
+                                  krem, a_full && krem >= BK);
+                if constexpr (BXK)
+                    lbx.copy_async(Bs + stage * BSTAGE, b + k0, p.b.cs, nrem, krem,
+                                   b_full && krem >= BK);
+                else
+                    lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem,
+                                  krem, b_full && krem >= BK);
             };
 
             double acc[MT][NT][MMA::NC];
@@ -200,25 +305,41 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
 #pragma unroll
                     for (int i = 0; i < MT; ++i) {
                         const int row = wm + i * AM;
-                        if (AM == 16) {
+                        if constexpr (AXK) {
+                            /* rows 2g and 2g + 1, stored k = 2t and 2t + 1 (KQ = 2) */
+                            const gf_vec<double> v0 = gf_load16(as + (row + 2 * g) * APK + kk + 2 * t);
+                            const gf_vec<double> v1 =
+                                gf_load16(as + (row + 2 * g + 1) * APK + kk + 2 * t);
+                            af[i][0] = v0.e[0];
+                            af[i][1] = v1.e[0];
+                            af[i][2] = v0.e[1];
+                            af[i][3] = v1.e[1];
+                        } else if (AM == 16) {
 #pragma unroll
                             for (int q = 0; q < MMA::NA / 2; ++q) {
                                 const gf_vec<double> v =
-                                    gf_load16(as + (kk + t + 4 * q) * APITCH + row + 2 * g);
+                                    gf_load16(as + (kk + t * KQ + q) * APITCH + row + 2 * g);
                                 af[i][2 * q] = v.e[0];
                                 af[i][2 * q + 1] = v.e[1];
                             }
                         } else {
 #pragma unroll
                             for (int q = 0; q < MMA::NA; ++q)
-                                af[i][q] = as[(kk + t + 4 * q) * APITCH + row + g];
+                                af[i][q] = as[(kk + t * KQ + q) * APITCH + row + g];
                         }
                     }
 #pragma unroll
-                    for (int j = 0; j < NT; ++j)
+                    for (int j = 0; j < NT; ++j) {
+                        if constexpr (BXK) {
+                            const gf_vec<double> v = gf_load16(bs + (wn + j * 8 + g) * BPK + kk + 2 * t);
+                            bf[j][0] = v.e[0];
+                            bf[j][1] = v.e[1];
+                        } else {
 #pragma unroll
-                        for (int q = 0; q < MMA::NB; ++q)
-                            bf[j][q] = bs[(kk + t + 4 * q) * BPITCH + wn + j * 8 + g];
+                            for (int q = 0; q < MMA::NB; ++q)
+                                bf[j][q] = bs[(kk + t * KQ + q) * BPITCH + wn + j * 8 + g];
+                        }
+                    }
 #pragma unroll
                     for (int i = 0; i < MT; ++i)
 #pragma unroll

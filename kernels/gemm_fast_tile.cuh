@@ -181,9 +181,9 @@ DUET_INLINE void gf_tile_coords(int64_t tile, int64_t tiles_m, int64_t tiles_n, 
  * Out-of-range elements (past m, n or k) are stored as zero: they then add nothing to the
  * product, and no uninitialised shared memory (possibly NaN bit patterns) is ever multiplied.
  */
-template <typename T, int BX, int BK, int THREADS, bool XC, int V>
+template <typename T, int BX, int BK, int THREADS, bool XC, int V, int PAD = GF_PAD>
 struct gf_loader {
-    static constexpr int PITCH = BX + GF_PAD;
+    static constexpr int PITCH = BX + PAD;
     static constexpr int CN = XC ? BX / V : BK / V;
     static constexpr int COUNT = BX * BK / V / THREADS;
     static constexpr int OSTEP = THREADS / CN;
@@ -207,6 +207,22 @@ struct gf_loader {
     DUET_DEVICE void fetch(T (&reg)[COUNT][V], const T *base, int64_t sx, int64_t sk,
                            int64_t xrem, int64_t krem, bool interior) const
     {
+        if (interior) {
+            /* Whole tile inside the matrix: one address, stepped (as in copy_async). */
+            const T *p = base + (int64_t)xl0 * sx + (int64_t)kl0 * sk;
+            const int64_t step = (int64_t)OSTEP * (XC ? sk : sx);
+#pragma unroll
+            for (int r = 0; r < COUNT; ++r, p += step) {
+                if (V == 1) {
+                    reg[r][0] = *p;
+                } else {
+                    const gf_vec<T> v = gf_load16(p);
+#pragma unroll
+                    for (int e = 0; e < V; ++e) reg[r][e] = v.e[e];
+                }
+            }
+            return;
+        }
 #pragma unroll
         for (int r = 0; r < COUNT; ++r) {
             const int x = xl(r), k = kl(r);
@@ -258,6 +274,29 @@ struct gf_loader {
     DUET_DEVICE void copy_async(T *s, const T *base, int64_t sx, int64_t sk, int64_t xrem,
                                 int64_t krem, bool interior) const
     {
+        if (interior) {
+            /* Whole tile inside the matrix: one address, stepped by a loop-invariant stride,
+             * so each copy is an add and a cp.async (the general path below spends two 64-bit
+             * multiplies and a bounds test on every element; in the f64 DMMA kernel that
+             * address arithmetic outnumbered the mma instructions). */
+            const T *p = base + (int64_t)xl0 * sx + (int64_t)kl0 * sk;
+            const int64_t step = (int64_t)OSTEP * (XC ? sk : sx);
+#pragma unroll
+            for (int r = 0; r < COUNT; ++r, p += step) {
+                const int x = xl(r), k = kl(r);
+                if (XC && V > 1) {
+                    gf_copy_async<16>(s + k * PITCH + x, p, 16);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; ++e)
+                        gf_copy_async<(int)sizeof(T)>(
+                            s + (XC ? k : k + e) * PITCH + (XC ? x + e : x),
+                            XC ? (const void *)(p + e) : (const void *)(p + (int64_t)e * sk),
+                            (int)sizeof(T));
+                }
+            }
+            return;
+        }
 #pragma unroll
         for (int r = 0; r < COUNT; ++r) {
             const int x = xl(r), k = kl(r);

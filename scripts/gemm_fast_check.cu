@@ -37,6 +37,20 @@ duet_status dt_fail(duet_status status, const char *func, const char *fmt, ...)
     va_end(ap);
     return status;
 }
+// Library functions the launcher reaches that a standalone build does not link: no error
+// state, no workspace (so no split-K here), the built-in tuning table only.
+void dt_clear_error(void) {}
+duet_status dt_workspace_reserve(dt_context *, void *, dt_workspace *, size_t, const char *, void **ptr)
+{
+    *ptr = NULL;
+    return DUET_ERROR_UNSUPPORTED;
+}
+const dt_gemm_tuning *dt_gemm_tuning_select(const dt_tuning_set *, const char *arch, duet_dtype dtype,
+                                            int *from_file)
+{
+    if (from_file) *from_file = 0;
+    return dt_gemm_tuning_lookup(arch, dtype);
+}
 void dt_fill_info(duet_launch_info *info, const char *kernel, const dt_plan *plan, int launches)
 {
     if (!info) return;
@@ -574,6 +588,7 @@ int main(int argc, char **argv)
     std::vector<Variant> f64v = {
         {"auto", DT_GEMM_ENGINE_DMMA, {0, 0, 0, 0, 0, 0, 0}, -1},
         {"dmma_128x128_k8", DT_GEMM_ENGINE_DMMA, {128, 128, 16, 64, 32, 256, 3}, 0},
+        {"dmma_128x64_k8", DT_GEMM_ENGINE_DMMA, {128, 64, 16, 64, 32, 128, 3}, 0},
         {"dmma_64x64_k8", DT_GEMM_ENGINE_DMMA, {64, 64, 16, 32, 32, 128, 3}, 0},
         {"fma_128x64x8", DT_GEMM_ENGINE_FMA, {128, 64, 8, 8, 4, 256, 2}, 0},
     };

@@ -21,9 +21,12 @@
  *     tiles for 132 SMs) 0.79x cuBLAS, against 0.70x for 64 x 64 tiles; also best on the
  *     unsplit skinny 8192 x 128 x 8192 shapes (0.57x; split-K on the large shape: 0.75x).
  *   f64: DMMA tensor cores (the FMA kernel reaches only 0.33-0.36x of cuBLAS DGEMM: the H100's
- *     f64 FMA rate is half its DMMA rate). 128 x 128 x 16 blocks of eight 64 x 32 warp tiles win
- *     only with many waves (8192^3: 0.76x, against 0.70x); below 16 blocks per SM the 64 x 64
- *     blocks of four 32 x 32 warp tiles, three per SM, win (4096^3: 0.67x against 0.60x).
+ *     f64 FMA rate is half its DMMA rate). Since the x-by-k tiles and the stepped addresses
+ *     (2026-11-24, gemm_fast_dmma.cuh) 128 x 64 x 16 blocks of four 64 x 32 warp tiles, two per
+ *     SM, win from two waves up (0.78x cuBLAS at 2048^3, 0.82x at 4096^3, 0.86x at 8192^3,
+ *     against 0.77x, 0.77x and 0.78x for 64 x 64 x 16 and 0.73x, 0.79x, 0.83x for 128 x 128 x 16
+ *     blocks of eight warps); below that the 64 x 64 blocks of four 32 x 32 warp tiles, three
+ *     per SM, fill the device sooner. sm_80 keeps 128 x 128 x 16 (its m8n8k4 mma, unmeasured).
  *   i32 runs the f32 shapes (IMAD runs at half the FFMA rate; there is no cuBLAS i32 GEMM to
  *     measure against).
  *   split-K (every row): the small shape splits K when its tiles do not fill one wave of
@@ -67,6 +70,7 @@
 #define AMD_F32 T_(64, 64, 16, 4, 4, 256, 2)
 #define DMMA_LARGE T_(128, 128, 16, 64, 32, 256, 3)
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
+#define DMMA_LARGE_SM90 T_(128, 64, 16, 64, 32, 128, 3)
 
 /* Split-K rules {fill, large_fill, max, min_k, min_depth} (tuning.h). fill is the small shape's resident
  * blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x 16 are capped
@@ -107,7 +111,7 @@ static const dt_gemm_tuning g_gemm_table[] = {
     {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* H100 / H200: measured (see above). DMMA uses the sm_90 m16n8k8 shape. */
     {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
-    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE, DMMA_SMALL, 16, SPLIT_RING},
+    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE_SM90, DMMA_SMALL, 2, SPLIT_RING},
     {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* AMD (see the note above): register-staged, 2 stages, shapes free of scratch by the
      * compiler's resource report. */
