@@ -298,17 +298,40 @@ static void rectangular(const dt_copy2d *t, char *scratch, int threads)
  * swaps tile pairs of up to CPU_IP_PAIR_BYTES bytes each. */
 enum { CPU_IP_BAND_BYTES = 256 << 10, CPU_IP_PAIR_BYTES = 32 << 10 };
 
-/* One band of p->len elements at x: copied whole into buf, then gathered back in destination
- * order (digits d2, d1, d0 of the plan header; the GPU kernel steps through the same digits). */
+/* One band of p->len elements at x: copied whole into buf, then written back permuted: the
+ * destination digits d2, d1, d0 of the plan header (destination strides n1 n0, n0, 1) take
+ * the element at d2 s2 + d1 s1 + d0 s0. The innermost loop runs over the longest digit: in
+ * the 2 : 1 shapes that matter two of the three radices are 1 or 2, and a loop nest in digit
+ * order would spend itself on loop overhead. */
+typedef struct band_dim {
+    int64_t n, d, s; /* extent, destination stride, source stride */
+} band_dim;
+
+static void band_loops(const dt_ip_band *p, band_dim *outer, band_dim *mid, band_dim *inner)
+{
+    band_dim dims[3];
+    dims[0].n = p->n2, dims[0].d = p->n1 * p->n0, dims[0].s = p->s2;
+    dims[1].n = p->n1, dims[1].d = p->n0, dims[1].s = p->s1;
+    dims[2].n = p->n0, dims[2].d = 1, dims[2].s = p->s0;
+    int in = 2;
+    if (dims[1].n > dims[in].n) in = 1;
+    if (dims[0].n > dims[in].n) in = 0;
+    *inner = dims[in];
+    *outer = dims[in == 0 ? 1 : 0];
+    *mid = dims[in == 2 ? 1 : 2];
+}
+
 #define BAND_PERMUTE(BITS, U)                                                                      \
     static void band_##BITS(const dt_ip_band *p, U *x, U *buf)                                     \
     {                                                                                              \
+        band_dim o, m, in;                                                                         \
+        band_loops(p, &o, &m, &in);                                                                \
         memcpy(buf, x, (size_t)p->len * sizeof(U));                                                \
-        int64_t d = 0;                                                                             \
-        for (int64_t d2 = 0; d2 < p->n2; ++d2)                                                     \
-            for (int64_t d1 = 0; d1 < p->n1; ++d1) {                                               \
-                const U *src = buf + d2 * p->s2 + d1 * p->s1;                                      \
-                for (int64_t d0 = 0; d0 < p->n0; ++d0) x[d++] = src[d0 * p->s0];                   \
+        for (int64_t i = 0; i < o.n; ++i)                                                          \
+            for (int64_t j = 0; j < m.n; ++j) {                                                    \
+                U *dst = x + i * o.d + j * m.d;                                                    \
+                const U *src = buf + i * o.s + j * m.s;                                            \
+                for (int64_t k = 0; k < in.n; ++k) dst[k * in.d] = src[k * in.s];                  \
             }                                                                                      \
     }
 
