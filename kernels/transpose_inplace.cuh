@@ -139,6 +139,118 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, (T > 32 ? 3 : 4))
     }
 }
 
+/* The square kernel with 16-byte global accesses in full tile pairs (the base, ld and the batch
+ * stride 16-byte aligned; `vec` says so): a thread keeps LITER vectors of each tile in flight,
+ * and a warp moves 512 contiguous bytes per access instead of 128, a quarter of the global
+ * load and store instructions of the element-wide kernel for 4-byte elements. The shared tiles
+ * and the pair walk are the square kernel's; edge pairs and unaligned views take its
+ * element-wide loops. A 1-D block of IP_THREADS (32 x 8 in the element-wide loops). Selected by
+ * DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1 until it is measured against the element-wide kernel. */
+template <typename U, int T>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, (T > 32 ? 3 : 4))
+    transpose_inplace_square_vec_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch,
+                                        int vec)
+{
+    enum {
+        N = 16 / sizeof(U),     /* elements per vector                 */
+        VPL = T / N,            /* vectors per tile row                */
+        LSTEP = IP_THREADS / VPL, /* tile rows per pass of the block   */
+        LITER = T / LSTEP       /* vectors per tile per thread         */
+    };
+    static_assert(T % IP_SQ_X == 0 && T % IP_SQ_Y == 0, "the tile is whole warps by rows");
+    static_assert(IP_THREADS % VPL == 0 && T % LSTEP == 0, "vectors divide among the threads");
+    __shared__ U s1[T][T + 1]; /* tile (bi, bj) */
+    __shared__ U s2[T][T + 1]; /* tile (bj, bi) */
+    const int tid = (int)threadIdx.x, tx = tid % IP_SQ_X, ty = tid / IP_SQ_X;
+    const int vr = tid / VPL, vc = tid % VPL;
+    const int64_t nt = (n + T - 1) / T, h = nt / 2 + 1;
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        U *x = a + bz * bs;
+        for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
+            for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
+                int64_t bi = by, bj = bx;
+                if (bx < by) {
+                    bi = nt - by;
+                    bj = nt - 1 - bx;
+                    if (bi < h) continue;
+                }
+                const int64_t i0 = bi * T, j0 = bj * T;
+                const bool diag = bi == bj, full = j0 + T <= n; /* j0 >= i0 */
+                if (full && vec) {
+                    const U *src1 = x + (i0 + vr) * ld + j0 + vc * N;
+                    const U *src2 = x + (j0 + vr) * ld + i0 + vc * N;
+                    const int64_t step = LSTEP * ld;
+                    duet_vec16_t p1[LITER], p2[LITER];
+#pragma unroll
+                    for (int it = 0; it < LITER; ++it)
+                        p1[it] = *reinterpret_cast<const duet_vec16_t *>(src1 + it * step);
+                    if (!diag)
+#pragma unroll
+                        for (int it = 0; it < LITER; ++it)
+                            p2[it] = *reinterpret_cast<const duet_vec16_t *>(src2 + it * step);
+#pragma unroll
+                    for (int it = 0; it < LITER; ++it)
+#pragma unroll
+                        for (int e = 0; e < N; ++e)
+                            s1[vr + it * LSTEP][vc * N + e] = duet_vec16_get<U>(p1[it], e);
+                    if (!diag)
+#pragma unroll
+                        for (int it = 0; it < LITER; ++it)
+#pragma unroll
+                            for (int e = 0; e < N; ++e)
+                                s2[vr + it * LSTEP][vc * N + e] = duet_vec16_get<U>(p2[it], e);
+                } else {
+#pragma unroll
+                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                            const int r = rr + ty, c = cc + tx;
+                            if (full || (i0 + r < n && j0 + c < n)) s1[r][c] = x[(i0 + r) * ld + j0 + c];
+                            if (!diag && (full || (j0 + r < n && i0 + c < n)))
+                                s2[r][c] = x[(j0 + r) * ld + i0 + c];
+                        }
+                }
+                /* Both tiles are in shared memory before either is overwritten. */
+                duet_barrier();
+                if (full && vec) {
+                    U *dst1 = x + (i0 + vr) * ld + j0 + vc * N;
+                    U *dst2 = x + (j0 + vr) * ld + i0 + vc * N;
+                    const int64_t step = LSTEP * ld;
+#pragma unroll
+                    for (int it = 0; it < LITER; ++it) {
+                        U v[N];
+#pragma unroll
+                        for (int e = 0; e < N; ++e)
+                            v[e] = diag ? s1[vc * N + e][vr + it * LSTEP] : s2[vc * N + e][vr + it * LSTEP];
+                        *reinterpret_cast<duet_vec16_t *>(dst1 + it * step) = duet_vec16_make<U>(v);
+                    }
+                    if (!diag)
+#pragma unroll
+                        for (int it = 0; it < LITER; ++it) {
+                            U v[N];
+#pragma unroll
+                            for (int e = 0; e < N; ++e) v[e] = s1[vc * N + e][vr + it * LSTEP];
+                            *reinterpret_cast<duet_vec16_t *>(dst2 + it * step) = duet_vec16_make<U>(v);
+                        }
+                } else {
+#pragma unroll
+                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                            const int r = rr + ty, c = cc + tx;
+                            if (full || (i0 + r < n && j0 + c < n))
+                                x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
+                            if (!diag && (full || (j0 + r < n && i0 + c < n)))
+                                x[(j0 + r) * ld + i0 + c] = s1[c][r];
+                        }
+                }
+                /* The next pair reuses the tiles. */
+                duet_barrier();
+            }
+        }
+    }
+}
+
 /* ---- rectangular: super-elements ----------------------------------------------------------- */
 
 /* A band permutation of src/common/transpose_inplace_plan.h in 32-bit quantities (a band fits
