@@ -144,10 +144,13 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, (T > 32 ? 3 : 4))
  * and a warp moves 512 contiguous bytes per access instead of 128, a quarter of the global
  * load and store instructions of the element-wide kernel for 4-byte elements. The shared tiles
  * and the pair walk are the square kernel's; edge pairs and unaligned views take its
- * element-wide loops. A 1-D block of IP_THREADS (32 x 8 in the element-wide loops). Selected by
- * DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1 until it is measured against the element-wide kernel. */
+ * element-wide loops. A 1-D block of IP_THREADS (32 x 8 in the element-wide loops). Cut for
+ * four blocks an SM (56 registers for 4-byte 64-edge tiles with nvcc 13, sm_90; the
+ * element-wide kernel's 78 keep three resident, not the six its shared memory would allow).
+ * Selected by DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1 until it is measured against the
+ * element-wide kernel. */
 template <typename U, int T>
-DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, (T > 32 ? 3 : 4))
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 4)
     transpose_inplace_square_vec_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch,
                                         int vec)
 {
