@@ -238,6 +238,9 @@ static void test_super_elements(void)
         {300, 200}, {64, 128},  {66, 33},   {80, 40},   {94, 47},   {200, 100}, {400, 200},
         {128, 32},  {160, 96},  {165, 99},  {1280, 32}, {32, 1280}, {62, 31},   {93, 62},
         {31, 62},   {124, 62},  {2048, 64}, {64, 2048}, {400, 100}, {385, 35},  {1024, 512},
+        /* Bands of 64 KB for 8-byte elements (m n / c = 8192): past 48 KiB, a GPU kernel that
+         * opts in to more shared memory, or C2R where the device has no more. */
+        {8192, 32}, {32, 8192}, {4096, 64},
     };
     const int nd = (int)(sizeof dims / sizeof dims[0]);
     for (int k = 0; k < nd; k++) {
