@@ -1,4 +1,4 @@
-/* transpose_inplace.cuh - in-place transpose kernels: square tile-pair swap, C2R phase gathers. */
+/* transpose_inplace.cuh - in-place transpose kernels: square tile-pair swap, super-elements, C2R. */
 #ifndef DUET_KERNELS_TRANSPOSE_INPLACE_CUH
 #define DUET_KERNELS_TRANSPOSE_INPLACE_CUH
 
@@ -14,7 +14,13 @@
  * No element is read by one block and written by another, so one launch needs no ordering. The
  * pairs are folded into an nt x (nt / 2 + 1) grid, so almost no block is idle.
  *
- * Rectangular (packed): the decomposition of Catanzaro, Keller and Garland, "A Decomposition
+ * Rectangular (packed) with a large c = gcd(m, n) and bands that fit shared memory: the
+ * super-element reduction to the square case, src/common/transpose_inplace_plan.h (the
+ * derivation is there): a band permute (transpose_inplace_band_kernel), the square tile-pair
+ * swap over super-elements of w elements (transpose_inplace_square_kernel when a super-element
+ * is one 2-, 4- or 8-byte word, else transpose_inplace_super_square_kernel), a band permute.
+ *
+ * Other rectangles (packed): the decomposition of Catanzaro, Keller and Garland, "A Decomposition
  * for In-place Matrix Transposition" (PPoPP 2014), C2R direction; the index algebra is written
  * out in src/cpu/transpose_inplace_cpu.c. With c = gcd(m, n), a = m / c, b = n / c:
  *   1. column rotate (c > 1):  P(i, j) = A((i + j / b) mod m, j)
@@ -126,6 +132,301 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, (T > 32 ? 3 : 4))
                         if (!diag && (full || (j0 + r < n && i0 + c < n)))
                             x[(j0 + r) * ld + i0 + c] = s1[c][r];
                     }
+                /* The next pair reuses the tiles. */
+                duet_barrier();
+            }
+        }
+    }
+}
+
+/* The square kernel with 16-byte global accesses in full tile pairs (the base, ld and the batch
+ * stride 16-byte aligned; `vec` says so): a thread keeps LITER vectors of each tile in flight,
+ * and a warp moves 512 contiguous bytes per access instead of 128, a quarter of the global
+ * load and store instructions of the element-wide kernel for 4-byte elements. The shared tiles
+ * and the pair walk are the square kernel's; edge pairs and unaligned views take its
+ * element-wide loops. A 1-D block of IP_THREADS (32 x 8 in the element-wide loops). Cut for
+ * four blocks an SM (56 registers for 4-byte 64-edge tiles with nvcc 13, sm_90; the
+ * element-wide kernel's 78 keep three resident, not the six its shared memory would allow).
+ * Selected by DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1 until it is measured against the
+ * element-wide kernel. */
+template <typename U, int T>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 4)
+    transpose_inplace_square_vec_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch,
+                                        int vec)
+{
+    enum {
+        N = 16 / sizeof(U),     /* elements per vector                 */
+        VPL = T / N,            /* vectors per tile row                */
+        LSTEP = IP_THREADS / VPL, /* tile rows per pass of the block   */
+        LITER = T / LSTEP       /* vectors per tile per thread         */
+    };
+    static_assert(T % IP_SQ_X == 0 && T % IP_SQ_Y == 0, "the tile is whole warps by rows");
+    static_assert(IP_THREADS % VPL == 0 && T % LSTEP == 0, "vectors divide among the threads");
+    __shared__ U s1[T][T + 1]; /* tile (bi, bj) */
+    __shared__ U s2[T][T + 1]; /* tile (bj, bi) */
+    const int tid = (int)threadIdx.x, tx = tid % IP_SQ_X, ty = tid / IP_SQ_X;
+    const int vr = tid / VPL, vc = tid % VPL;
+    const int64_t nt = (n + T - 1) / T, h = nt / 2 + 1;
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        U *x = a + bz * bs;
+        for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
+            for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
+                int64_t bi = by, bj = bx;
+                if (bx < by) {
+                    bi = nt - by;
+                    bj = nt - 1 - bx;
+                    if (bi < h) continue;
+                }
+                const int64_t i0 = bi * T, j0 = bj * T;
+                const bool diag = bi == bj, full = j0 + T <= n; /* j0 >= i0 */
+                if (full && vec) {
+                    const U *src1 = x + (i0 + vr) * ld + j0 + vc * N;
+                    const U *src2 = x + (j0 + vr) * ld + i0 + vc * N;
+                    const int64_t step = LSTEP * ld;
+                    duet_vec16_t p1[LITER], p2[LITER];
+#pragma unroll
+                    for (int it = 0; it < LITER; ++it)
+                        p1[it] = *reinterpret_cast<const duet_vec16_t *>(src1 + it * step);
+                    if (!diag)
+#pragma unroll
+                        for (int it = 0; it < LITER; ++it)
+                            p2[it] = *reinterpret_cast<const duet_vec16_t *>(src2 + it * step);
+#pragma unroll
+                    for (int it = 0; it < LITER; ++it)
+#pragma unroll
+                        for (int e = 0; e < N; ++e)
+                            s1[vr + it * LSTEP][vc * N + e] = duet_vec16_get<U>(p1[it], e);
+                    if (!diag)
+#pragma unroll
+                        for (int it = 0; it < LITER; ++it)
+#pragma unroll
+                            for (int e = 0; e < N; ++e)
+                                s2[vr + it * LSTEP][vc * N + e] = duet_vec16_get<U>(p2[it], e);
+                } else {
+#pragma unroll
+                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                            const int r = rr + ty, c = cc + tx;
+                            if (full || (i0 + r < n && j0 + c < n)) s1[r][c] = x[(i0 + r) * ld + j0 + c];
+                            if (!diag && (full || (j0 + r < n && i0 + c < n)))
+                                s2[r][c] = x[(j0 + r) * ld + i0 + c];
+                        }
+                }
+                /* Both tiles are in shared memory before either is overwritten. */
+                duet_barrier();
+                if (full && vec) {
+                    U *dst1 = x + (i0 + vr) * ld + j0 + vc * N;
+                    U *dst2 = x + (j0 + vr) * ld + i0 + vc * N;
+                    const int64_t step = LSTEP * ld;
+#pragma unroll
+                    for (int it = 0; it < LITER; ++it) {
+                        U v[N];
+#pragma unroll
+                        for (int e = 0; e < N; ++e)
+                            v[e] = diag ? s1[vc * N + e][vr + it * LSTEP] : s2[vc * N + e][vr + it * LSTEP];
+                        *reinterpret_cast<duet_vec16_t *>(dst1 + it * step) = duet_vec16_make<U>(v);
+                    }
+                    if (!diag)
+#pragma unroll
+                        for (int it = 0; it < LITER; ++it) {
+                            U v[N];
+#pragma unroll
+                            for (int e = 0; e < N; ++e) v[e] = s1[vc * N + e][vr + it * LSTEP];
+                            *reinterpret_cast<duet_vec16_t *>(dst2 + it * step) = duet_vec16_make<U>(v);
+                        }
+                } else {
+#pragma unroll
+                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                            const int r = rr + ty, c = cc + tx;
+                            if (full || (i0 + r < n && j0 + c < n))
+                                x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
+                            if (!diag && (full || (j0 + r < n && i0 + c < n)))
+                                x[(j0 + r) * ld + i0 + c] = s1[c][r];
+                        }
+                }
+                /* The next pair reuses the tiles. */
+                duet_barrier();
+            }
+        }
+    }
+}
+
+/* ---- rectangular: super-elements ----------------------------------------------------------- */
+
+/* A band permutation of src/common/transpose_inplace_plan.h in 32-bit quantities (a band fits
+ * in shared memory): destination offset (d2 n1 + d1) n0 + d0 of a band takes the element at
+ * d2 s2 + d1 s1 + d0 s0 of it. */
+struct ip_band32 {
+    uint32_t len, n2, n1, n0, s2, s1, s0;
+};
+
+/* An offset into a group of consecutive bands as digits: g len + (d2 n1 + d1) n0 + d0. */
+struct ip_digits {
+    uint32_t g, d2, d1, d0;
+};
+
+DUET_INLINE ip_digits ip_digits_of(const ip_band32 &p, uint32_t d)
+{
+    ip_digits r;
+    const uint32_t inner = p.n1 * p.n0;
+    r.g = d / p.len;
+    d -= r.g * p.len;
+    r.d2 = d / inner;
+    d -= r.d2 * inner;
+    r.d1 = d / p.n0;
+    r.d0 = d - r.d1 * p.n0;
+    return r;
+}
+
+/* x += t digit by digit. Each digit of both lies below its radix, so a digit sum with the carry
+ * in stays below twice the radix: one conditional subtraction per digit, no division. */
+DUET_INLINE void ip_digits_add(const ip_band32 &p, ip_digits &x, const ip_digits &t)
+{
+    uint32_t k;
+    x.d0 += t.d0;
+    k = x.d0 >= p.n0;
+    if (k) x.d0 -= p.n0;
+    x.d1 += t.d1 + k;
+    k = x.d1 >= p.n1;
+    if (k) x.d1 -= p.n1;
+    x.d2 += t.d2 + k;
+    k = x.d2 >= p.n2;
+    if (k) x.d2 -= p.n2;
+    x.g += t.g + k;
+}
+
+DUET_INLINE uint32_t ip_band_src(const ip_band32 &p, const ip_digits &d)
+{
+    return d.g * p.len + d.d2 * p.s2 + d.d1 * p.s1 + d.d0 * p.s0;
+}
+
+/* Steps 1 and 3: bands [g0, g0 + per) of each matrix (`bands` of p.len elements from a + bz bs)
+ * are loaded whole into shared memory and, after the barrier, written back in destination
+ * order, each element gathered from its source offset: coalesced global reads and writes, the
+ * permutation done in shared memory. The digits of each thread's offset step by the block's
+ * stride without a division. vec (the base, the batch stride and a band all 16-byte aligned):
+ * the band moves as 16-byte vectors both ways, four loads in flight per thread. */
+template <typename U>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
+    transpose_inplace_band_kernel(U *a, const ip_band32 p, int64_t bands, int64_t bs,
+                                  int64_t batch, uint32_t per, int vec)
+{
+    enum { N = 16 / sizeof(U), UNROLL = 4 };
+    extern __shared__ __align__(16) unsigned char ip_band_smem[];
+    U *s = reinterpret_cast<U *>(ip_band_smem);
+    const uint32_t tid = (uint32_t)threadIdx.x, unit = vec ? (uint32_t)N : 1u;
+    const ip_digits first = ip_digits_of(p, tid * unit), step = ip_digits_of(p, IP_THREADS * unit);
+    const ip_digits one = ip_digits_of(p, 1);
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        for (int64_t g0 = (int64_t)blockIdx.x * per; g0 < bands; g0 += (int64_t)gridDim.x * per) {
+            const int64_t left = bands - g0;
+            const uint32_t cnt = (uint32_t)(left < (int64_t)per ? left : (int64_t)per) * p.len;
+            U *x = a + bz * bs + g0 * (int64_t)p.len;
+            if (vec) {
+                const duet_vec16_t *xv = reinterpret_cast<const duet_vec16_t *>(x);
+                duet_vec16_t *sv = reinterpret_cast<duet_vec16_t *>(s);
+                const uint32_t nv = cnt / N;
+                for (uint32_t v0 = tid; v0 < nv; v0 += UNROLL * IP_THREADS) {
+                    duet_vec16_t r[UNROLL];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; ++u)
+                        if (v0 + u * IP_THREADS < nv) r[u] = xv[v0 + u * IP_THREADS];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; ++u)
+                        if (v0 + u * IP_THREADS < nv) sv[v0 + u * IP_THREADS] = r[u];
+                }
+                duet_barrier();
+                duet_vec16_t *ov = reinterpret_cast<duet_vec16_t *>(x);
+                ip_digits dv = first;
+                for (uint32_t v = tid; v < nv; v += IP_THREADS) {
+                    ip_digits d = dv;
+                    U e[N];
+#pragma unroll
+                    for (int i = 0; i < N; ++i) {
+                        e[i] = s[ip_band_src(p, d)];
+                        ip_digits_add(p, d, one);
+                    }
+                    ov[v] = duet_vec16_make<U>(e);
+                    ip_digits_add(p, dv, step);
+                }
+            } else {
+                for (uint32_t e = tid; e < cnt; e += IP_THREADS) s[e] = x[e];
+                duet_barrier();
+                ip_digits d = first;
+                for (uint32_t e = tid; e < cnt; e += IP_THREADS) {
+                    x[e] = s[ip_band_src(p, d)];
+                    ip_digits_add(p, d, step);
+                }
+            }
+            /* The next group reuses the shared band. */
+            duet_barrier();
+        }
+    }
+}
+
+/* Step 2 when a super-element is not one 2-, 4- or 8-byte word: the square kernel's tile-pair
+ * swap over the c x c matrix of super-elements of w words U (row stride c w words), tiles of
+ * T x T super-elements (T a power of two up to 32, so that two tiles fit 48 KiB). A tile row is
+ * T w contiguous words, read and written along rows (coalesced); the shared tiles keep one
+ * spare super-element per row (pitch (T + 1) w), the +1 column of the square kernel, so that
+ * reading a tile across its rows spreads over the banks. A thread's position in a tile is the
+ * digits (r, cc, k): row, super-element, word; they step by the block's stride with carries. */
+template <typename U>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
+    transpose_inplace_super_square_kernel(U *a, int64_t c, uint32_t w, uint32_t T, int64_t bs,
+                                          int64_t batch)
+{
+    extern __shared__ __align__(16) unsigned char ip_super_smem[];
+    U *s1 = reinterpret_cast<U *>(ip_super_smem); /* tile (bi, bj) */
+    const uint32_t pitch = (T + 1) * w, tw = T * w, cnt = T * tw;
+    U *s2 = s1 + T * pitch; /* tile (bj, bi) */
+    const uint32_t tid = (uint32_t)threadIdx.x;
+    const uint32_t r0 = tid / tw, c0 = (tid - r0 * tw) / w, k0 = tid - r0 * tw - c0 * w;
+    const uint32_t sr = IP_THREADS / tw, sc = (IP_THREADS - sr * tw) / w,
+                   sk = IP_THREADS - sr * tw - sc * w;
+    const int64_t nt = (c + T - 1) / T, h = nt / 2 + 1, row = c * (int64_t)w;
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        U *x = a + bz * bs;
+        /* The pairs folded as in transpose_inplace_square_kernel. */
+        for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
+            for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
+                int64_t bi = by, bj = bx;
+                if (bx < by) {
+                    bi = nt - by;
+                    bj = nt - 1 - bx;
+                    if (bi < h) continue;
+                }
+                const int64_t i0 = bi * T, j0 = bj * T;
+                const bool diag = bi == bj;
+                const uint32_t hi = (uint32_t)(c - i0 < (int64_t)T ? c - i0 : (int64_t)T);
+                const uint32_t hj = (uint32_t)(c - j0 < (int64_t)T ? c - j0 : (int64_t)T);
+                uint32_t r = r0, cc = c0, k = k0;
+                for (uint32_t e = tid; e < cnt; e += IP_THREADS) {
+                    const uint32_t sh = r * pitch + cc * w + k;
+                    if (r < hi && cc < hj) s1[sh] = x[(i0 + r) * row + (j0 + cc) * w + k];
+                    if (!diag && r < hj && cc < hi) s2[sh] = x[(j0 + r) * row + (i0 + cc) * w + k];
+                    k += sk;
+                    if (k >= w) k -= w, ++cc;
+                    cc += sc;
+                    if (cc >= T) cc -= T, ++r;
+                    r += sr;
+                }
+                /* Both tiles are in shared memory before either is overwritten. */
+                duet_barrier();
+                r = r0, cc = c0, k = k0;
+                for (uint32_t e = tid; e < cnt; e += IP_THREADS) {
+                    const uint32_t sh = cc * pitch + r * w + k;
+                    if (r < hi && cc < hj) x[(i0 + r) * row + (j0 + cc) * w + k] = diag ? s1[sh] : s2[sh];
+                    if (!diag && r < hj && cc < hi) x[(j0 + r) * row + (i0 + cc) * w + k] = s1[sh];
+                    k += sk;
+                    if (k >= w) k -= w, ++cc;
+                    cc += sc;
+                    if (cc >= T) cc -= T, ++r;
+                    r += sr;
+                }
                 /* The next pair reuses the tiles. */
                 duet_barrier();
             }

@@ -19,6 +19,7 @@ typedef struct icase {
     int64_t rows, cols;
     duet_layout layout, lout;
     int64_t pad, batch, bpad;
+    int64_t off; /* elements before the first matrix (0: GUARD); 16 keeps every base 16-byte aligned */
 } icase;
 
 static int64_t line_len(duet_layout layout, int64_t rows, int64_t cols)
@@ -28,9 +29,10 @@ static int64_t line_len(duet_layout layout, int64_t rows, int64_t cols)
 
 static void describe(const icase *c, duet_dtype dt, char *s, size_t n)
 {
-    snprintf(s, n, "%s %lldx%lld %s->%s ld+%lld batch %lld (+%lld)", duet_dtype_name(dt),
-             (long long)c->rows, (long long)c->cols, c->layout ? "col" : "row",
-             c->lout ? "col" : "row", (long long)c->pad, (long long)c->batch, (long long)c->bpad);
+    snprintf(s, n, "%s %lldx%lld %s->%s ld+%lld batch %lld (+%lld) offset %lld",
+             duet_dtype_name(dt), (long long)c->rows, (long long)c->cols,
+             c->layout ? "col" : "row", c->lout ? "col" : "row", (long long)c->pad,
+             (long long)c->batch, (long long)c->bpad, (long long)(c->off ? c->off : GUARD));
 }
 
 /* The two descriptors of a case over buffer buf starting at element GUARD. */
@@ -44,7 +46,7 @@ static void make_pair(const icase *c, duet_dtype dt, duet_buffer *buf, duet_matr
     in->rows = c->rows;
     in->cols = c->cols;
     in->ld = line_len(c->layout, c->rows, c->cols) + c->pad;
-    in->offset = GUARD;
+    in->offset = c->off ? c->off : GUARD;
     in->batch_count = c->batch;
     in->batch_stride = dt_matrix_extent(in) + c->bpad;
     *out = *in;
@@ -125,6 +127,25 @@ static void run_case(const icase *c, duet_dtype dt)
              "%s: workspace_bytes %zu", what, info.workspace_bytes);
     DT_CHECK(info.algorithm == DUET_ALGO_AUTO, "%s: algorithm %s", what,
              duet_algorithm_name(info.algorithm));
+    /* The rectangular path: super-elements when c = gcd >= 32 and a band (m n / c elements)
+     * fits every backend's budget (48 KiB: the smallest, a GPU's default shared memory), C2R
+     * when c < 32; in between it is the backend's choice (docs/internals.md). */
+    if (!identity && p != q) {
+        int64_t g = p, h = q;
+        while (h) {
+            const int64_t r = g % h;
+            g = h;
+            h = r;
+        }
+        const int64_t band_bytes = p * q / g * (int64_t)elem;
+        if (g >= 32 && band_bytes <= 48 * 1024)
+            DT_CHECK(strstr(info.kernel, "_super") != NULL,
+                     "%s: c = %lld, band %lld bytes: ran %s, not the super-element path", what,
+                     (long long)g, (long long)band_bytes, info.kernel);
+        if (g < 32)
+            DT_CHECK(strstr(info.kernel, "_c2r") != NULL, "%s: c = %lld: ran %s, not C2R", what,
+                     (long long)g, info.kernel);
+    }
     /* Transposing back restores the original. */
     DT_OK(duet_transpose(NULL, &out, &in, NULL));
     DT_OK(duet_buffer_read(NULL, buf, 0, got, bytes));
@@ -202,6 +223,70 @@ static void test_padding_batches_layouts(void)
             run_all_dtypes(c);
             /* The other layout for out: the storage is already in^T (ld kept). */
             c.lout = (duet_layout)!l;
+            run_all_dtypes(c);
+        }
+}
+
+/* Rectangles with c = gcd(rows, cols) >= 32 (the super-element path: band permute, square
+ * transpose of super-elements, band permute), the shapes just below it (C2R), and both with
+ * a 16-byte aligned base (super-elements moved as whole words, vector band loads on the GPU)
+ * and a misaligned one (element by element), batches with aligned and odd strides. */
+static void test_super_elements(void)
+{
+    static const int64_t dims[][2] = {
+        {64, 32},   {32, 64},   {96, 64},   {64, 96},   {99, 66},   {141, 94},  {192, 128},
+        {300, 200}, {64, 128},  {66, 33},   {80, 40},   {94, 47},   {200, 100}, {400, 200},
+        {128, 32},  {160, 96},  {165, 99},  {1280, 32}, {32, 1280}, {62, 31},   {93, 62},
+        {31, 62},   {124, 62},  {2048, 64}, {64, 2048}, {400, 100}, {385, 35},  {1024, 512},
+        /* Bands of 64 KB for 8-byte elements (m n / c = 8192): past 48 KiB, a GPU kernel that
+         * opts in to more shared memory, or C2R where the device has no more. */
+        {8192, 32}, {32, 8192}, {4096, 64},
+    };
+    const int nd = (int)(sizeof dims / sizeof dims[0]);
+    for (int k = 0; k < nd; k++) {
+        if (g_quick && k % 3 == 2) continue;
+        for (int l = 0; l < 2; l++)
+            for (int al = 0; al < 2; al++) {
+                icase c = shape(dims[k][0], dims[k][1], (duet_layout)l);
+                c.off = al ? 16 : 0;
+                run_all_dtypes(c);
+            }
+    }
+    /* Ratio 2 : 1 over a range of c (odd c included: every band and tile edge partial). */
+    for (int64_t cc = 32; cc <= 200; cc += g_quick ? 29 : 7)
+        for (int l = 0; l < 2; l++) {
+            icase c = shape(2 * cc, cc, (duet_layout)l);
+            c.off = cc % 2 ? 0 : 16;
+            run_all_dtypes(c);
+            c = shape(cc, 2 * cc, (duet_layout)l);
+            c.off = cc % 2 ? 16 : 0;
+            run_all_dtypes(c);
+        }
+    /* Squares with every row 16-byte aligned (the vector accesses of the square kernels, and
+     * of DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1) and full and edge tile pairs. */
+    static const int64_t sq[][3] = {{64, 0, 1}, {128, 0, 2}, {192, 16, 1}, {200, 8, 2}, {96, 32, 1}};
+    for (int k = 0; k < (int)(sizeof sq / sizeof sq[0]); k++)
+        for (int l = 0; l < 2; l++) {
+            icase c = shape(sq[k][0], sq[k][0], (duet_layout)l);
+            c.pad = sq[k][1];
+            c.batch = sq[k][2];
+            c.off = 16;
+            run_all_dtypes(c);
+        }
+    /* Batches: packed and padded strides, aligned and not. */
+    static const struct {
+        int64_t rows, cols, batch, bpad, off;
+    } bs[] = {
+        {64, 32, 3, 0, 16}, {32, 64, 3, 0, 16}, {96, 64, 2, 4, 16}, {64, 96, 4, 3, 0},
+        {66, 33, 3, 1, 16}, {99, 66, 2, 0, 0},  {64, 128, 5, 16, 16}, {62, 31, 3, 0, 16},
+    };
+    const int nb = (int)(sizeof bs / sizeof bs[0]);
+    for (int k = 0; k < nb; k++)
+        for (int l = 0; l < 2; l++) {
+            icase c = shape(bs[k].rows, bs[k].cols, (duet_layout)l);
+            c.batch = bs[k].batch;
+            c.bpad = bs[k].bpad;
+            c.off = bs[k].off;
             run_all_dtypes(c);
         }
 }
@@ -327,6 +412,7 @@ int main(int argc, char **argv)
     dt_seed(0x1ace2014);
     test_bad_inputs();
     test_padding_batches_layouts();
+    test_super_elements();
     test_shapes();
     DT_OK(duet_context_destroy(g_ctx));
     return dt_finish("test_transpose_inplace");

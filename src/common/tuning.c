@@ -302,13 +302,16 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
  * Measured on the H100 for 4 and 8 bytes (duet-bench --only transpose-inplace, 16384^2,
  * 2026-11-24): 4-byte tiles of 64 reach 0.838x of a copy, of 32 only 0.748x; 8-byte tiles of
  * 32 reach 0.959x. Otherwise chosen from the hardware: a 64 x 64 tile pair of 4-byte elements is 33 KB
- * of shared memory (two tiles with the +1 column), so an H100 SM (228 KB) keeps six blocks of
- * 256 threads resident, and each thread has 16 loads in flight per tile; 8-byte elements keep
+ * of shared memory (two tiles with the +1 column), room for six blocks of 256 threads on an
+ * H100 SM (228 KB), though the element-wide kernel's 78 registers (nvcc 13) keep three
+ * resident; each thread has 16 loads in flight per tile; 8-byte elements keep
  * 32 x 32 (a 64-edge pair would pass the 48 KB of static shared memory). The stage target is
  * a third of L2 (H100: 50 MB; MI200: 8 MB per GCD), so the gather back hits L2 while the next
  * group streams in. The line kernels may take up to 100 KB of shared memory on sm_90 (80 KB on
  * sm_80): a 16384-element row of 4 bytes (64 KB) is then gathered in shared memory in one
- * launch, two such blocks per SM, instead of staged through L2. The default row is the
+ * launch, two such blocks per SM, instead of staged through L2. The same budget bounds a band
+ * of the super-element path (src/common/transpose_inplace_plan.h): 16384 x 8192 of 4 bytes has
+ * bands of 64 KB; of 8 bytes, 128 KB, past it (those take C2R). The default row is the
  * conservative choice for any other device.
  */
 static const dt_transpose_inplace_tuning g_transpose_inplace_table[] = {
