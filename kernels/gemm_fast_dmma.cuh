@@ -117,18 +117,33 @@ struct gf_dmma<16, 16> {
  * halves of the 128 banks-wide line. A's rows 2g (the row permutation above) are two apart:
  * 2 PK * 8 = 64 mod 128, PK = 4 mod 8. B's rows g are one apart: PK = 8 mod 16.
  */
-DUET_HOST_DEVICE constexpr int gf_dmma_pitch_xk(bool is_a, int bk) { return bk + (is_a ? 4 : 8); }
+DUET_HOST_DEVICE constexpr int gf_dmma_pitch_xk(bool p_role, int bk) { return bk + (p_role ? 4 : 8); }
 
-/* Padding of A's k-by-x tile. With the k order above (AK = 8) a quarter warp's 16-byte loads
- * read the rows 2t, t < 4, at 16 g bytes: their starts must be 32 bytes apart mod 128, so
- * 16 (BM + pad) = 32 mod 128, pad = 2 (BM a multiple of 8); GF_PAD (4) would put rows 0 and
- * 4 on the same banks. */
-DUET_HOST_DEVICE constexpr int gf_dmma_apad(int am, int ak) { return am == 16 && ak == 8 ? 2 : GF_PAD; }
-
-/* Doubles of one stage of one operand's tile (pad: of the k-by-x tile). */
-DUET_HOST_DEVICE constexpr int gf_dmma_stage(bool xk, bool is_a, int bx, int bk, int pad)
+/* Padding of a k-by-x tile. Read as the mma's A operand with the k order above (AK = 8), a
+ * quarter warp's 16-byte loads hit the rows 2t, t < 4, at 16 g bytes: their starts must be 32
+ * bytes apart mod 128, so 16 (BX + pad) = 32 mod 128, pad = 2 (BX a multiple of 8); GF_PAD (4)
+ * would put rows 0 and 4 on the same banks. As the mma's B operand (8-byte loads, rows 2t)
+ * GF_PAD already spreads them. */
+DUET_HOST_DEVICE constexpr int gf_dmma_kpad(bool p_role, int am, int ak)
 {
-    return xk ? bx * gf_dmma_pitch_xk(is_a, bk) : bk * (bx + pad);
+    return p_role && am == 16 && ak == 8 ? 2 : GF_PAD;
+}
+
+/*
+ * Roles. The mma's A operand (16 rows, "P") wants a lane's values at rows g and g + 8 of one k
+ * in adjacent registers, its B operand ("Q") the values at k = 2t and 2t + 1 of one column. An
+ * x-by-k tile holds the latter side by side, a k-by-x tile (with the row permutation 2g, 2g+1)
+ * the former. So when A is x-by-k and B k-by-x (row-major A and B, the common case) the kernel
+ * swaps roles and computes the warp tile of C's transpose: B's tile feeds P, A's tile feeds Q,
+ * and every fragment is one 16-byte load straight into the registers the mma reads (the other
+ * way, the compiler had to shuffle the A fragments: 219 register moves per 32 mma in the SASS).
+ */
+DUET_HOST_DEVICE constexpr bool gf_dmma_swap(bool axk, bool bxk) { return axk && !bxk; }
+
+/* Doubles of one stage of one operand's tile, given its layout and role. */
+DUET_HOST_DEVICE constexpr int gf_dmma_stage(bool xk, bool p_role, int bx, int bk, int am, int ak)
+{
+    return xk ? bx * gf_dmma_pitch_xk(p_role, bk) : bk * (bx + gf_dmma_kpad(p_role, am, ak));
 }
 
 /* Whether an operand of layout l takes the x-by-k tile: contiguous and vectorised along k, and
@@ -140,8 +155,8 @@ template <int BM, int BN, int BK, int STAGES, int AM, int AK, bool AXK, bool BXK
 constexpr size_t gf_dmma_smem_bytes()
 {
     return (size_t)STAGES *
-           (gf_dmma_stage(AXK, true, BM, BK, gf_dmma_apad(AM, AK)) +
-            gf_dmma_stage(BXK, false, BN, BK, GF_PAD)) *
+           (gf_dmma_stage(AXK, !gf_dmma_swap(AXK, BXK), BM, BK, AM, AK) +
+            gf_dmma_stage(BXK, gf_dmma_swap(AXK, BXK), BN, BK, AM, AK)) *
            sizeof(double);
 }
 
@@ -211,18 +226,23 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
 #if DUET_GEMM_DMMA_SM80
     using MMA = gf_dmma<AM, AK>;
     constexpr int WARPS_N = BN / WN;
-    constexpr int MT = WM / AM, NT = WN / 8;
     /* x-by-k tiles for operands contiguous along k (above), k-by-x tiles otherwise. */
     constexpr bool AXK = !AXC && AV > 1, BXK = !BXC && BV > 1;
     static_assert(!(AXK || BXK) || (AM == 16 && AK == 8), "x-by-k tiles feed the 16 x 8 x 8 mma");
-    constexpr int APAD = gf_dmma_apad(AM, AK);
-    constexpr int APITCH = BM + APAD, BPITCH = BN + GF_PAD;
-    constexpr int APK = gf_dmma_pitch_xk(true, BK), BPK = gf_dmma_pitch_xk(false, BK);
-    constexpr int ASTAGE = gf_dmma_stage(AXK, true, BM, BK, APAD);
-    constexpr int BSTAGE = gf_dmma_stage(BXK, false, BN, BK, GF_PAD);
+    constexpr bool SWAP = gf_dmma_swap(AXK, BXK); /* B's tile feeds the mma's A operand */
+    constexpr int APITCH = BM + gf_dmma_kpad(!SWAP, AM, AK), BPITCH = BN + gf_dmma_kpad(SWAP, AM, AK);
+    constexpr int APK = gf_dmma_pitch_xk(!SWAP, BK), BPK = gf_dmma_pitch_xk(SWAP, BK);
+    constexpr int ASTAGE = gf_dmma_stage(AXK, !SWAP, BM, BK, AM, AK);
+    constexpr int BSTAGE = gf_dmma_stage(BXK, SWAP, BN, BK, AM, AK);
+    /* The P (mma A) and Q (mma B) operands: layout, pitches, and the warp tile along each. */
+    constexpr bool PXK = SWAP ? BXK : AXK, QXK = SWAP ? AXK : BXK;
+    constexpr int PPITCH = SWAP ? BPITCH : APITCH, QPITCH = SWAP ? APITCH : BPITCH;
+    constexpr int PPK = SWAP ? BPK : APK, QPK = SWAP ? APK : BPK;
+    constexpr int PW = SWAP ? WN : WM, QW = SWAP ? WM : WN;
+    constexpr int MT = PW / AM, NT = QW / 8;
     constexpr int KQ = AK / 4; /* k values per lane and fragment (the k order above) */
     static_assert((BM / WM) * (BN / WN) * GF_MMA_LANES == THREADS, "one warp per warp tile");
-    static_assert(WM % AM == 0 && WN % 8 == 0 && BK % AK == 0, "warp tile holds whole mma blocks");
+    static_assert(PW % AM == 0 && QW % 8 == 0 && BK % AK == 0, "warp tile holds whole mma blocks");
     static_assert(STAGES >= 2, "a ring needs two stages at least");
 
     extern __shared__ __align__(16) unsigned char gf_dmma_smem[];
@@ -230,8 +250,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     double *Bs = As + STAGES * ASTAGE;
 
     /* An x-by-k operand takes gf_loader_xk; the unused loader is a one-element stand-in. */
-    using LA = gf_loader<double, BM, BK, THREADS, AXC, AXK ? 1 : AV, APAD>;
-    using LB = gf_loader<double, BN, BK, THREADS, BXC, BXK ? 1 : BV>;
+    using LA = gf_loader<double, BM, BK, THREADS, AXC, AXK ? 1 : AV, APITCH - BM>;
+    using LB = gf_loader<double, BN, BK, THREADS, BXC, BXK ? 1 : BV, BPITCH - BN>;
     using LAX = gf_loader_xk<BM, BK, APK, THREADS>;
     using LBX = gf_loader_xk<BN, BK, BPK, THREADS>;
     const int tid = threadIdx.x;
@@ -242,6 +262,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     const int warp = tid / GF_MMA_LANES, lane = tid % GF_MMA_LANES;
     const int g = lane / 4, t = lane % 4;
     const int wm = (warp / WARPS_N) * WM, wn = (warp % WARPS_N) * WN;
+    const int wp = SWAP ? wn : wm, wq = SWAP ? wm : wn; /* the warp tile's P and Q offsets */
     const int64_t tiles = p.tiles_m * p.tiles_n;
     int64_t k_begin, k_len;
     gf_slice(p, &k_begin, &k_len);
@@ -298,18 +319,19 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
 
                 const double *as = As + read_stage * ASTAGE;
                 const double *bs = Bs + read_stage * BSTAGE;
+                const double *ps = SWAP ? bs : as, *qs = SWAP ? as : bs;
                 read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
 #pragma unroll
                 for (int kk = 0; kk < BK; kk += AK) {
                     double af[MT][MMA::NA], bf[NT][MMA::NB];
 #pragma unroll
                     for (int i = 0; i < MT; ++i) {
-                        const int row = wm + i * AM;
-                        if constexpr (AXK) {
+                        const int row = wp + i * AM;
+                        if constexpr (PXK) {
                             /* rows 2g and 2g + 1, stored k = 2t and 2t + 1 (KQ = 2) */
-                            const gf_vec<double> v0 = gf_load16(as + (row + 2 * g) * APK + kk + 2 * t);
+                            const gf_vec<double> v0 = gf_load16(ps + (row + 2 * g) * PPK + kk + 2 * t);
                             const gf_vec<double> v1 =
-                                gf_load16(as + (row + 2 * g + 1) * APK + kk + 2 * t);
+                                gf_load16(ps + (row + 2 * g + 1) * PPK + kk + 2 * t);
                             af[i][0] = v0.e[0];
                             af[i][1] = v1.e[0];
                             af[i][2] = v0.e[1];
@@ -318,26 +340,26 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
 #pragma unroll
                             for (int q = 0; q < MMA::NA / 2; ++q) {
                                 const gf_vec<double> v =
-                                    gf_load16(as + (kk + t * KQ + q) * APITCH + row + 2 * g);
+                                    gf_load16(ps + (kk + t * KQ + q) * PPITCH + row + 2 * g);
                                 af[i][2 * q] = v.e[0];
                                 af[i][2 * q + 1] = v.e[1];
                             }
                         } else {
 #pragma unroll
                             for (int q = 0; q < MMA::NA; ++q)
-                                af[i][q] = as[(kk + t * KQ + q) * APITCH + row + g];
+                                af[i][q] = ps[(kk + t * KQ + q) * PPITCH + row + g];
                         }
                     }
 #pragma unroll
                     for (int j = 0; j < NT; ++j) {
-                        if constexpr (BXK) {
-                            const gf_vec<double> v = gf_load16(bs + (wn + j * 8 + g) * BPK + kk + 2 * t);
+                        if constexpr (QXK) {
+                            const gf_vec<double> v = gf_load16(qs + (wq + j * 8 + g) * QPK + kk + 2 * t);
                             bf[j][0] = v.e[0];
                             bf[j][1] = v.e[1];
                         } else {
 #pragma unroll
                             for (int q = 0; q < MMA::NB; ++q)
-                                bf[j][q] = bs[(kk + t * KQ + q) * BPITCH + wn + j * 8 + g];
+                                bf[j][q] = qs[(kk + t * KQ + q) * QPITCH + wq + j * 8 + g];
                         }
                     }
 #pragma unroll
@@ -348,18 +370,36 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
             }
             gf_copy_wait<0>();
 
-            /* Epilogue: each thread holds pairs of adjacent columns (2t, 2t + 1). */
+            /* Epilogue: each thread holds pairs of adjacent mma columns (2t, 2t + 1): columns of
+             * C, or with SWAP rows of C (the mma computed C's transpose). */
             double *cb = p.c + (int64_t)blockIdx.y * p.c_ss + bz * p.c_bs;
+            auto put = [&](int64_t gm, int64_t gn, double v) {
+                if (gm < p.m && gn < p.n) {
+                    double *q = cb + gm * p.c_rs + gn * p.c_cs;
+                    *q = p.beta_zero ? v : fma(p.beta, *q, v);
+                }
+            };
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
 #pragma unroll
                 for (int h = 0; h < AM / 8; ++h) {
-                    const int64_t gm = m0 + wm + i * AM + (AM == 16 ? 2 * g + h : g);
+                    const int prow = wp + i * AM + (AM == 16 ? 2 * g + h : g);
+                    if constexpr (SWAP) {
+                        const int64_t gn = n0 + prow;
+#pragma unroll
+                        for (int j = 0; j < NT; ++j) {
+                            const int64_t gm = m0 + wq + j * 8 + 2 * t;
+                            put(gm, gn, p.alpha * acc[i][j][2 * h]);
+                            put(gm + 1, gn, p.alpha * acc[i][j][2 * h + 1]);
+                        }
+                        continue;
+                    }
+                    const int64_t gm = m0 + prow;
                     if (gm >= p.m) continue;
                     double *crow = cb + gm * p.c_rs;
 #pragma unroll
                     for (int j = 0; j < NT; ++j) {
-                        const int64_t gn = n0 + wn + j * 8 + 2 * t;
+                        const int64_t gn = n0 + wq + j * 8 + 2 * t;
                         const double v0 = p.alpha * acc[i][j][2 * h];
                         const double v1 = p.alpha * acc[i][j][2 * h + 1];
                         if (p.c_vec && gn + 2 <= p.n) {
@@ -373,14 +413,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
                             }
                             gf_store16(crow + gn, o);
                         } else {
-                            if (gn < p.n) {
-                                double *q = crow + gn * p.c_cs;
-                                *q = p.beta_zero ? v0 : fma(p.beta, *q, v0);
-                            }
-                            if (gn + 1 < p.n) {
-                                double *q = crow + (gn + 1) * p.c_cs;
-                                *q = p.beta_zero ? v1 : fma(p.beta, *q, v1);
-                            }
+                            put(gm, gn, v0);
+                            put(gm, gn + 1, v1);
                         }
                     }
                 }
