@@ -100,11 +100,12 @@ struct gf_dmma<16, 16> {
 };
 
 /*
- * The x-by-k tile. An operand contiguous along k with 16-byte aligned rows (GF_K_VEC) is copied
- * as it lies, s[x * PK + k], two doubles per cp.async, instead of being transposed into the
- * k-by-x tile of gemm_fast_tile.cuh one 8-byte cp.async per element: for a row-major A (the
- * common case) that halves the copies and their address arithmetic. Its fragments are then
- * read along k, which needs the k order below.
+ * The x-by-k tile. An operand contiguous along k is copied as it lies, s[x * PK + k], two
+ * doubles per cp.async when its rows start 16-byte aligned (GF_K_VEC), one otherwise (GF_K_ONE),
+ * instead of being transposed into the k-by-x tile of gemm_fast_tile.cuh one 8-byte cp.async
+ * per element: for an aligned row-major A (the common case) that halves the copies and their
+ * address arithmetic, and either way the tile can take the mma role that suits it (below). Its
+ * fragments are read along k, which needs the k order below.
  *
  * k order: the values of k that one lane feeds an mma (t + 4 q, q < AK / 4, PTX's fragment
  * layout) are read from the consecutive stored k = t (AK / 4) + q. The same relabelling on A
@@ -146,9 +147,13 @@ DUET_HOST_DEVICE constexpr int gf_dmma_stage(bool xk, bool p_role, int bx, int b
     return xk ? bx * gf_dmma_pitch_xk(p_role, bk) : bk * (bx + gf_dmma_kpad(p_role, am, ak));
 }
 
-/* Whether an operand of layout l takes the x-by-k tile: contiguous and vectorised along k, and
- * the 16 x 8 x 8 mma (sm_90; the sm_80 8 x 8 x 4 mma keeps the k-by-x tile). */
-constexpr bool gf_dmma_xk(int l, int am, int ak) { return l == 3 /* GF_K_VEC */ && am == 16 && ak == 8; }
+/* Whether an operand of layout l takes the x-by-k tile: contiguous along k (16-byte vectors or,
+ * rows unaligned, single doubles), and the 16 x 8 x 8 mma (sm_90; the sm_80 8 x 8 x 4 mma keeps
+ * the k-by-x tile). */
+constexpr bool gf_dmma_xk(int l, int am, int ak)
+{
+    return (l == 3 /* GF_K_VEC */ || l == 2 /* GF_K_ONE */) && am == 16 && ak == 8;
+}
 
 /* Dynamic shared memory of one launch (the rings pass the 48 KiB of static shared memory). */
 template <int BM, int BN, int BK, int STAGES, int AM, int AK, bool AXK, bool BXK>
@@ -161,22 +166,23 @@ constexpr size_t gf_dmma_smem_bytes()
 }
 
 /*
- * Loads a BX x BK tile of an operand contiguous along k into s[x * PK + k], 16 bytes per
- * cp.async. Thread t copies vectors t, t + THREADS, ...: vector i is at k = 2 (i % CN), x = i / CN,
- * so eight lanes cover one 128-byte row run. Out-of-range elements are stored as zero (as in
- * gf_loader); a run cut by k's end goes element by element, so nothing past the matrix is
- * addressed.
+ * Loads a BX x BK tile of an operand contiguous along k into s[x * PK + k]: V = 2 doubles per
+ * cp.async when every row starts 16-byte aligned (GF_K_VEC), else V = 1 (GF_K_ONE). Thread t
+ * copies vectors t, t + THREADS, ...: vector i is at k = V (i % CN), x = i / CN, so a warp's
+ * lanes cover whole row runs. Out-of-range elements are stored as zero (as in gf_loader); a
+ * vector cut by k's end goes element by element, so nothing past the matrix is addressed.
  */
-template <int BX, int BK, int PK, int THREADS>
+template <int BX, int BK, int PK, int THREADS, int V>
 struct gf_loader_xk {
-    static constexpr int CN = BK / 2;
+    static constexpr int CN = BK / V;
     static constexpr int COUNT = BX * CN / THREADS;
     static constexpr int OSTEP = THREADS / CN;
+    static_assert(V == 1 || V == 2, "one double or one 16-byte vector");
     static_assert((BX * CN) % THREADS == 0 && THREADS % CN == 0, "whole vectors per thread");
 
     int x0, k0;
 
-    DUET_DEVICE explicit gf_loader_xk(int tid) : x0(tid / CN), k0((tid % CN) * 2) {}
+    DUET_DEVICE explicit gf_loader_xk(int tid) : x0(tid / CN), k0((tid % CN) * V) {}
 
     /* base points at element (x = 0, k = 0) of the tile; sx: the stride between x (k's is 1). */
     DUET_DEVICE void copy_async(double *s, const double *base, int64_t sx, int64_t xrem,
@@ -187,7 +193,7 @@ struct gf_loader_xk {
         if (interior) {
 #pragma unroll
             for (int r = 0; r < COUNT; ++r, p += step)
-                gf_copy_async<16>(s + (x0 + r * OSTEP) * PK + k0, p, 16);
+                gf_copy_async<8 * V>(s + (x0 + r * OSTEP) * PK + k0, p, 8 * V);
             return;
         }
 #pragma unroll
@@ -195,12 +201,12 @@ struct gf_loader_xk {
             const int x = x0 + r * OSTEP;
             double *d = s + x * PK + k0;
             const int64_t lim = x < xrem ? krem - k0 : 0;
-            if (lim >= 2) {
+            if (V == 2 && lim >= 2) {
                 gf_copy_async<16>(d, p, 16);
             } else {
                 gf_copy_async<8>(d, lim >= 1 ? (const void *)p : (const void *)base,
                                  lim >= 1 ? 8 : 0);
-                gf_copy_async<8>(d + 1, base, 0);
+                if (V == 2) gf_copy_async<8>(d + 1, base, 0);
             }
         }
     }
@@ -227,7 +233,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     using MMA = gf_dmma<AM, AK>;
     constexpr int WARPS_N = BN / WN;
     /* x-by-k tiles for operands contiguous along k (above), k-by-x tiles otherwise. */
-    constexpr bool AXK = !AXC && AV > 1, BXK = !BXC && BV > 1;
+    constexpr bool AXK = !AXC && AM == 16 && AK == 8, BXK = !BXC && AM == 16 && AK == 8;
     static_assert(!(AXK || BXK) || (AM == 16 && AK == 8), "x-by-k tiles feed the 16 x 8 x 8 mma");
     constexpr bool SWAP = gf_dmma_swap(AXK, BXK); /* B's tile feeds the mma's A operand */
     constexpr int APITCH = BM + gf_dmma_kpad(!SWAP, AM, AK), BPITCH = BN + gf_dmma_kpad(SWAP, AM, AK);
@@ -252,8 +258,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     /* An x-by-k operand takes gf_loader_xk; the unused loader is a one-element stand-in. */
     using LA = gf_loader<double, BM, BK, THREADS, AXC, AXK ? 1 : AV, APITCH - BM>;
     using LB = gf_loader<double, BN, BK, THREADS, BXC, BXK ? 1 : BV, BPITCH - BN>;
-    using LAX = gf_loader_xk<BM, BK, APK, THREADS>;
-    using LBX = gf_loader_xk<BN, BK, BPK, THREADS>;
+    using LAX = gf_loader_xk<BM, BK, APK, THREADS, AV>;
+    using LBX = gf_loader_xk<BN, BK, BPK, THREADS, BV>;
     const int tid = threadIdx.x;
     const LA la(tid);
     const LB lb(tid);
