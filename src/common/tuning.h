@@ -118,6 +118,9 @@ typedef struct dt_transpose_inplace_tuning {
     size_t line_smem_bytes; /* most shared memory a block of the line kernels takes (lines
                                that fit are gathered there, in one launch per phase; above
                                48 KiB the kernel opts in, within the device's limit)      */
+    const char *square_kernel; /* the square kernel: "tile" (the element-wide tile-pair swap),
+                                  "vec" (16-byte accesses) or "pipe" (persistent, pipelined);
+                                  DUET_TRANSPOSE_INPLACE_SQUARE=name overrides it            */
 } dt_transpose_inplace_tuning;
 
 /* The row for arch (as dt_gemm_tuning_lookup matches it), else the default row; never NULL. */
