@@ -292,23 +292,56 @@ template <int N> DUET_INLINE void ip_copy_wait()
 #endif /* DUET_IP_CP_ASYNC */
 }
 
-/* Pair k (0 <= k < nt (nt + 1) / 2) of the tiles bi <= bj of an nt x nt tiling, with no pair
- * skipped or repeated, so a persistent block walks a plain linear range. Odd nt: a
- * (nt + 1) / 2 x nt rectangle, (y, x) is (y, x) on and above the diagonal and below it
- * (nt - y, nt - 1 - x) (row bi = nt - y >= (nt + 1) / 2 has nt - bi = y pairs, the y cells below
- * row y's diagonal). Even nt: an nt / 2 x (nt + 1) rectangle, (y, x) is (y, x - 1) for x > y and
- * (nt - 1 - y, nt - 1 - y + x) for x <= y (row nt - 1 - y has y + 1 pairs). */
-DUET_INLINE void ip_pair_of(int64_t k, int64_t nt, int64_t &bi, int64_t &bj)
-{
-    const int64_t w = (nt & 1) ? nt : nt + 1, y = k / w, x = k - y * w;
-    if (nt & 1) {
-        bi = x >= y ? y : nt - y;
-        bj = x >= y ? x : nt - 1 - x;
-    } else {
-        bi = x > y ? y : nt - 1 - y;
-        bj = x > y ? x - 1 : nt - 1 - y + x;
+/* The pairs bi <= bj of an nt x nt tiling as an exact rectangle of R rows of w cells, no pair
+ * skipped or repeated, so a persistent block walks a plain linear range. Odd nt:
+ * (nt + 1) / 2 x nt, cell (y, x) is the pair (y, x) on and above the diagonal and
+ * (nt - y, nt - 1 - x) below it (row bi = nt - y >= (nt + 1) / 2 has nt - bi = y pairs, the y
+ * cells below row y's diagonal). Even nt: nt / 2 x (nt + 1), cell (y, x) is (y, x - 1) for
+ * x > y and (nt - 1 - y, nt - 1 - y + x) for x <= y (row nt - 1 - y has y + 1 pairs). A batch
+ * stacks its matrices' rectangles. The position of pair g = (z R + y) w + x moves on by a
+ * block's stride G with carries, not divisions: pair indices advance by adds alone. */
+struct ip_pair_walk {
+    int64_t nt, w, R;
+    int64_t gx, gy, gz; /* G as (gz R + gy) w + gx */
+
+    DUET_DEVICE void init(int64_t nt_, int64_t G)
+    {
+        nt = nt_;
+        w = (nt & 1) ? nt : nt + 1;
+        R = (nt & 1) ? (nt + 1) / 2 : nt / 2;
+        gx = G % w;
+        gy = G / w;
+        gz = gy / R;
+        gy -= gz * R;
     }
-}
+    /* The cursor (z, y, x) of pair g. */
+    DUET_DEVICE void at(int64_t g, int64_t &z, int64_t &y, int64_t &x) const
+    {
+        y = g / w;
+        x = g - y * w;
+        z = y / R;
+        y -= z * R;
+    }
+    DUET_DEVICE void step(int64_t &z, int64_t &y, int64_t &x) const
+    {
+        x += gx;
+        const int64_t c = x >= w;
+        if (c) x -= w;
+        y += gy + c;
+        if (y >= R) y -= R, ++z;
+        z += gz;
+    }
+    DUET_DEVICE void tiles(int64_t y, int64_t x, int64_t &bi, int64_t &bj) const
+    {
+        if (nt & 1) {
+            bi = x >= y ? y : nt - y;
+            bj = x >= y ? x : nt - 1 - x;
+        } else {
+            bi = x > y ? y : nt - 1 - y;
+            bj = x > y ? x - 1 : nt - 1 - y + x;
+        }
+    }
+};
 
 /*
  * The tile-pair swap as a persistent grid: block b takes pairs b, b + G, b + 2G, ... of all
@@ -352,8 +385,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(THREADS, MINB)
     extern __shared__ __align__(16) unsigned char ip_pipe_smem[];
     duet_vec16_t *sm = reinterpret_cast<duet_vec16_t *>(ip_pipe_smem);
     const int tid = (int)threadIdx.x;
-    const int64_t nt = (n + T - 1) / T, per = nt * (nt + 1) / 2, total = per * batch;
-    const int64_t G = gridDim.x, b = blockIdx.x;
+    ip_pair_walk walk;
+    walk.init((n + T - 1) / T, (int64_t)gridDim.x);
 
     /* The pair's matrix, tile origins and kind. */
     struct pair {
@@ -361,11 +394,10 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(THREADS, MINB)
         int64_t i0, j0;
         bool diag, fast;
     };
-    const auto pair_at = [&](int64_t g) {
+    const auto pair_at = [&](int64_t z, int64_t y, int64_t x) {
         pair p;
-        const int64_t z = g / per;
         int64_t bi, bj;
-        ip_pair_of(g - z * per, nt, bi, bj);
+        walk.tiles(y, x, bi, bj);
         p.x = a + z * bs;
         p.i0 = bi * T;
         p.j0 = bj * T;
@@ -373,10 +405,11 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(THREADS, MINB)
         p.fast = vec && p.j0 + T <= n; /* j0 >= i0 */
         return p;
     };
-    /* Starts the copy of pair g's tiles into stage st (nothing for an element-wise pair). */
-    const auto issue = [&](int64_t g, int st) {
-        if (g >= total) return;
-        const pair p = pair_at(g);
+    /* Starts the copy of a pair's tiles into stage st (nothing for an element-wise pair or
+     * past the last pair). */
+    const auto issue = [&](int64_t z, int64_t y, int64_t x, int st) {
+        if (z >= batch) return;
+        const pair p = pair_at(z, y, x);
         if (!p.fast) return;
         const int r0 = tid / VT, c = tid % VT;
         const int64_t step = (int64_t)LROWS * ld;
@@ -417,19 +450,25 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(THREADS, MINB)
         }
     };
 
+    /* Cursors: the pair to store (pz, py, px) and the next one to load (lz, ly, lx). */
+    int64_t pz, py, px, lz, ly, lx;
+    walk.at((int64_t)blockIdx.x, pz, py, px);
+    lz = pz, ly = py, lx = px;
 #pragma unroll
     for (int k = 0; k < S - 1; ++k) {
-        issue(b + k * G, k);
+        issue(lz, ly, lx, k);
         ip_copy_commit();
+        walk.step(lz, ly, lx);
     }
     int st = 0;
-    for (int64_t g = b; g < total; g += G) {
-        issue(g + (int64_t)(S - 1) * G, (st + S - 1) % S);
+    for (; pz < batch; walk.step(pz, py, px)) {
+        issue(lz, ly, lx, st + S - 1 >= S ? st - 1 : st + S - 1);
         ip_copy_commit();
+        walk.step(lz, ly, lx);
         ip_copy_wait<S - 1>();
-        /* Both tiles of pair g are in shared memory before either is overwritten. */
+        /* Both tiles of the pair are in shared memory before either is overwritten. */
         duet_barrier();
-        const pair p = pair_at(g);
+        const pair p = pair_at(pz, py, px);
         duet_vec16_t *s1 = sm + (int64_t)st * 2 * TV, *s2 = s1 + TV;
         if (p.fast) {
             store_tile(p.diag ? s1 : s2, p.x, p.i0, p.j0);
@@ -451,7 +490,7 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(THREADS, MINB)
                 if (!p.diag && p.j0 + r < n && p.i0 + c < n) p.x[(p.j0 + r) * ld + p.i0 + c] = e1[at];
             }
         }
-        /* The stage is refilled (pair g + S G) only after every thread is done with it. */
+        /* The stage is refilled (S pairs on) only after every thread is done with it. */
         duet_barrier();
         st = st + 1 == S ? 0 : st + 1;
     }
