@@ -115,8 +115,8 @@ template <typename Kernel>
 static inline duet_gpu_error_t duet_gpu_occupancy(Kernel kernel, int threads, size_t shared,
                                                   int *blocks)
 {
-    return hipOccupancyMaxActiveBlocksPerMultiprocessor(blocks, reinterpret_cast<const void *>(kernel),
-                                                        threads, shared);
+    return hipOccupancyMaxActiveBlocksPerMultiprocessor(
+        blocks, reinterpret_cast<const void *>(kernel), threads, shared);
 }
 
 #endif /* DUET_KERNELS_COMPAT_HIP_H */

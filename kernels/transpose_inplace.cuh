@@ -254,6 +254,75 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 4)
     }
 }
 
+/* transpose_inplace_square_kernel with each thread's two addresses formed once per pair and
+ * stepped by IP_SQ_Y rows (a loop-invariant stride), so a full pair's loads and stores carry
+ * no 64-bit multiply and no bounds test each; edge pairs take the bounded loops. The same
+ * pairs, tiles and barriers. Selected by DUET_TRANSPOSE_INPLACE_SQUARE=step (name ends in
+ * "s"). */
+template <typename U, int T, int MINB>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, MINB)
+    transpose_inplace_square_step_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch)
+{
+    __shared__ U s1[T][T + 1];
+    __shared__ U s2[T][T + 1];
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const int64_t nt = (n + T - 1) / T, h = nt / 2 + 1, step = (int64_t)IP_SQ_Y * ld;
+    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
+        U *x = a + bz * bs;
+        for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
+            for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
+                int64_t bi = by, bj = bx;
+                if (bx < by) {
+                    bi = nt - by;
+                    bj = nt - 1 - bx;
+                    if (bi < h) continue;
+                }
+                const int64_t i0 = bi * T, j0 = bj * T;
+                const bool diag = bi == bj, full = j0 + T <= n;
+                if (full) {
+                    U *p1 = x + (i0 + ty) * ld + j0 + tx, *p2 = x + (j0 + ty) * ld + i0 + tx;
+                    {
+                        const U *q1 = p1, *q2 = p2;
+#pragma unroll
+                        for (int rr = 0; rr < T; rr += IP_SQ_Y, q1 += step, q2 += step)
+#pragma unroll
+                            for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                                s1[rr + ty][cc + tx] = q1[cc];
+                                if (!diag) s2[rr + ty][cc + tx] = q2[cc];
+                            }
+                    }
+                    duet_barrier();
+#pragma unroll
+                    for (int rr = 0; rr < T; rr += IP_SQ_Y, p1 += step, p2 += step)
+#pragma unroll
+                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                            p1[cc] = diag ? s1[cc + tx][rr + ty] : s2[cc + tx][rr + ty];
+                            if (!diag) p2[cc] = s1[cc + tx][rr + ty];
+                        }
+                } else {
+                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
+                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                            const int r = rr + ty, c = cc + tx;
+                            if (i0 + r < n && j0 + c < n) s1[r][c] = x[(i0 + r) * ld + j0 + c];
+                            if (!diag && j0 + r < n && i0 + c < n)
+                                s2[r][c] = x[(j0 + r) * ld + i0 + c];
+                        }
+                    duet_barrier();
+                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
+                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
+                            const int r = rr + ty, c = cc + tx;
+                            if (i0 + r < n && j0 + c < n)
+                                x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
+                            if (!diag && j0 + r < n && i0 + c < n)
+                                x[(j0 + r) * ld + i0 + c] = s1[c][r];
+                        }
+                }
+                duet_barrier();
+            }
+        }
+    }
+}
+
 /* ---- square: persistent, 16-byte swizzled tiles, pipelined pairs ---------------------------- */
 
 /* cp.async (sm_80+) fills a stage of shared memory with no registers holding the loads, so a
@@ -370,13 +439,13 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(THREADS, MINB)
                                          int vec)
 {
     enum {
-        N = 16 / (int)sizeof(U),  /* elements per vector                        */
-        VT = T / N,               /* vectors per tile row                       */
-        TV = T * VT,              /* vectors per tile                           */
-        LROWS = THREADS / VT,     /* tile rows per pass of the block (loads)    */
-        LIT = TV / THREADS,       /* vectors per tile per thread                */
-        SROWS = THREADS / VT,     /* slot columns per pass (stores)             */
-        SIT = VT / SROWS,         /* N x N blocks per tile per thread           */
+        N = 16 / (int)sizeof(U),   /* elements per vector                        */
+        VT = T / N,                /* vectors per tile row                       */
+        TV = T * VT,               /* vectors per tile                           */
+        LROWS = THREADS / VT,      /* tile rows per pass of the block (loads)    */
+        LIT = TV / THREADS,        /* vectors per tile per thread                */
+        SROWS = THREADS / VT,      /* slot columns per pass (stores)             */
+        SIT = VT / SROWS,          /* N x N blocks per tile per thread           */
         EM = (T < 32 ? T : 32) - 1 /* the element layout's swizzle mask          */
     };
     static_assert(VT >= 8 && (VT & (VT - 1)) == 0, "a tile row is a power of two of >= 8 vectors");
@@ -487,7 +556,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(THREADS, MINB)
                 const int r = w / T, c = w % T, at = c * T + (r ^ (c & EM));
                 if (p.i0 + r < n && p.j0 + c < n)
                     p.x[(p.i0 + r) * ld + p.j0 + c] = p.diag ? e1[at] : e2[at];
-                if (!p.diag && p.j0 + r < n && p.i0 + c < n) p.x[(p.j0 + r) * ld + p.i0 + c] = e1[at];
+                if (!p.diag && p.j0 + r < n && p.i0 + c < n)
+                    p.x[(p.j0 + r) * ld + p.i0 + c] = e1[at];
             }
         }
         /* The stage is refilled (S pairs on) only after every thread is done with it. */

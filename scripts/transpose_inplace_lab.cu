@@ -23,8 +23,9 @@
 //                       (32 x 8 threads, folded nt x (nt / 2 + 1) grid); T = 64 is today's
 //                       4-byte default, T = 32 today's 8-byte one (and (b) for 4 bytes)
 //   lib vec<T>          transpose_inplace_square_vec_kernel (DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1)
-//   step<T,MINB>        (a) the tile kernel with one pointer per thread and tile stepped by a
-//                       loop-invariant stride, no bounds tests in full pairs, MINB blocks an SM
+//   step<T,MINB>        (a) the library's transpose_inplace_square_step_kernel: the tile kernel
+//                       with one pointer per thread and tile stepped by a loop-invariant stride,
+//                       no bounds tests in full pairs, MINB blocks an SM
 //   pipe<T,TH,S,MINB>   (c, d, e) the library's transpose_inplace_square_pipe_kernel: a
 //                       persistent grid, S shared stages of a tile pair filled by cp.async while
 //                       the previous pair is stored, 16-byte accesses both ways with an
@@ -60,73 +61,6 @@ struct lab_error {
 
 static int g_sms = 132;
 
-/* ---- (a) stepped pointers --------------------------------------------------------------------- */
-
-/* transpose_inplace_square_kernel with each thread's addresses formed once per pair and
- * stepped by IP_SQ_Y rows; full pairs take no bounds tests; edge pairs take the library
- * kernel's bounded loops. */
-template <typename U, int T, int MINB>
-__global__ void __launch_bounds__(IP_SQ_X *IP_SQ_Y, MINB)
-    step_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch)
-{
-    __shared__ U s1[T][T + 1];
-    __shared__ U s2[T][T + 1];
-    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
-    const int64_t nt = (n + T - 1) / T, h = nt / 2 + 1, step = (int64_t)IP_SQ_Y * ld;
-    for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
-        U *x = a + bz * bs;
-        for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
-            for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
-                int64_t bi = by, bj = bx;
-                if (bx < by) {
-                    bi = nt - by;
-                    bj = nt - 1 - bx;
-                    if (bi < h) continue;
-                }
-                const int64_t i0 = bi * T, j0 = bj * T;
-                const bool diag = bi == bj, full = j0 + T <= n;
-                if (full) {
-                    U *p1 = x + (i0 + ty) * ld + j0 + tx, *p2 = x + (j0 + ty) * ld + i0 + tx;
-                    {
-                        const U *q1 = p1, *q2 = p2;
-#pragma unroll
-                        for (int rr = 0; rr < T; rr += IP_SQ_Y, q1 += step, q2 += step)
-#pragma unroll
-                            for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                                s1[rr + ty][cc + tx] = q1[cc];
-                                if (!diag) s2[rr + ty][cc + tx] = q2[cc];
-                            }
-                    }
-                    __syncthreads();
-#pragma unroll
-                    for (int rr = 0; rr < T; rr += IP_SQ_Y, p1 += step, p2 += step)
-#pragma unroll
-                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                            p1[cc] = diag ? s1[cc + tx][rr + ty] : s2[cc + tx][rr + ty];
-                            if (!diag) p2[cc] = s1[cc + tx][rr + ty];
-                        }
-                } else {
-                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
-                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                            const int r = rr + ty, c = cc + tx;
-                            if (i0 + r < n && j0 + c < n) s1[r][c] = x[(i0 + r) * ld + j0 + c];
-                            if (!diag && j0 + r < n && i0 + c < n) s2[r][c] = x[(j0 + r) * ld + i0 + c];
-                        }
-                    __syncthreads();
-                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
-                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                            const int r = rr + ty, c = cc + tx;
-                            if (i0 + r < n && j0 + c < n)
-                                x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
-                            if (!diag && j0 + r < n && i0 + c < n) x[(j0 + r) * ld + i0 + c] = s1[c][r];
-                        }
-                }
-                __syncthreads();
-            }
-        }
-    }
-}
-
 /* ---- launches ------------------------------------------------------------------------------- */
 
 /* The folded grid of the library's launcher (dt_fold_grid clamps y and z to 65535). */
@@ -151,8 +85,8 @@ template <typename U, int T> static launch_fn lib_tile()
 template <typename U, int T> static launch_fn lib_vec()
 {
     return [](void *a, int64_t n, int64_t ld, int64_t bs, int64_t batch, cudaStream_t s) {
-        const int vec = ((uintptr_t)a % 16 == 0 && (ld * sizeof(U)) % 16 == 0 &&
-                         (bs * sizeof(U)) % 16 == 0);
+        const int vec =
+            ((uintptr_t)a % 16 == 0 && (ld * sizeof(U)) % 16 == 0 && (bs * sizeof(U)) % 16 == 0);
         transpose_inplace_square_vec_kernel<U, T>
             <<<folded(n, T, batch), IP_THREADS, 0, s>>>((U *)a, n, ld, bs, batch, vec);
         CK(cudaGetLastError());
@@ -162,7 +96,7 @@ template <typename U, int T> static launch_fn lib_vec()
 template <typename U, int T, int MINB> static launch_fn step()
 {
     return [](void *a, int64_t n, int64_t ld, int64_t bs, int64_t batch, cudaStream_t s) {
-        step_kernel<U, T, MINB>
+        transpose_inplace_square_step_kernel<U, T, MINB>
             <<<folded(n, T, batch), dim3(IP_SQ_X, IP_SQ_Y), 0, s>>>((U *)a, n, ld, bs, batch);
         CK(cudaGetLastError());
     };
@@ -179,13 +113,13 @@ template <typename U, int T, int TH, int S, int MINB> static launch_fn pipe()
             CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, TH, shared));
             cudaFuncAttributes fa;
             CK(cudaFuncGetAttributes(&fa, k));
-            printf("  (pipe T%d TH%d S%d B%d, %zu-byte: %d regs, %zu B shared, %d blocks/SM)\n", T, TH,
-                   S, MINB, sizeof(U), fa.numRegs, shared, per_sm);
+            printf("  (pipe T%d TH%d S%d B%d, %zu-byte: %d regs, %zu B shared, %d blocks/SM)\n", T,
+                   TH, S, MINB, sizeof(U), fa.numRegs, shared, per_sm);
             if (per_sm < 1) throw lab_error{"no block fits an SM"};
         }
         const int64_t nt = (n + T - 1) / T, pairs = nt * (nt + 1) / 2 * batch;
-        const int vec = ((uintptr_t)a % 16 == 0 && (ld * sizeof(U)) % 16 == 0 &&
-                         (bs * sizeof(U)) % 16 == 0);
+        const int vec =
+            ((uintptr_t)a % 16 == 0 && (ld * sizeof(U)) % 16 == 0 && (bs * sizeof(U)) % 16 == 0);
         k<<<(unsigned)std::min<int64_t>(pairs, (int64_t)per_sm * g_sms), TH, shared, s>>>(
             (U *)a, n, ld, bs, batch, vec);
         CK(cudaGetLastError());
@@ -285,8 +219,8 @@ static unsigned long long count_bad(lab &L, int elem, const void *a, const void 
     CK(cudaMemsetAsync(L.bad, 0, sizeof *L.bad, L.st));
     by_elem(elem, [&](auto u) {
         using U = decltype(u);
-        check_kernel<U><<<4 * g_sms, 256, 0, L.st>>>((const U *)a, (const U *)o, n, ld, bs,
-                                                      batch, flip, L.bad);
+        check_kernel<U><<<4 * g_sms, 256, 0, L.st>>>((const U *)a, (const U *)o, n, ld, bs, batch,
+                                                     flip, L.bad);
     });
     CK(cudaGetLastError());
     unsigned long long nbad = 0;
@@ -389,7 +323,8 @@ int main(int argc, char **argv)
     }
     unsigned char *a = nullptr, *o = nullptr, *c = nullptr;
     /* The timed matrix or the largest sweep shape, whichever is larger, plus slack. */
-    const int64_t bytes = std::max<int64_t>(N * N, 4096 * 4112 + 3 * (1024 * 1024)) * maxelem + 4096;
+    const int64_t bytes =
+        std::max<int64_t>(N * N, 4096 * 4112 + 3 * (1024 * 1024)) * maxelem + 4096;
     try {
         CK(cudaStreamCreate(&L.st));
         CK(cudaMalloc(&L.bad, sizeof *L.bad));
@@ -406,8 +341,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "setup failed: %s\n", e.what.c_str());
         return 2;
     }
+    FILE *had = fopen(csv_path, "r");
+    if (had) fclose(had);
     FILE *csv = fopen(csv_path, "a");
-    if (csv && ftell(csv) == 0) fprintf(csv, "elem,n,kernel,ms,gbs,copy_gbs,vs_copy,status\n");
+    if (csv && !had) fprintf(csv, "elem,n,kernel,ms,gbs,copy_gbs,vs_copy,status\n");
     int failures = 0;
     for (auto &v : vs) {
         if (!only.empty() && only != std::to_string(v.elem) + ":" + v.name) continue;
@@ -432,11 +369,11 @@ int main(int argc, char **argv)
             if (status == "ok") {
                 const int64_t mb = N * N * v.elem;
                 const double copy_ms = median_ms(L, reps, [&] {
-                    copy_kernel<<<g_sms * 8, 512, 0, L.st>>>((const uint4 *)o, (uint4 *)c,
-                                                             mb / 16);
+                    copy_kernel<<<g_sms * 8, 512, 0, L.st>>>((const uint4 *)o, (uint4 *)c, mb / 16);
                 });
-                const double memcpy_ms = median_ms(
-                    L, reps, [&] { CK(cudaMemcpyAsync(c, o, mb, cudaMemcpyDeviceToDevice, L.st)); });
+                const double memcpy_ms = median_ms(L, reps, [&] {
+                    CK(cudaMemcpyAsync(c, o, mb, cudaMemcpyDeviceToDevice, L.st));
+                });
                 copy_gbs = tbytes / std::min(copy_ms, memcpy_ms) / 1e6;
                 fill_kernel<<<4 * g_sms, 256, 0, L.st>>>(o, mb, 4242u);
                 CK(cudaGetLastError());

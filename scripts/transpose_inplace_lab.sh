@@ -13,7 +13,7 @@ nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude -Xptxas -v \
     echo "build failed (see $out/ptxas.txt)"; tail -20 "$out/ptxas.txt"; exit 1; }
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv \
     > "$out/gpu.txt" 2>&1 || true
-rm -f "$out/lab.csv"
+echo "elem,n,kernel,ms,gbs,copy_gbs,vs_copy,status" > "$out/lab.csv"
 "$bin" --list > "$out/variants.txt" || exit 1
 status=0
 while IFS= read -r v; do

@@ -312,12 +312,12 @@ static void test_square_kernels(void)
         const char *name;
         char suffix; /* 0: not checked (the vector kernel falls back where its block does not
                         cover a tile in whole passes) */
-    } kinds[] = {{"tile", 0}, {"vec", 0}, {"pipe", 'p'}};
+    } kinds[] = {{"tile", 0}, {"vec", 0}, {"step", 's'}, {"pipe", 'p'}};
     static const struct {
         int64_t n, pad, batch, bpad, off;
     } sq[] = {
-        {64, 0, 1, 0, 16},    {96, 32, 2, 32, 16}, {128, 0, 3, 0, 16}, {130, 0, 2, 3, 16},
-        {200, 8, 2, 8, 16},   {256, 0, 2, 0, 16},  {256, 0, 2, 0, 0},  {257, 3, 1, 0, 16},
+        {64, 0, 1, 0, 16},    {96, 32, 2, 32, 16},  {128, 0, 3, 0, 16}, {130, 0, 2, 3, 16},
+        {200, 8, 2, 8, 16},   {256, 0, 2, 0, 16},   {256, 0, 2, 0, 0},  {257, 3, 1, 0, 16},
         {300, 20, 3, 20, 16}, {384, 128, 1, 0, 16}, {520, 0, 1, 0, 16}, {33, 0, 3, 0, 16},
     };
     static const int64_t rect[][2] = {{64, 32}, {96, 64}, {400, 200}, {2048, 64}};

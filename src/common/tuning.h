@@ -119,7 +119,8 @@ typedef struct dt_transpose_inplace_tuning {
                                that fit are gathered there, in one launch per phase; above
                                48 KiB the kernel opts in, within the device's limit)      */
     const char *square_kernel; /* the square kernel: "tile" (the element-wide tile-pair swap),
-                                  "vec" (16-byte accesses) or "pipe" (persistent, pipelined);
+                                  "vec" (16-byte accesses), "step" (stepped addresses) or
+                                  "pipe" (persistent, pipelined);
                                   DUET_TRANSPOSE_INPLACE_SQUARE=name overrides it            */
 } dt_transpose_inplace_tuning;
 
