@@ -57,4 +57,13 @@ static inline duet_gpu_error_t duet_gpu_func_set_max_dynamic_shared(Kernel kerne
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
+/* How many blocks of kernel (threads each, shared bytes of dynamic shared memory) one SM/CU
+ * holds at once: the size of a persistent grid. */
+template <typename Kernel>
+static inline duet_gpu_error_t duet_gpu_occupancy(Kernel kernel, int threads, size_t shared,
+                                                  int *blocks)
+{
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, shared);
+}
+
 #endif /* DUET_KERNELS_COMPAT_CUDA_H */

@@ -1,8 +1,12 @@
 /* test_transpose_inplace.c - duet_transpose with in and out the same storage: every shape. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
 
 static duet_context *g_ctx;
 static int g_quick;
+/* While set: the last character a GPU square kernel's name must end in (the kernel the
+ * DUET_TRANSPOSE_INPLACE_SQUARE value under test picks). */
+static char g_square_suffix;
 
 /* Elements of guard band before and after the matrices in their buffer. */
 #define GUARD 9
@@ -127,6 +131,12 @@ static void run_case(const icase *c, duet_dtype dt)
              "%s: workspace_bytes %zu", what, info.workspace_bytes);
     DT_CHECK(info.algorithm == DUET_ALGO_AUTO, "%s: algorithm %s", what,
              duet_algorithm_name(info.algorithm));
+    /* A GPU names the square kernel "transpose_inplace_square<edge><kind>_<size>b". */
+    if (g_square_suffix && strncmp(info.kernel, "transpose_inplace_square", 24) == 0) {
+        const char *size = strrchr(info.kernel, '_');
+        DT_CHECK(size != NULL && size[-1] == g_square_suffix, "%s: ran %s, not the '%c' kernel",
+                 what, info.kernel, g_square_suffix);
+    }
     /* The rectangular path: super-elements when c = gcd >= 32 and a band (m n / c elements)
      * fits every backend's budget (48 KiB: the smallest, a GPU's default shared memory), C2R
      * when c < 32; in between it is the backend's choice (docs/internals.md). */
@@ -291,6 +301,57 @@ static void test_super_elements(void)
         }
 }
 
+/* Each square kernel DUET_TRANSPOSE_INPLACE_SQUARE selects (the GPU backends; the cpu backend
+ * ignores it and runs the cases once more): full and edge tile pairs of every kernel's tile
+ * edge (up to 128 for the pipelined kernel's 1-byte tiles), padded ld, batches with aligned and
+ * odd strides, 16-byte aligned bases and not, and the super-element rectangles whose step 2 is
+ * the square kernel. */
+static void test_square_kernels(void)
+{
+    static const struct {
+        const char *name;
+        char suffix; /* 0: not checked (the vector kernel falls back where its block does not
+                        cover a tile in whole passes) */
+    } kinds[] = {{"tile", 0}, {"vec", 0}, {"step", 's'}, {"pipe", 'p'}};
+    static const struct {
+        int64_t n, pad, batch, bpad, off;
+    } sq[] = {
+        {64, 0, 1, 0, 16},    {96, 32, 2, 32, 16},  {128, 0, 3, 0, 16}, {130, 0, 2, 3, 16},
+        {200, 8, 2, 8, 16},   {256, 0, 2, 0, 16},   {256, 0, 2, 0, 0},  {257, 3, 1, 0, 16},
+        {300, 20, 3, 20, 16}, {384, 128, 1, 0, 16}, {520, 0, 1, 0, 16}, {33, 0, 3, 0, 16},
+    };
+    static const int64_t rect[][2] = {{64, 32}, {96, 64}, {400, 200}, {2048, 64}};
+    const char *saved = getenv("DUET_TRANSPOSE_INPLACE_SQUARE");
+    char *keep = saved ? strdup(saved) : NULL;
+    for (int kk = 0; kk < (int)(sizeof kinds / sizeof kinds[0]); kk++) {
+        setenv("DUET_TRANSPOSE_INPLACE_SQUARE", kinds[kk].name, 1);
+        g_square_suffix = kinds[kk].suffix;
+        for (int k = 0; k < (int)(sizeof sq / sizeof sq[0]); k++) {
+            if (g_quick && k % 2) continue;
+            for (int l = 0; l < 2; l++) {
+                icase c = shape(sq[k].n, sq[k].n, (duet_layout)l);
+                c.pad = sq[k].pad;
+                c.batch = sq[k].batch;
+                c.bpad = sq[k].bpad;
+                c.off = sq[k].off;
+                run_all_dtypes(c);
+            }
+        }
+        for (int k = 0; k < (int)(sizeof rect / sizeof rect[0]); k++)
+            for (int al = 0; al < 2; al++) {
+                icase c = shape(rect[k][0], rect[k][1], DUET_LAYOUT_ROW_MAJOR);
+                c.off = al ? 16 : 0;
+                run_all_dtypes(c);
+            }
+    }
+    g_square_suffix = 0;
+    if (keep)
+        setenv("DUET_TRANSPOSE_INPLACE_SQUARE", keep, 1);
+    else
+        unsetenv("DUET_TRANSPOSE_INPLACE_SQUARE");
+    free(keep);
+}
+
 /* A rejected call leaves every byte of the buffer as it was. */
 static void expect_rejected(const duet_matrix *in, duet_matrix *out,
                             const duet_op_options *opt, duet_status want, const char *word,
@@ -413,6 +474,7 @@ int main(int argc, char **argv)
     test_bad_inputs();
     test_padding_batches_layouts();
     test_super_elements();
+    test_square_kernels();
     test_shapes();
     DT_OK(duet_context_destroy(g_ctx));
     return dt_finish("test_transpose_inplace");

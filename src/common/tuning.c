@@ -298,7 +298,8 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
 }
 
 /*
- * In-place transpose rows: {arch, square tile edge for 1/2/4/8-byte elements, stage bytes}.
+ * In-place transpose rows: {arch, square tile edge for 1/2/4/8-byte elements, stage bytes, line
+ * shared memory, square kernel for 1/2/4/8-byte elements}.
  * Measured on the H100 for 4 and 8 bytes (duet-bench --only transpose-inplace, 16384^2,
  * 2026-11-24): 4-byte tiles of 64 reach 0.838x of a copy, of 32 only 0.748x; 8-byte tiles of
  * 32 reach 0.959x. Otherwise chosen from the hardware: a 64 x 64 tile pair of 4-byte elements is 33 KB
@@ -312,14 +313,21 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
  * launch, two such blocks per SM, instead of staged through L2. The same budget bounds a band
  * of the super-element path (src/common/transpose_inplace_plan.h): 16384 x 8192 of 4 bytes has
  * bands of 64 KB; of 8 bytes, 128 KB, past it (those take C2R). The default row is the
- * conservative choice for any other device.
+ * conservative choice for any other device. The square kernel stays the element-wide "tile"
+ * until the persistent pipelined "pipe" (16-byte cp.async stages, no per-element index math)
+ * is measured against it (scripts/transpose_inplace_lab.cu).
  */
 static const dt_transpose_inplace_tuning g_transpose_inplace_table[] = {
-    {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20, (size_t)80 << 10},
-    {"sm_90", {64, 64, 64, 32}, (size_t)16 << 20, (size_t)100 << 10},
-    {"gfx90a", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
-    {"gfx942", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
-    {"default", {32, 32, 32, 32}, (size_t)2 << 20, (size_t)48 << 10},
+    {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20, (size_t)80 << 10,
+     {"tile", "tile", "tile", "tile"}},
+    {"sm_90", {64, 64, 64, 32}, (size_t)16 << 20, (size_t)100 << 10,
+     {"tile", "tile", "tile", "tile"}},
+    {"gfx90a", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10,
+     {"tile", "tile", "tile", "tile"}},
+    {"gfx942", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10,
+     {"tile", "tile", "tile", "tile"}},
+    {"default", {32, 32, 32, 32}, (size_t)2 << 20, (size_t)48 << 10,
+     {"tile", "tile", "tile", "tile"}},
 };
 
 const dt_transpose_inplace_tuning *dt_transpose_inplace_tuning_lookup(const char *arch)

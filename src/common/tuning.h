@@ -118,6 +118,11 @@ typedef struct dt_transpose_inplace_tuning {
     size_t line_smem_bytes; /* most shared memory a block of the line kernels takes (lines
                                that fit are gathered there, in one launch per phase; above
                                48 KiB the kernel opts in, within the device's limit)      */
+    const char *square_kernel[4]; /* the square kernel for 1-, 2-, 4- and 8-byte elements:
+                                     "tile" (the element-wide tile-pair swap), "vec" (16-byte
+                                     accesses), "step" (stepped addresses) or "pipe"
+                                     (persistent, pipelined); DUET_TRANSPOSE_INPLACE_SQUARE=name
+                                     overrides it for every size                            */
 } dt_transpose_inplace_tuning;
 
 /* The row for arch (as dt_gemm_tuning_lookup matches it), else the default row; never NULL. */
