@@ -2,13 +2,18 @@
 //
 // Built outside the library (the kernels are header-only), so the kernels can be checked and
 // timed before the rest of the CUDA backend links (one line):
-//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude
+//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude -Isrc/common
 //        scripts/gemm_fast_check.cu src/common/tuning.c -lcublas -o build-gf/gemm_fast_check
 //   build-gf/gemm_fast_check [--check-only | --time-only] [--quick] [--csv FILE]
 // Part 1 runs every compiled shape of every dtype on random small problems of every operand
 // layout against a double / wrapping-uint32 host reference. Part 2 times shapes against
 // cublasGemmEx (default math: no TF32) with L2 flushed before each run, and checks each timed
-// result against cuBLAS with a gauge bound.
+// result against cuBLAS with a gauge bound. Part 2's variants other than "auto" (the device's
+// table row) are launched directly on row-major A and B (one instantiation each), so shapes
+// can be compared before they enter a tuning row.
+// Environment: LAB_ONLY=name times that variant only; LAB_SIZES=MxNxK one size; LAB_CHECK=dmma
+// checks only the DMMA shapes; LAB_CASES=n cases per shape in part 1 (default 40; fewer for
+// compute-sanitizer racecheck). The workspace is not linked here, so nothing splits K.
 
 // Extra experimental shapes are compiled only with a fixed layout (below), not in the lists.
 #include "gemm_fast.cuh"
@@ -37,16 +42,13 @@ duet_status dt_fail(duet_status status, const char *func, const char *fmt, ...)
     va_end(ap);
     return status;
 }
-// Library functions the launcher reaches that a standalone build does not link: no error
-// state, no workspace (so no split-K here), the built-in tuning table only.
 void dt_clear_error(void) {}
 duet_status dt_workspace_reserve(dt_context *, void *, dt_workspace *, size_t, const char *, void **ptr)
 {
     *ptr = NULL;
     return DUET_ERROR_UNSUPPORTED;
 }
-const dt_gemm_tuning *dt_gemm_tuning_select(const dt_tuning_set *, const char *arch, duet_dtype dtype,
-                                            int *from_file)
+const dt_gemm_tuning *dt_gemm_tuning_select(const dt_tuning_set *, const char *arch, duet_dtype dtype, int *from_file)
 {
     if (from_file) *from_file = 0;
     return dt_gemm_tuning_lookup(arch, dtype);
@@ -311,7 +313,7 @@ static void check_shape(dt_gemm_engine engine, int bm, int bn, int bk, int tm, i
     char label[96];
     snprintf(label, sizeof label, "%s %s %dx%dx%d %dx%d t%d s%d", gf_dtype<T>::name(),
              engine == DT_GEMM_ENGINE_DMMA ? "dmma" : "fma", bm, bn, bk, tm, tn, th, st);
-    check_row<T>(label, row, 40);
+    check_row<T>(label, row, getenv("LAB_CASES") ? atoi(getenv("LAB_CASES")) : 40);
 }
 
 // ---- part 2: timing against cuBLAS ----------------------------------------------------------
@@ -390,25 +392,44 @@ struct Variant {
 
 static cublasHandle_t g_cublas;
 
-// Experimental kernels launched directly (id 20: the f32 large shape on a cp.async ring).
+// Experimental kernels launched directly, row-major A and B only (A K_VEC, B X_VEC).
+#define LAB_DMMA(id_, bm, bn, bk, wm, wn, th, st)                                                  \
+    if (id == id_) {                                                                               \
+        gf_args<double> args = gf_make_args<double>(&g, t);                                        \
+        const dim3 grid((unsigned)(args.tiles_m * args.tiles_n), 1, 1);                            \
+        return gf_launch_dmma_layout<bm, bn, bk, wm, wn, th, st, 16, 8, GF_K_VEC, GF_X_VEC>(args, grid, g_stream) == cudaSuccess; \
+    }
+#define LAB_FMA(id_, bm, bn, bk, tm, tn, th, st)                                                   \
+    if (id == id_) {                                                                               \
+        gf_args<float> args = gf_make_args<float>(&g, t);                                          \
+        const dim3 grid((unsigned)(args.tiles_m * args.tiles_n), 1, 1);                            \
+        gf_launch_fma_layout<float, bm, bn, bk, tm, tn, th, st, GF_K_VEC, GF_X_VEC>(args, grid, g_stream); \
+        return true;                                                                               \
+    }
 template <typename T>
 static bool launch_fixed(int id, const dt_gemm &g, const dt_gemm_tile &t)
 {
     const int code = 4 * gf_operand_layout<T>(g.a.base, g.a.rs, g.a.cs, g.a.bs, 1) +
                      gf_operand_layout<T>(g.b.base, g.b.cs, g.b.rs, g.b.bs, 1);
-    if constexpr (sizeof(T) == 4) {
-        if (id == 20) {
-            // the 16 x 8 large shape on a 4-stage ring, every layout
-            gf_args<T> args = gf_make_args<T>(&g, t);
-            const dim3 grid((unsigned)(args.tiles_m * args.tiles_n), 1, 1);
-#define CALL20(la, lb) gf_launch_fma_layout<T, 128, 128, 8, 16, 8, 128, 4, la, lb>(args, grid, g_stream)
-            GF_LAYOUT_SWITCH(code, CALL20)
-#undef CALL20
-            return true;
-        }
+    if (code != 4 * GF_K_VEC + GF_X_VEC) { snprintf(g_err, sizeof g_err, "layout code %d", code); return false; }
+    if constexpr (sizeof(T) == 8) {
+        LAB_DMMA(31, 64, 64, 16, 32, 32, 128, 3)
+        LAB_DMMA(32, 128, 64, 16, 64, 32, 128, 3)
+        LAB_DMMA(33, 128, 64, 16, 64, 32, 128, 4)
+        LAB_DMMA(34, 128, 128, 16, 64, 32, 256, 3)
+        LAB_DMMA(35, 64, 128, 16, 32, 64, 128, 3)
+        LAB_DMMA(36, 128, 64, 32, 64, 32, 128, 3)
+        LAB_DMMA(37, 64, 64, 16, 32, 32, 128, 4)
+        LAB_DMMA(38, 128, 128, 16, 64, 64, 128, 3)
+        LAB_DMMA(39, 64, 64, 32, 32, 32, 128, 3)
     }
-    (void)code;
-    (void)id;
+    if constexpr (sizeof(T) == 4) {
+        LAB_FMA(21, 128, 128, 8, 16, 8, 128, 2)
+        LAB_FMA(22, 128, 128, 8, 16, 8, 128, 3)
+        LAB_FMA(23, 256, 128, 8, 16, 8, 256, 3)
+        LAB_FMA(24, 256, 128, 8, 16, 8, 256, 2)
+        LAB_FMA(25, 128, 256, 8, 8, 16, 256, 3)
+    }
     return false;
 }
 
@@ -550,9 +571,12 @@ int main(int argc, char **argv)
 #define CHECK_I32(bm, bn, bk, tm, tn, th, st) check_shape<uint32_t>(DT_GEMM_ENGINE_FMA, bm, bn, bk, tm, tn, th, st);
 #define CHECK_F64(bm, bn, bk, tm, tn, th, st) check_shape<double>(DT_GEMM_ENGINE_FMA, bm, bn, bk, tm, tn, th, st);
 #define CHECK_DMMA(bm, bn, bk, tm, tn, th, st) check_shape<double>(DT_GEMM_ENGINE_DMMA, bm, bn, bk, tm, tn, th, st);
-        GF_FMA_SHAPES_F32(CHECK_F32)
-        GF_FMA_SHAPES_I32(CHECK_I32)
-        GF_FMA_SHAPES_F64(CHECK_F64)
+        const char *only_check = getenv("LAB_CHECK");
+        if (!only_check || strcmp(only_check, "dmma")) {
+            GF_FMA_SHAPES_F32(CHECK_F32)
+            GF_FMA_SHAPES_I32(CHECK_I32)
+            GF_FMA_SHAPES_F64(CHECK_F64)
+        }
         GF_DMMA_SHAPES(CHECK_DMMA)
         // The production entry point with the device's own table row.
         for (int d = 0; d < 3; ++d) {
@@ -572,26 +596,36 @@ int main(int argc, char **argv)
     FILE *csv = fopen(csv_path, "w");
     fprintf(csv, "dtype,m,n,k,variant,ms,tflops,ratio_cublas,err_eps\n");
     Timer tm;
-    std::vector<std::array<int64_t, 3>> sizes = {{1024, 1024, 1024}, {2048, 2048, 2048},
-                                                 {4096, 4096, 4096}, {8192, 8192, 8192},
-                                                 {4095, 4097, 4093}, {8192, 128, 8192},
-                                                 {128, 8192, 8192}};
+    std::vector<std::array<int64_t, 3>> sizes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+                                                 {8192, 8192, 8192}, {4095, 4097, 4093}, {8192, 128, 8192}, {128, 8192, 8192}, {1024, 1024, 16384}, {256, 256, 32768}};
     if (quick) sizes = {{1024, 1024, 1024}, {4096, 4096, 4096}};
     // fixed -1: the production entry gemm_fast_run (the device's table row).
     std::vector<Variant> f32v = {
         {"auto", DT_GEMM_ENGINE_FMA, {0, 0, 0, 0, 0, 0, 0}, -1},
-        {"ring4_128x128_16x8", DT_GEMM_ENGINE_FMA, {128, 128, 8, 16, 8, 128, 4}, 20},
-        {"reg2_128x128_16x8", DT_GEMM_ENGINE_FMA, {128, 128, 8, 16, 8, 128, 2}, 0},
-        {"ring3_128x64x16", DT_GEMM_ENGINE_FMA, {128, 64, 16, 8, 4, 256, 3}, 0},
-        {"reg2_128x64x16", DT_GEMM_ENGINE_FMA, {128, 64, 16, 8, 4, 256, 2}, 0},
+        {"f_128x128x8_s2", DT_GEMM_ENGINE_FMA, {128, 128, 8, 16, 8, 128, 2}, 21},
+        {"f_128x128x8_s3", DT_GEMM_ENGINE_FMA, {128, 128, 8, 16, 8, 128, 3}, 22},
+        {"f_256x128x8_s3", DT_GEMM_ENGINE_FMA, {256, 128, 8, 16, 8, 256, 3}, 23},
+        {"f_256x128x8_s2", DT_GEMM_ENGINE_FMA, {256, 128, 8, 16, 8, 256, 2}, 24},
+        {"f_128x256x8_s3", DT_GEMM_ENGINE_FMA, {128, 256, 8, 8, 16, 256, 3}, 25},
     };
     std::vector<Variant> f64v = {
         {"auto", DT_GEMM_ENGINE_DMMA, {0, 0, 0, 0, 0, 0, 0}, -1},
-        {"dmma_128x128_k8", DT_GEMM_ENGINE_DMMA, {128, 128, 16, 64, 32, 256, 3}, 0},
-        {"dmma_128x64_k8", DT_GEMM_ENGINE_DMMA, {128, 64, 16, 64, 32, 128, 3}, 0},
-        {"dmma_64x64_k8", DT_GEMM_ENGINE_DMMA, {64, 64, 16, 32, 32, 128, 3}, 0},
-        {"fma_128x64x8", DT_GEMM_ENGINE_FMA, {128, 64, 8, 8, 4, 256, 2}, 0},
+        {"d_64x64x16_w32x32_s3", DT_GEMM_ENGINE_DMMA, {64, 64, 16, 32, 32, 128, 3}, 31},
+        {"d_128x64x16_w64x32_s3", DT_GEMM_ENGINE_DMMA, {128, 64, 16, 64, 32, 128, 3}, 32},
+        {"d_128x64x16_w64x32_s4", DT_GEMM_ENGINE_DMMA, {128, 64, 16, 64, 32, 128, 4}, 33},
+        {"d_128x128x16_w64x32_s3", DT_GEMM_ENGINE_DMMA, {128, 128, 16, 64, 32, 256, 3}, 34},
+        {"d_64x128x16_w32x64_s3", DT_GEMM_ENGINE_DMMA, {64, 128, 16, 32, 64, 128, 3}, 35},
+        {"d_128x64x32_w64x32_s3", DT_GEMM_ENGINE_DMMA, {128, 64, 32, 64, 32, 128, 3}, 36},
+        {"d_64x64x16_w32x32_s4", DT_GEMM_ENGINE_DMMA, {64, 64, 16, 32, 32, 128, 4}, 37},
+        {"d_128x128x16_w64x64_s3", DT_GEMM_ENGINE_DMMA, {128, 128, 16, 64, 64, 128, 3}, 38},
+        {"d_64x64x32_w32x32_s3", DT_GEMM_ENGINE_DMMA, {64, 64, 32, 32, 32, 128, 3}, 39},
     };
+    if (getenv("LAB_ONLY")) {
+        const char *only = getenv("LAB_ONLY");
+        auto keep = [&](std::vector<Variant> &v) { std::vector<Variant> r; for (auto &x : v) if (!strcmp(x.name, only)) r.push_back(x); v = r; };
+        keep(f32v); keep(f64v);
+    }
+    if (getenv("LAB_SIZES")) { int m, n, k; sscanf(getenv("LAB_SIZES"), "%dx%dx%d", &m, &n, &k); sizes = {{m, n, k}}; }
     time_dtype<float>(f32v, sizes, tm, csv);
     time_dtype<double>(f64v, sizes, tm, csv);
     fclose(csv);

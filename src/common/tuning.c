@@ -23,9 +23,10 @@
  *   f64: DMMA tensor cores (the FMA kernel reaches only 0.33-0.36x of cuBLAS DGEMM: the H100's
  *     f64 FMA rate is half its DMMA rate). Since the x-by-k tiles and the stepped addresses
  *     (2026-11-24, gemm_fast_dmma.cuh) 128 x 64 x 16 blocks of four 64 x 32 warp tiles, two per
- *     SM, win from two waves up (0.78x cuBLAS at 2048^3, 0.82x at 4096^3, 0.86x at 8192^3,
- *     against 0.77x, 0.77x and 0.78x for 64 x 64 x 16 and 0.73x, 0.79x, 0.83x for 128 x 128 x 16
- *     blocks of eight warps); below that the 64 x 64 blocks of four 32 x 32 warp tiles, three
+ *     SM, win from two waves up (lab, before the swapped roles: 0.78x cuBLAS at 2048^3, 0.82x at
+ *     4096^3, 0.86x at 8192^3, against 0.77x, 0.77x and 0.78x for 64 x 64 x 16 and 0.73x, 0.79x,
+ *     0.83x for 128 x 128 x 16 blocks of eight warps; with them, duet-bench: 0.82-0.87x on
+ *     squares of 2048-8192); below that the 64 x 64 blocks of four 32 x 32 warp tiles, three
  *     per SM, fill the device sooner. sm_80 keeps 128 x 128 x 16 (its m8n8k4 mma, unmeasured).
  *   i32 runs the f32 shapes (IMAD runs at half the FFMA rate; there is no cuBLAS i32 GEMM to
  *     measure against).
@@ -313,15 +314,18 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
  * launch, two such blocks per SM, instead of staged through L2. The same budget bounds a band
  * of the super-element path (src/common/transpose_inplace_plan.h): 16384 x 8192 of 4 bytes has
  * bands of 64 KB; of 8 bytes, 128 KB, past it (those take C2R). The default row is the
- * conservative choice for any other device. The square kernel stays the element-wide "tile"
- * until the persistent pipelined "pipe" (16-byte cp.async stages, no per-element index math)
- * is measured against it (scripts/transpose_inplace_lab.cu).
+ * conservative choice for any other device. Square kernels, measured on the H100 the same way
+ * (2026-11-24, DUET_TRANSPOSE_INPLACE_SQUARE=tile|step|pipe): 4 bytes "tile" 0.838x of a copy,
+ * "step" (the same swap with each thread's addresses formed once per pair and stepped, no bounds
+ * tests in full pairs) 0.943x, "pipe" (persistent, 16-byte cp.async stages) 0.717x; 8 bytes
+ * 0.959x, 0.959x and 0.921x. sm_90 takes "step" for 4 bytes; 1 and 2 bytes are unmeasured and
+ * sm_80 unmeasured, so they keep "tile".
  */
 static const dt_transpose_inplace_tuning g_transpose_inplace_table[] = {
     {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20, (size_t)80 << 10,
      {"tile", "tile", "tile", "tile"}},
     {"sm_90", {64, 64, 64, 32}, (size_t)16 << 20, (size_t)100 << 10,
-     {"tile", "tile", "tile", "tile"}},
+     {"tile", "tile", "step", "tile"}},
     {"gfx90a", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10,
      {"tile", "tile", "tile", "tile"}},
     {"gfx942", {64, 64, 32, 32}, (size_t)2 << 20, (size_t)48 << 10,
