@@ -234,7 +234,6 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     constexpr int WARPS_N = BN / WN;
     /* x-by-k tiles for operands contiguous along k (above), k-by-x tiles otherwise. */
     constexpr bool AXK = !AXC && AM == 16 && AK == 8, BXK = !BXC && AM == 16 && AK == 8;
-    static_assert(!(AXK || BXK) || (AM == 16 && AK == 8), "x-by-k tiles feed the 16 x 8 x 8 mma");
     constexpr bool SWAP = gf_dmma_swap(AXK, BXK); /* B's tile feeds the mma's A operand */
     constexpr int APITCH = BM + gf_dmma_kpad(!SWAP, AM, AK), BPITCH = BN + gf_dmma_kpad(SWAP, AM, AK);
     constexpr int APK = gf_dmma_pitch_xk(!SWAP, BK), BPK = gf_dmma_pitch_xk(SWAP, BK);
