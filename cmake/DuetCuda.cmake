@@ -46,7 +46,7 @@ find_package(CUDAToolkit REQUIRED)
 # tuning.c holds the AUTO GEMM tables that kernels/gemm_fast.cuh reads; CMake drops the duplicate
 # if the main list names it too.
 # Each kernel family compiles in a translation unit of its own, so builds parallelise.
-target_sources(duet PRIVATE src/cuda/backend_cuda.cu src/cuda/gemm_lowp.cu
+target_sources(duet PRIVATE src/cuda/backend_cuda.cu src/cuda/gemm_lowp.cu src/cuda/gemm_tc_sw.cu
   src/cuda/transpose_inplace.cu src/common/tuning.c)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CUDA=1)
 target_include_directories(duet PRIVATE

@@ -482,6 +482,37 @@ static void test_tile_edges(void)
     group_done(&g);
 }
 
+/* Operands on 16-byte boundaries, with leading dimensions and batch strides of whole 16 bytes:
+ * the kernels that copy A and B as they lie (on NVIDIA the swizzled mma.sync kernel, with both
+ * operands contiguous along k, or 16-bit ones along m or n) take these. m, n and k share their
+ * residue modulo 16, so one pad aligns every leading dimension; the shapes cross 128-wide
+ * tiles along m and n and leave partial k-tiles (k = 65: one element past a 64-wide tile), in
+ * every op and layout pair, batched or not, with C aligned for vector stores (off_c 5: GUARD +
+ * 5 = 16 elements) or not. */
+static void test_aligned(void)
+{
+    group g = {"aligned operands, tile edges", 0, 0};
+    static const int64_t shapes[][4] = {{256, 128, 64, 0},  {200, 136, 152, 8}, {129, 257, 65, 15},
+                                        {300, 300, 1004, 4}, {17, 1, 33, 15},    {130, 2, 258, 14}};
+    int idx = 0;
+    for (int d = 0; d < N_COMBOS; d++)
+        for (int s = 0; s < 6; s++)
+            for (int x = 0; x < 16; x++, idx++) {
+                if (quick && (x + s + d) % 4 != 0) continue;
+                gemm_case t = base_case(&COMBOS[d], shapes[s][0], shapes[s][1], shapes[s][2]);
+                set_layouts(&t, x | (idx & 1) << 4);
+                set_scalars(&t, idx);
+                t.pad = shapes[s][3];
+                t.off_c = idx % 3 == 0 ? 0 : 5;
+                if (s == 1 || s == 2) {
+                    t.batch = 2;
+                    t.batch_pad = 16 + shapes[s][3]; /* a stride of whole 16 elements */
+                }
+                run_in(&g, &t);
+            }
+    group_done(&g);
+}
+
 /* Tall-skinny, short-wide and long-k shapes, which split work along a single axis. */
 static void test_skinny(void)
 {
@@ -821,6 +852,7 @@ int main(int argc, char **argv)
     test_math_on_seed_algorithms();
     test_small();
     test_tile_edges();
+    test_aligned();
     test_skinny();
     test_batches();
     test_blas_edges();

@@ -1,0 +1,53 @@
+/* gemm_tc_sw.cu - the CUDA backend's swizzled mma.sync GEMM kernels (their own translation unit). */
+#include "cuda/gemm_tc_sw.h"
+
+#include "gemm_tc_sw.cuh"
+
+/* One instantiation, opted in to its shared memory once per process. */
+template <int KIND, int LA, int LB>
+static cudaError_t tcs_launch(const tc_args &p, dim3 grid, cudaStream_t stream, size_t *shared,
+                              int *threads)
+{
+    constexpr int bytes = tcs_shared_bytes<TCS_BM, TCS_BN, TCS_STAGES>();
+    auto kernel = gemm_tcs_kernel<KIND, TCS_BM, TCS_BN, TCS_STAGES, LA, LB>;
+    static volatile int opted; /* racing first calls each set the same attribute: harmless */
+    if (!opted) {
+        const cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess) return e;
+        opted = 1;
+    }
+    *shared = (size_t)bytes;
+    *threads = (TCS_BM / TCS_W) * (TCS_BN / TCS_W) * 32;
+    kernel<<<grid, *threads, bytes, stream>>>(p);
+    return cudaGetLastError();
+}
+
+bool gemm_tcs_covers(int kind, int la, int lb, int64_t k)
+{
+    const bool sixteen = kind == DUET_MMA_F16 || kind == DUET_MMA_BF16;
+    const bool kk = la == TC_LOAD_ASYNC && lb == TC_LOAD_ASYNC;
+    const bool async = (la == TC_LOAD_ASYNC || la == TC_LOAD_ASYNC_MN) &&
+                       (lb == TC_LOAD_ASYNC || lb == TC_LOAD_ASYNC_MN);
+    return k > 0 && (sixteen ? async : kk);
+}
+
+cudaError_t gemm_tcs_launch(int kind, int la, int lb, const tc_args &p, dim3 grid,
+                            cudaStream_t stream, size_t *shared, int *threads)
+{
+    constexpr int A = TC_LOAD_ASYNC, M = TC_LOAD_ASYNC_MN;
+#define TCS_LAYOUTS(KIND)                                                                          \
+    if (la == A && lb == A) return tcs_launch<KIND, A, A>(p, grid, stream, shared, threads);       \
+    if (la == A && lb == M) return tcs_launch<KIND, A, M>(p, grid, stream, shared, threads);       \
+    if (la == M && lb == A) return tcs_launch<KIND, M, A>(p, grid, stream, shared, threads);       \
+    if (la == M && lb == M) return tcs_launch<KIND, M, M>(p, grid, stream, shared, threads);       \
+    break
+    switch (kind) {
+    case DUET_MMA_F16: TCS_LAYOUTS(DUET_MMA_F16);
+    case DUET_MMA_BF16: TCS_LAYOUTS(DUET_MMA_BF16);
+    case DUET_MMA_TF32: return tcs_launch<DUET_MMA_TF32, A, A>(p, grid, stream, shared, threads);
+    default: return tcs_launch<DUET_MMA_I8, A, A>(p, grid, stream, shared, threads);
+    }
+#undef TCS_LAYOUTS
+    return cudaErrorInvalidValue; /* not covered: gemm_tcs_covers said so */
+}

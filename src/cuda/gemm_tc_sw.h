@@ -1,0 +1,28 @@
+/* gemm_tc_sw.h - the CUDA backend's swizzled mma.sync GEMM (kernels/gemm_tc_sw.cuh): host entry. */
+#ifndef DUET_CUDA_GEMM_TC_SW_H
+#define DUET_CUDA_GEMM_TC_SW_H
+
+#include <cuda_runtime.h>
+
+#include "gemm_tc.cuh"
+
+/* Block tile of the swizzled kernel: 128 x 128, four warps of 64 x 64, three cp.async stages
+ * (96 KiB of shared memory, two blocks per SM). On the H100 (2026-11-24, bf16 > f32) 128 x 256
+ * blocks of eight warps ran within a few percent of it from 2048^3 up (either way by shape and
+ * layout) and at 0.70-0.75x its speed at 1024^3 and below, where half as many tiles leave SMs
+ * idle; four stages (one block per SM) ran 10-20% slower. */
+#define TCS_BM 128
+#define TCS_BN 128
+#define TCS_STAGES 3
+
+/* Whether the swizzled kernel has an instantiation for kind (DUET_MMA_*) with loaders la and
+ * lb (TC_LOAD_ASYNC for an operand contiguous along k, TC_LOAD_ASYNC_MN for a 16-bit one
+ * contiguous along m or n; both with 16-byte aligned rows) and k: f16 and bf16 in every
+ * layout, tf32 (one pass, not 3xTF32) and i8 with both operands contiguous along k. */
+bool gemm_tcs_covers(int kind, int la, int lb, int64_t k);
+
+/* Launches it on p (tiles of TCS_BM x TCS_BN) over grid; *shared and *threads say how. */
+cudaError_t gemm_tcs_launch(int kind, int la, int lb, const tc_args &p, dim3 grid,
+                            cudaStream_t stream, size_t *shared, int *threads);
+
+#endif /* DUET_CUDA_GEMM_TC_SW_H */
