@@ -121,18 +121,18 @@ DUET_INLINE void ip_tile_load_at(U (&s1)[T][T + 1], U (&s2)[T][T + 1], const U *
 /* After the barrier: each tile written transposed where the other was (a diagonal tile where it
  * was). */
 template <int T, typename U>
-DUET_INLINE void ip_tile_store_at(const U (&s1)[T][T + 1], const U (&s2)[T][T + 1], U *x,
-                                  int64_t n, int64_t ld, int64_t i0, int64_t j0, bool diag,
-                                  bool full, int r, int c)
+DUET_INLINE void ip_tile_store_at(const U (&s1)[T][T + 1], const U (&s2)[T][T + 1], U *x, int64_t n,
+                                  int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int r,
+                                  int c)
 {
     if (full || (i0 + r < n && j0 + c < n)) x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
     if (!diag && (full || (j0 + r < n && i0 + c < n))) x[(j0 + r) * ld + i0 + c] = s1[c][r];
 }
 
-/* Thread (tx, ty) of 32 x 8 takes the elements (rr + ty, cc + tx) of each tile. UNROLL: the
- * loops unrolled whole, as the tile and vec kernels take them for every pair; the step kernel
- * takes them for edge pairs only and leaves them to nvcc's unrolling (unrolled whole they make
- * it half as long again). */
+/* Thread (tx, ty) of a 32 x 8 block takes the elements (rr + ty, cc + tx) of each tile. UNROLL:
+ * the loops unrolled whole, as the tile and vec kernels take them for every pair. The step
+ * kernel takes them for edge pairs only and leaves them to nvcc's own unrolling, as it always
+ * did: unrolled whole they make it half as long again (4-byte 64-edge tiles, sm_90). */
 template <int T, bool UNROLL, typename U>
 DUET_INLINE void ip_tiles_load(U (&s1)[T][T + 1], U (&s2)[T][T + 1], const U *x, int64_t n,
                                int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int tx,
@@ -152,9 +152,9 @@ DUET_INLINE void ip_tiles_load(U (&s1)[T][T + 1], U (&s2)[T][T + 1], const U *x,
 }
 
 template <int T, bool UNROLL, typename U>
-DUET_INLINE void ip_tiles_store(const U (&s1)[T][T + 1], const U (&s2)[T][T + 1], U *x,
-                                int64_t n, int64_t ld, int64_t i0, int64_t j0, bool diag,
-                                bool full, int tx, int ty)
+DUET_INLINE void ip_tiles_store(const U (&s1)[T][T + 1], const U (&s2)[T][T + 1], U *x, int64_t n,
+                                int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int tx,
+                                int ty)
 {
     if constexpr (UNROLL) {
 #pragma unroll
