@@ -86,6 +86,89 @@ template <typename I> DUET_INLINE I ip_row_src(const ip_c2r<I> &p, I i, I k)
 
 enum { IP_SQ_X = 32, IP_SQ_Y = 8, IP_THREADS = 256 };
 
+/* The tile pairs bi <= bj of an nt x nt tiling, for the square kernels and the super-element
+ * one. The nt (nt + 1) / 2 pairs are folded into an nt x h rectangle, h = nt / 2 + 1, which the
+ * grid's x and y walk (the host's grid is nt x h, or less and strided): cell (y, x) is the pair
+ * (y, x) on and above the diagonal, and below it the pair (nt - y, nt - 1 - x), whose rows
+ * nt - y >= h the rectangle's upper part does not reach (for even nt one row of blocks falls
+ * on rows it does reach and steps on: false, skip the cell). */
+DUET_INLINE bool ip_square_pair(int64_t nt, int64_t h, int64_t y, int64_t x, int64_t &bi,
+                                int64_t &bj)
+{
+    bi = y, bj = x;
+    if (x < y) {
+        bi = nt - y;
+        bj = nt - 1 - x;
+        if (bi < h) return false;
+    }
+    return true;
+}
+
+/*
+ * The element-wise halves of a pair's swap. Element (r, c) of each tile: s1 is the tile at
+ * rows i0, columns j0 of x, s2 the one at rows j0, columns i0 (none for a diagonal pair, diag).
+ * `full` (j0 + T <= n with j0 >= i0: the pair lies inside the matrix) drops the bounds tests.
+ */
+template <int T, typename U>
+DUET_INLINE void ip_tile_load_at(U (&s1)[T][T + 1], U (&s2)[T][T + 1], const U *x, int64_t n,
+                                 int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int r,
+                                 int c)
+{
+    if (full || (i0 + r < n && j0 + c < n)) s1[r][c] = x[(i0 + r) * ld + j0 + c];
+    if (!diag && (full || (j0 + r < n && i0 + c < n))) s2[r][c] = x[(j0 + r) * ld + i0 + c];
+}
+
+/* After the barrier: each tile written transposed where the other was (a diagonal tile where it
+ * was). */
+template <int T, typename U>
+DUET_INLINE void ip_tile_store_at(const U (&s1)[T][T + 1], const U (&s2)[T][T + 1], U *x, int64_t n,
+                                  int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int r,
+                                  int c)
+{
+    if (full || (i0 + r < n && j0 + c < n)) x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
+    if (!diag && (full || (j0 + r < n && i0 + c < n))) x[(j0 + r) * ld + i0 + c] = s1[c][r];
+}
+
+/* Thread (tx, ty) of a 32 x 8 block takes the elements (rr + ty, cc + tx) of each tile. UNROLL:
+ * the loops unrolled whole, as the tile and vec kernels take them for every pair. The step
+ * kernel takes them for edge pairs only and leaves them to nvcc's own unrolling, as it always
+ * did: unrolled whole they make it half as long again (4-byte 64-edge tiles, sm_90). */
+template <int T, bool UNROLL, typename U>
+DUET_INLINE void ip_tiles_load(U (&s1)[T][T + 1], U (&s2)[T][T + 1], const U *x, int64_t n,
+                               int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int tx,
+                               int ty)
+{
+    if constexpr (UNROLL) {
+#pragma unroll
+        for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+            for (int cc = 0; cc < T; cc += IP_SQ_X)
+                ip_tile_load_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
+    } else {
+        for (int rr = 0; rr < T; rr += IP_SQ_Y)
+            for (int cc = 0; cc < T; cc += IP_SQ_X)
+                ip_tile_load_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
+    }
+}
+
+template <int T, bool UNROLL, typename U>
+DUET_INLINE void ip_tiles_store(const U (&s1)[T][T + 1], const U (&s2)[T][T + 1], U *x, int64_t n,
+                                int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int tx,
+                                int ty)
+{
+    if constexpr (UNROLL) {
+#pragma unroll
+        for (int rr = 0; rr < T; rr += IP_SQ_Y)
+#pragma unroll
+            for (int cc = 0; cc < T; cc += IP_SQ_X)
+                ip_tile_store_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
+    } else {
+        for (int rr = 0; rr < T; rr += IP_SQ_Y)
+            for (int cc = 0; cc < T; cc += IP_SQ_X)
+                ip_tile_store_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
+    }
+}
+
 template <typename U, int T>
 DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, (T > 32 ? 3 : 4))
     transpose_inplace_square_kernel(U *a, int64_t n, int64_t ld, int64_t bs, int64_t batch)
@@ -97,41 +180,16 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, (T > 32 ? 3 : 4))
     const int64_t nt = (n + T - 1) / T, h = nt / 2 + 1;
     for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
         U *x = a + bz * bs;
-        /* The nt (nt + 1) / 2 pairs bi <= bj folded into an nt x h rectangle: (y, x) is the pair
-         * (y, x) on and above the diagonal, and below it the pair (nt - y, nt - 1 - x), whose
-         * rows nt - y >= h the rectangle's upper part does not reach (for even nt one row of
-         * blocks falls on rows it does reach and steps on). */
         for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
             for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
-                int64_t bi = by, bj = bx;
-                if (bx < by) {
-                    bi = nt - by;
-                    bj = nt - 1 - bx;
-                    if (bi < h) continue;
-                }
+                int64_t bi, bj;
+                if (!ip_square_pair(nt, h, by, bx, bi, bj)) continue;
                 const int64_t i0 = bi * T, j0 = bj * T;
                 const bool diag = bi == bj, full = j0 + T <= n; /* j0 >= i0 */
-#pragma unroll
-                for (int rr = 0; rr < T; rr += IP_SQ_Y)
-#pragma unroll
-                    for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                        const int r = rr + ty, c = cc + tx;
-                        if (full || (i0 + r < n && j0 + c < n)) s1[r][c] = x[(i0 + r) * ld + j0 + c];
-                        if (!diag && (full || (j0 + r < n && i0 + c < n)))
-                            s2[r][c] = x[(j0 + r) * ld + i0 + c];
-                    }
+                ip_tiles_load<T, true>(s1, s2, x, n, ld, i0, j0, diag, full, tx, ty);
                 /* Both tiles are in shared memory before either is overwritten. */
                 duet_barrier();
-#pragma unroll
-                for (int rr = 0; rr < T; rr += IP_SQ_Y)
-#pragma unroll
-                    for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                        const int r = rr + ty, c = cc + tx;
-                        if (full || (i0 + r < n && j0 + c < n))
-                            x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
-                        if (!diag && (full || (j0 + r < n && i0 + c < n)))
-                            x[(j0 + r) * ld + i0 + c] = s1[c][r];
-                    }
+                ip_tiles_store<T, true>(s1, s2, x, n, ld, i0, j0, diag, full, tx, ty);
                 /* The next pair reuses the tiles. */
                 duet_barrier();
             }
@@ -171,12 +229,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 4)
         U *x = a + bz * bs;
         for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
             for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
-                int64_t bi = by, bj = bx;
-                if (bx < by) {
-                    bi = nt - by;
-                    bj = nt - 1 - bx;
-                    if (bi < h) continue;
-                }
+                int64_t bi, bj;
+                if (!ip_square_pair(nt, h, by, bx, bi, bj)) continue;
                 const int64_t i0 = bi * T, j0 = bj * T;
                 const bool diag = bi == bj, full = j0 + T <= n; /* j0 >= i0 */
                 if (full && vec) {
@@ -203,15 +257,7 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 4)
                             for (int e = 0; e < N; ++e)
                                 s2[vr + it * LSTEP][vc * N + e] = duet_vec16_get<U>(p2[it], e);
                 } else {
-#pragma unroll
-                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
-#pragma unroll
-                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                            const int r = rr + ty, c = cc + tx;
-                            if (full || (i0 + r < n && j0 + c < n)) s1[r][c] = x[(i0 + r) * ld + j0 + c];
-                            if (!diag && (full || (j0 + r < n && i0 + c < n)))
-                                s2[r][c] = x[(j0 + r) * ld + i0 + c];
-                        }
+                    ip_tiles_load<T, true>(s1, s2, x, n, ld, i0, j0, diag, full, tx, ty);
                 }
                 /* Both tiles are in shared memory before either is overwritten. */
                 duet_barrier();
@@ -236,16 +282,7 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 4)
                             *reinterpret_cast<duet_vec16_t *>(dst2 + it * step) = duet_vec16_make<U>(v);
                         }
                 } else {
-#pragma unroll
-                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
-#pragma unroll
-                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                            const int r = rr + ty, c = cc + tx;
-                            if (full || (i0 + r < n && j0 + c < n))
-                                x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
-                            if (!diag && (full || (j0 + r < n && i0 + c < n)))
-                                x[(j0 + r) * ld + i0 + c] = s1[c][r];
-                        }
+                    ip_tiles_store<T, true>(s1, s2, x, n, ld, i0, j0, diag, full, tx, ty);
                 }
                 /* The next pair reuses the tiles. */
                 duet_barrier();
@@ -271,12 +308,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, MINB)
         U *x = a + bz * bs;
         for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
             for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
-                int64_t bi = by, bj = bx;
-                if (bx < by) {
-                    bi = nt - by;
-                    bj = nt - 1 - bx;
-                    if (bi < h) continue;
-                }
+                int64_t bi, bj;
+                if (!ip_square_pair(nt, h, by, bx, bi, bj)) continue;
                 const int64_t i0 = bi * T, j0 = bj * T;
                 const bool diag = bi == bj, full = j0 + T <= n;
                 if (full) {
@@ -300,22 +333,9 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_SQ_X *IP_SQ_Y, MINB)
                             if (!diag) p2[cc] = s1[cc + tx][rr + ty];
                         }
                 } else {
-                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
-                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                            const int r = rr + ty, c = cc + tx;
-                            if (i0 + r < n && j0 + c < n) s1[r][c] = x[(i0 + r) * ld + j0 + c];
-                            if (!diag && j0 + r < n && i0 + c < n)
-                                s2[r][c] = x[(j0 + r) * ld + i0 + c];
-                        }
+                    ip_tiles_load<T, false>(s1, s2, x, n, ld, i0, j0, diag, false, tx, ty);
                     duet_barrier();
-                    for (int rr = 0; rr < T; rr += IP_SQ_Y)
-                        for (int cc = 0; cc < T; cc += IP_SQ_X) {
-                            const int r = rr + ty, c = cc + tx;
-                            if (i0 + r < n && j0 + c < n)
-                                x[(i0 + r) * ld + j0 + c] = diag ? s1[c][r] : s2[c][r];
-                            if (!diag && j0 + r < n && i0 + c < n)
-                                x[(j0 + r) * ld + i0 + c] = s1[c][r];
-                        }
+                    ip_tiles_store<T, false>(s1, s2, x, n, ld, i0, j0, diag, false, tx, ty);
                 }
                 duet_barrier();
             }
@@ -703,15 +723,11 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(IP_THREADS, 1)
     const int64_t nt = (c + T - 1) / T, h = nt / 2 + 1, row = c * (int64_t)w;
     for (int64_t bz = blockIdx.z; bz < batch; bz += gridDim.z) {
         U *x = a + bz * bs;
-        /* The pairs folded as in transpose_inplace_square_kernel. */
+        /* The pairs folded as in the square kernels. */
         for (int64_t by = blockIdx.y; by < h; by += gridDim.y) {
             for (int64_t bx = blockIdx.x; bx < nt; bx += gridDim.x) {
-                int64_t bi = by, bj = bx;
-                if (bx < by) {
-                    bi = nt - by;
-                    bj = nt - 1 - bx;
-                    if (bi < h) continue;
-                }
+                int64_t bi, bj;
+                if (!ip_square_pair(nt, h, by, bx, bi, bj)) continue;
                 const int64_t i0 = bi * T, j0 = bj * T;
                 const bool diag = bi == bj;
                 const uint32_t hi = (uint32_t)(c - i0 < (int64_t)T ? c - i0 : (int64_t)T);
