@@ -135,6 +135,25 @@ struct tcs_copy {
     }
 };
 
+/* alpha (a0, a1) into two neighbouring elements of C (beta 0), one aligned store. */
+DUET_INLINE void tcs_put2(const tc_args &p, unsigned char *c, float a0, float a1)
+{
+    const float v0 = p.alpha * a0, v1 = p.alpha * a1;
+    if (p.c_dtype == DUET_DTYPE_F32) {
+        *reinterpret_cast<float2 *>(c) = make_float2(v0, v1);
+    } else {
+        const bool half = p.c_dtype == DUET_DTYPE_F16;
+        const uint32_t w0 = half ? duet_f32_to_f16(v0) : duet_f32_to_bf16(v0);
+        const uint32_t w1 = half ? duet_f32_to_f16(v1) : duet_f32_to_bf16(v1);
+        *reinterpret_cast<uint32_t *>(c) = w0 | (w1 << 16);
+    }
+}
+
+DUET_INLINE void tcs_put2(const tc_args &p, unsigned char *c, int32_t a0, int32_t a1)
+{
+    *reinterpret_cast<uint2 *>(c) = make_uint2(p.ialpha * (uint32_t)a0, p.ialpha * (uint32_t)a1);
+}
+
 /* Stores four neighbouring elements of C (columns n .. n + 3 of one row, unit column stride,
  * aligned to four elements): alpha acc + beta C, rounded once to C's dtype. */
 DUET_INLINE void tcs_store4(const tc_args &p, unsigned char *c, const float *acc)
@@ -352,8 +371,31 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
                 mainloop(tc_int<1>());
             gf_copy_wait<0>();
             duet_barrier(); /* every warp is done with the stages: C's tile goes there */
+            const int es = p.c_dtype == DUET_DTYPE_F16 || p.c_dtype == DUET_DTYPE_BF16 ? 2 : 4;
+#ifndef TCS_DIRECT_EPILOGUE
+#define TCS_DIRECT_EPILOGUE 1
+#endif
+            if (TCS_DIRECT_EPILOGUE && p.beta_zero && p.c_cs == 1 && mrem >= BM && nrem >= BN &&
+                p.c_rs % 2 == 0 && (p.batch <= 1 || p.c_bs % 2 == 0) &&
+                ((uintptr_t)p.c & (uintptr_t)(2 * es - 1)) == 0) {
+                /* The common case straight from the registers: beta 0, a tile inside C, rows of
+                 * unit stride, pairs aligned: each lane's c0, c1 (c2, c3) are one 2-element
+                 * store, as the atom lays them out (no barrier, no shared memory). */
+                const int g = lane >> 2, t = lane & 3;
+                unsigned char *const cw =
+                    p.c + (bz * p.c_bs + (m0 + wm * TCS_W + g) * p.c_rs + n0 + wn * TCS_W + 2 * t) * es;
+#pragma unroll
+                for (int i = 0; i < AI; ++i)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+#pragma unroll
+                        for (int j = 0; j < AJ; ++j)
+                            tcs_put2(p, cw + ((int64_t)(i * 16 + h * 8) * p.c_rs + j * 8) * es,
+                                     acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                continue;
+            }
 
-            /* Epilogue through shared memory: each warp writes its accumulators into a BM x CP
+            /* Otherwise through shared memory: each warp writes its accumulators into a BM x CP
              * tile (c0, c1 and c2, c3 are columns 2t, 2t + 1 of rows g and g + 8), then every
              * thread stores four neighbouring columns at a time. C is then read and written in
              * whole rows, and the code is one rolled loop instead of 128 unrolled stores for each
@@ -375,7 +417,6 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
                         }
             }
             duet_barrier();
-            const int es = p.c_dtype == DUET_DTYPE_F16 || p.c_dtype == DUET_DTYPE_BF16 ? 2 : 4;
             const bool vec = p.c_cs == 1 && p.c_rs % 4 == 0 && (p.batch <= 1 || p.c_bs % 4 == 0) &&
                              ((uintptr_t)p.c & (uintptr_t)(4 * es - 1)) == 0;
             unsigned char *const c0 = p.c + (bz * p.c_bs + m0 * p.c_rs + n0 * p.c_cs) * es;

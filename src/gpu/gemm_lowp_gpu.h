@@ -12,4 +12,12 @@
 duet_status gpu_gemm_lowp_run(const dt_gemm *g, duet_gpu_stream_t stream,
                               const duet_device_props *props, duet_launch_info *info);
 
+/* Whether g should run on copies of A and/or B packed K-major with 16-byte-aligned rows (the
+ * caller packs them into the stream's workspace and calls gpu_gemm_lowp_run on the copies):
+ * on NVIDIA, a problem of at least 2^27 multiply-adds (any size with DUET_GEMM_PACK_ALL=1 in
+ * the environment, for the tests) that the swizzled kernel declines only because an operand
+ * is not copyable as it lies. *pack_a, *pack_b say which. Never on AMD or for 3xTF32. */
+bool gpu_gemm_lowp_pack_plan(const dt_gemm *g, const duet_device_props *props, bool *pack_a,
+                             bool *pack_b);
+
 #endif /* DUET_GEMM_LOWP_GPU_H */
