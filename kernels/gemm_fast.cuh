@@ -521,9 +521,23 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
 {
     const dt_gemm_tile *tp = &gf_pick_tile(row, g, props);
     int planned = 1;
-    if (ctx && g->ws && tp == &row->small)
-        tp = dt_gemm_split_plan(row, g->m, g->n, g->k, g->batch < 1 ? 1 : g->batch,
-                                props->compute_units, &planned);
+    if (ctx && g->ws && tp == &row->small) {
+        const int64_t nb = g->batch < 1 ? 1 : g->batch;
+        /* The DMMA kernel's large shape takes a split only where both operands are read in
+         * 16-byte runs: split on it, 127 x 129 x 16383 and 8191 x 131 x 8189 (rows not 16-byte
+         * aligned) ran at 0.63x and 0.99x of cuBLAS against 0.97x and 1.26x split on the small
+         * shape (H100, 2026-11-24, docs/performance.md). */
+        dt_gemm_tuning r = *row;
+        if (row->engine == DT_GEMM_ENGINE_DMMA) {
+            const int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
+            const int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
+            if ((la != GF_X_VEC && la != GF_K_VEC) || (lb != GF_X_VEC && lb != GF_K_VEC))
+                r.split.large_fill = 0;
+        }
+        tp = dt_gemm_split_plan(&r, g->m, g->n, g->k, nb, props->compute_units, &planned) == &r.large
+                 ? &row->large
+                 : &row->small;
+    }
     const dt_gemm_tile &t = *tp;
     gf_args<T> args = gf_make_args<T>(g, t);
     const bool dmma = row->engine == DT_GEMM_ENGINE_DMMA;

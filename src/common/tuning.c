@@ -78,8 +78,14 @@
  * for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32 rows
  * split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
  * cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
- * the device with large tiles beats one that fills it with small ones. f64 splits on its small
- * DMMA shape (the large one holds one block per SM and wins only with many waves). A max of
+ * the device with large tiles beats one that fills it with small ones. sm_90's f64 row splits
+ * on its large 128 x 64 DMMA shape too (two blocks per SM), but only where both operands are
+ * read in 16-byte runs (kernels/gemm_fast.cuh): H100, 2026-11-24, duet-bench --reps 10 against
+ * the small-shape split in the same build: 8192 x 128 x 8192 0.833x -> 0.878x cuBLAS,
+ * 128 x 8192 x 8192 0.798x -> 0.834x, 256 x 256 x 32768 0.821x -> 0.909x, 1024 x 1024 x 16384
+ * 0.768x -> 0.808x, 16384 x 64 x 4096 0.870x -> 0.921x; unaligned shapes stay on the small
+ * one (split on the large one they lost: 127 x 129 x 16383 0.63x against 0.97x). sm_80's f64
+ * row splits on its small DMMA shape (its large one holds one block per SM; unmeasured). A max of
  * 256 slices of at least 256 K lets a 64 x 64 output with K = 65536 run about 250 blocks (one
  * tile alone would leave all but one SM idle); the partial sums then take 256 * 64 * 64
  * elements of workspace. min_depth 4 (K >= 4 sqrt(m n)): on the H100 (2026-11-24) the deep
@@ -112,7 +118,7 @@ static const dt_gemm_tuning g_gemm_table[] = {
     {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* H100 / H200: measured (see above). DMMA uses the sm_90 m16n8k8 shape. */
     {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
-    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE_SM90, DMMA_SMALL, 2, SPLIT_RING},
+    {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE_SM90, DMMA_SMALL, 2, SPLIT_RING_LARGE},
     {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* AMD (see the note above): register-staged, 2 stages, shapes free of scratch by the
      * compiler's resource report. */
