@@ -8,7 +8,7 @@
 #   test   test_gemm_lowp --quick        check  scripts/gemm_lowp_check.c (the sweep)
 #   bench  duet-bench --only gemm-lowp --reps 10 for the base build and each variant
 #   ncu    Nsight Compute sections of the first portable kernel of duet-bench --quick
-#   sass   ptxas resources and the SASS of the bf16 cp.async kernel
+#   sass   ptxas resources and the SASS of the bf16 swizzled kernel (A and B k-major)
 # BENCH_ARGS: more duet-bench arguments (e.g. --quick).
 set -uo pipefail
 OUT=${OUT:-out}
@@ -48,7 +48,7 @@ for phase in $PHASES; do
             grep -E "^gemm" "$OUT/$b.bench.log" | cut -c1-150
         done ;;
     ncu)
-        timeout 120 ncu --clock-control none -k regex:gemm_tc_kernel -c 1 --import-source no \
+        timeout 120 ncu --clock-control none -k regex:gemm_tcs?_kernel -c 1 --import-source no \
             --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             --section Occupancy --section SchedulerStats --section WarpStateStats \
             --section InstructionStats --section SourceCounters \
@@ -56,8 +56,8 @@ for phase in $PHASES; do
         echo "ncu: rc $?"; grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per|Warp Cycles Per Issued" "$OUT/ncu.txt" | head -20 ;;
     sass)
         lib=$(ls build-gpu/libduet.so* build-gpu/libduet.a 2>/dev/null | head -1)
-        cuobjdump -res-usage "$lib" 2>/dev/null | grep -A1 gemm_tc_kernel >"$OUT/res.txt"
-        cuobjdump -sass -fun '_Z14gemm_tc_kernelILi1ELb0ELi128ELi128ELi64ELi64ELi4ELi0ELi0EEv7tc_args' \
+        cuobjdump -res-usage "$lib" 2>/dev/null | grep -A1 -E 'gemm_tcs?_kernel' >"$OUT/res.txt"
+        cuobjdump -sass -fun '_Z15gemm_tcs_kernelILi1ELi128ELi128ELi3ELi0ELi0EEv7tc_args' \
             "$lib" >"$OUT/sass-bf16.txt" 2>&1
         echo "sass: $(grep -c HMMA "$OUT/sass-bf16.txt") HMMA, $(grep -c LDSM "$OUT/sass-bf16.txt") LDSM" ;;
     esac
