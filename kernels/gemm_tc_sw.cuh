@@ -1,4 +1,5 @@
-/* gemm_tc_sw.cuh - NVIDIA's mma.sync GEMM on swizzled 128-byte shared rows (f16, bf16, tf32, i8). */
+/* gemm_tc_sw.cuh - NVIDIA's mma.sync GEMM on swizzled 128-byte shared rows (f16, bf16, tf32, i8).
+ */
 #ifndef DUET_KERNELS_GEMM_TC_SW_CUH
 #define DUET_KERNELS_GEMM_TC_SW_CUH
 
@@ -40,8 +41,7 @@
 
 /* The cp.async copy of one operand's tile: state made once per output tile, then per k-tile
  * an add and, at the matrix's edges only, a test per chunk. MN: x-major (16-bit only). */
-template <int KIND, int BX, int THREADS, bool MN>
-struct tcs_copy {
+template <int KIND, int BX, int THREADS, bool MN> struct tcs_copy {
     static constexpr int ELEM = tc_kind<KIND>::ELEM;
     static constexpr int BK = 128 / ELEM;             /* k of a tile (k-major rows are 128 bytes) */
     static constexpr int RUNS = MN ? BX * 2 / 16 : 8; /* 16-byte chunks per shared row */
@@ -92,8 +92,7 @@ struct tcs_copy {
      * copies its valid part (the rest zero-filled). What the skipped rows of the stage hold
      * does not matter: a row of A past m (of B past n) only meets rows (columns) of C past the
      * matrix, which the epilogue never stores. */
-    template <bool EDGE>
-    DUET_INLINE void issue(uint32_t s, int64_t g) const
+    template <bool EDGE> DUET_INLINE void issue(uint32_t s, int64_t g) const
     {
         const unsigned char *q = src + g * (MN ? tile : 128);
         s += dst;
@@ -118,7 +117,8 @@ struct tcs_copy {
 #pragma unroll
             for (int i = 0; i < PASSES; ++i) {
                 const int b = krows > 0 ? cb : 0;
-                tc_cp_async16(s + i * ROWS * RUNS * 16, b ? (const void *)q : (const void *)safe, b);
+                tc_cp_async16(s + i * ROWS * RUNS * 16, b ? (const void *)q : (const void *)safe,
+                              b);
                 q += step;
                 krows -= ROWS;
             }
@@ -128,7 +128,8 @@ struct tcs_copy {
 #pragma unroll
             for (int i = 0; i < PASSES; ++i) {
                 const int b = (xok >> i) & 1u ? kb : 0;
-                tc_cp_async16(s + i * ROWS * RUNS * 16, b ? (const void *)q : (const void *)safe, b);
+                tc_cp_async16(s + i * ROWS * RUNS * 16, b ? (const void *)q : (const void *)safe,
+                              b);
                 q += step;
             }
         }
@@ -272,7 +273,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
 
     const int64_t tiles = p.tiles_m * p.tiles_n;
     const int64_t kt_count = (p.k + BK - 1) / BK;
-    const int64_t k_whole = p.k / BK;            /* k-tiles wholly inside k */
+    const int64_t k_whole = p.k / BK;           /* k-tiles wholly inside k */
     const int res = kt_count > k_whole ? 1 : 0; /* one partial k-tile, taken first */
 
     for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
@@ -283,8 +284,10 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
             const int64_t mrem = p.m - m0, nrem = p.n - n0;
             CopyA ca;
             CopyB cb;
-            ca.init(p.a.base + (bz * p.a.bs + m0 * p.a.sx) * CopyA::ELEM, p.a.sx, p.a.sk, mrem, tid);
-            cb.init(p.b.base + (bz * p.b.bs + n0 * p.b.sx) * CopyB::ELEM, p.b.sx, p.b.sk, nrem, tid);
+            ca.init(p.a.base + (bz * p.a.bs + m0 * p.a.sx) * CopyA::ELEM, p.a.sx, p.a.sk, mrem,
+                    tid);
+            cb.init(p.b.base + (bz * p.b.bs + n0 * p.b.sx) * CopyB::ELEM, p.b.sx, p.b.sk, nrem,
+                    tid);
             acc_t acc[AI][AJ][4];
 #pragma unroll
             for (int i = 0; i < AI; ++i)
@@ -302,10 +305,12 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
                 uint32_t fa[2][AI][4], fb[2][AJ][2];
                 auto load = [&](int buf, int st, int s) {
 #pragma unroll
-                    for (int i = 0; i < AI; ++i) atom::template load_a_at<AMN>(fa[buf][i], a_addr(st, i, s));
+                    for (int i = 0; i < AI; ++i)
+                        atom::template load_a_at<AMN>(fa[buf][i], a_addr(st, i, s));
 #pragma unroll
                     for (int j = 0; j < AJ; j += 2)
-                        atom::template load_b2_at<BMN>(fb[buf][j], fb[buf][j + 1], b_addr(st, j, s));
+                        atom::template load_b2_at<BMN>(fb[buf][j], fb[buf][j + 1],
+                                                       b_addr(st, j, s));
                 };
                 auto issue = [&](int64_t t, int st) {
                     if (res && t == 0) {
@@ -352,16 +357,19 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
 #pragma unroll
                             for (int i = 0; i < AI; ++i)
 #pragma unroll
-                                for (int r = 0; r < 4; ++r) fa[s & 1][i][r] = duet_f32_to_tf32(fa[s & 1][i][r]);
+                                for (int r = 0; r < 4; ++r)
+                                    fa[s & 1][i][r] = duet_f32_to_tf32(fa[s & 1][i][r]);
 #pragma unroll
                             for (int j = 0; j < AJ; ++j)
 #pragma unroll
-                                for (int r = 0; r < 2; ++r) fb[s & 1][j][r] = duet_f32_to_tf32(fb[s & 1][j][r]);
+                                for (int r = 0; r < 2; ++r)
+                                    fb[s & 1][j][r] = duet_f32_to_tf32(fb[s & 1][j][r]);
                         }
 #pragma unroll
                         for (int i = 0; i < AI; ++i)
 #pragma unroll
-                            for (int j = 0; j < AJ; ++j) atom::mma(acc[i][j], fa[s & 1][i], fb[s & 1][j]);
+                            for (int j = 0; j < AJ; ++j)
+                                atom::mma(acc[i][j], fa[s & 1][i], fb[s & 1][j]);
                     }
                 }
             };
@@ -383,7 +391,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
                  * store, as the atom lays them out (no barrier, no shared memory). */
                 const int g = lane >> 2, t = lane & 3;
                 unsigned char *const cw =
-                    p.c + (bz * p.c_bs + (m0 + wm * TCS_W + g) * p.c_rs + n0 + wn * TCS_W + 2 * t) * es;
+                    p.c +
+                    (bz * p.c_bs + (m0 + wm * TCS_W + g) * p.c_rs + n0 + wn * TCS_W + 2 * t) * es;
 #pragma unroll
                 for (int i = 0; i < AI; ++i)
 #pragma unroll
@@ -411,7 +420,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
                     for (int h = 0; h < 2; ++h)
 #pragma unroll
                         for (int j = 0; j < AJ; ++j) {
-                            acc_t *q = ct + (wm * TCS_W + i * 16 + g + h * 8) * CP + wn * TCS_W + j * 8 + 2 * t;
+                            acc_t *q = ct + (wm * TCS_W + i * 16 + g + h * 8) * CP + wn * TCS_W +
+                                       j * 8 + 2 * t;
                             q[0] = acc[i][j][2 * h];
                             q[1] = acc[i][j][2 * h + 1];
                         }
@@ -439,8 +449,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
 }
 
 /* Shared bytes of one launch. */
-template <int BM, int BN, int STAGES>
-constexpr int tcs_shared_bytes()
+template <int BM, int BN, int STAGES> constexpr int tcs_shared_bytes()
 {
     return STAGES * (BM + BN) * 128;
 }

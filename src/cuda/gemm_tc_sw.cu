@@ -1,4 +1,5 @@
-/* gemm_tc_sw.cu - the CUDA backend's swizzled mma.sync GEMM kernels (their own translation unit). */
+/* gemm_tc_sw.cu - the CUDA backend's swizzled mma.sync GEMM kernels (their own translation unit).
+ */
 #include "cuda/gemm_tc_sw.h"
 
 #include "gemm_tc_sw.cuh"

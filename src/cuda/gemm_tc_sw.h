@@ -11,8 +11,8 @@
  * blocks of eight warps ran within a few percent of it from 2048^3 up (either way by shape and
  * layout) and at 0.70-0.75x its speed at 1024^3 and below, where half as many tiles leave SMs
  * idle; four stages (one block per SM) ran 10-20% slower. */
-#define TCS_BM 128
-#define TCS_BN 128
+#define TCS_BM     128
+#define TCS_BN     128
 #define TCS_STAGES 3
 
 /* Whether the swizzled kernel has an instantiation for kind (DUET_MMA_*) with loaders la and
