@@ -160,6 +160,7 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
  * row by row (measured on the 2-core Zen 5: 16 MiB of streamed stores took 1.5 ms in runs of
  * 128 bytes, 0.45 ms in runs of 512 or more). */
 #define TRANSPOSE_STAGE_BYTES 512
+#define TRANSPOSE_STAGE_RUN 512
 
 /* The 1-byte block in AVX-512 registers where the CPU has AVX-512BW (chosen at run time; 0
  * on the command line keeps the SSE2 blocks, to test them on such a CPU). */
@@ -334,52 +335,74 @@ static void transpose_staged_8(transpose_block_fn block, const unsigned char *in
  * 1-byte transposes take bands of TRANSPOSE_STAGE_BYTES, their blocks write to a staging
  * buffer and each row of blocks is streamed to out a row at a time. The rows below the last
  * whole block and the columns beside it go through transpose_tile. */
+/* The shape of transpose_tiles' walk, shared by its tasks. */
+typedef struct transpose_walk {
+    int64_t R, W, H, bands, runs, ss, ds;
+    int stream, staged;
+    transpose_block_fn block_8;
+} transpose_walk;
+
+static void transpose_tiles_task(const dt_copy2d *t, const transpose_walk *w, int64_t x)
+{
+    const size_t e = t->elem;
+    const int64_t R = w->R, ss = w->ss, ds = w->ds;
+    const int64_t b = x / (w->bands * w->runs), j0 = x / w->runs % w->bands * w->W;
+    const int64_t j1 = min64(j0 + w->W, t->cols), i0 = x % w->runs * w->H;
+    const int64_t i1 = min64(i0 + w->H, t->rows);
+    const int64_t iR = i0 + (i1 - i0) / R * R;
+    const int64_t jR = j0 + (j1 - j0) / R * R;
+    const unsigned char *in = (const unsigned char *)t->in.base + (size_t)(b * t->in.bs) * e;
+    unsigned char *out = (unsigned char *)t->out.base + (size_t)(b * t->out.bs) * e;
+    if (w->staged)
+        transpose_staged_8(w->block_8, in, t->in.cs, out, t->out.rs, i0, iR, j0, jR);
+    else
+        for (int64_t i = i0; i < iR; i += R)
+            for (int64_t j = j0; j < jR; j += R) {
+                const unsigned char *src = in + (size_t)(i + j * t->in.cs) * e;
+                unsigned char *dst = out + (size_t)(i * t->out.rs + j) * e;
+                switch (e) {
+                case 1: w->block_8(src, ss, dst, ds); break;
+                case 2: transpose_block_16(src, ss, dst, ds, w->stream); break;
+                case 4: transpose_block_32(src, ss, dst, ds, w->stream); break;
+                default: transpose_block_64(src, ss, dst, ds, w->stream); break;
+                }
+            }
+    /* Non-temporal stores are weakly ordered: visible before the op returns. */
+    if (w->stream) _mm_sfence();
+    if (iR < i1 && j0 < jR) transpose_tile(t, b, iR, i1, j0, jR);
+    if (jR < j1) transpose_tile(t, b, i0, i1, jR, j1);
+}
+
 static void transpose_tiles(const dt_copy2d *t)
 {
     const size_t e = t->elem;
-    const int64_t R = (int64_t)(64 / e);
-    const int64_t ss = t->in.cs * (int64_t)e, ds = t->out.rs * (int64_t)e;
+    transpose_walk w;
+    w.R = (int64_t)(64 / e);
+    w.ss = t->in.cs * (int64_t)e;
+    w.ds = t->out.rs * (int64_t)e;
     /* _mm_stream_si128 needs 16-byte aligned addresses: every row of out (and so every
      * block, R * elem = 64 bytes from the last) must start on one. */
-    const int stream = t->batch * t->rows * t->cols * (int64_t)e >= CPU_TRANSPOSE_STREAM_MIN &&
-                       ((uintptr_t)t->out.base & 15) == 0 && ds % 16 == 0 &&
-                       (t->batch == 1 || (t->out.bs * (int64_t)e) % 16 == 0);
-    const int staged = stream && e == 1;
-    const int64_t W = staged    ? TRANSPOSE_STAGE_BYTES
-                      : e == 1 ? TRANSPOSE_BAND_BYTES_1
-                               : (int64_t)(TRANSPOSE_BAND_BYTES / e);
-    const int64_t H = (int64_t)(TRANSPOSE_RUN_BYTES / e);
-    const int64_t bands = dt_ceil_div(t->cols, W), runs = dt_ceil_div(t->rows, H);
-    const int64_t tasks = t->batch * bands * runs;
-    const transpose_block_fn block_8 = transpose_block_8_for_cpu();
+    w.stream = t->batch * t->rows * t->cols * (int64_t)e >= CPU_TRANSPOSE_STREAM_MIN &&
+               ((uintptr_t)t->out.base & 15) == 0 && w.ds % 16 == 0 &&
+               (t->batch == 1 || (t->out.bs * (int64_t)e) % 16 == 0);
+    w.staged = w.stream && e == 1;
+    w.W = w.staged   ? TRANSPOSE_STAGE_BYTES
+          : e == 1   ? TRANSPOSE_BAND_BYTES_1
+                     : (int64_t)(TRANSPOSE_BAND_BYTES / e);
+    w.H = w.staged ? TRANSPOSE_STAGE_RUN : (int64_t)(TRANSPOSE_RUN_BYTES / e);
+    w.bands = dt_ceil_div(t->cols, w.W);
+    w.runs = dt_ceil_div(t->rows, w.H);
+    w.block_8 = transpose_block_8_for_cpu();
+    const int64_t tasks = t->batch * w.bands * w.runs;
     const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
-    (void)nt;
-    CPU_PARALLEL_FOR(x, tasks, {
-        const int64_t b = x / (bands * runs), j0 = x / runs % bands * W;
-        const int64_t j1 = min64(j0 + W, t->cols), i0 = x % runs * H, i1 = min64(i0 + H, t->rows);
-        const int64_t iR = i0 + (i1 - i0) / R * R;
-        const int64_t jR = j0 + (j1 - j0) / R * R;
-        const unsigned char *in = (const unsigned char *)t->in.base + (size_t)(b * t->in.bs) * e;
-        unsigned char *out = (unsigned char *)t->out.base + (size_t)(b * t->out.bs) * e;
-        if (staged)
-            transpose_staged_8(block_8, in, t->in.cs, out, t->out.rs, i0, iR, j0, jR);
-        else
-            for (int64_t i = i0; i < iR; i += R)
-                for (int64_t j = j0; j < jR; j += R) {
-                    const unsigned char *src = in + (size_t)(i + j * t->in.cs) * e;
-                    unsigned char *dst = out + (size_t)(i * t->out.rs + j) * e;
-                    switch (e) {
-                    case 1: block_8(src, ss, dst, ds); break;
-                    case 2: transpose_block_16(src, ss, dst, ds, stream); break;
-                    case 4: transpose_block_32(src, ss, dst, ds, stream); break;
-                    default: transpose_block_64(src, ss, dst, ds, stream); break;
-                    }
-                }
-        /* Non-temporal stores are weakly ordered: visible before the op returns. */
-        if (stream) _mm_sfence();
-        if (iR < i1 && j0 < jR) transpose_tile(t, b, iR, i1, j0, jR);
-        if (jR < j1) transpose_tile(t, b, i0, i1, jR, j1);
-    });
+    if (w.staged && nt > 1) {
+        /* Many short tasks handed out as threads come free: on a shared host one thread is
+         * often held up, and the other then takes on more of the tasks than half. */
+        CPU_OMP("omp parallel for schedule(dynamic) num_threads(nt)")
+        for (int64_t x = 0; x < tasks; ++x) transpose_tiles_task(t, &w, x);
+        return;
+    }
+    CPU_PARALLEL_FOR(x, tasks, transpose_tiles_task(t, &w, x););
 }
 #endif /* CPU_COPY_SSE2 */
 
