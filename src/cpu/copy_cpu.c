@@ -160,6 +160,9 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
  * row by row (measured on the 2-core Zen 5: 16 MiB of streamed stores took 1.5 ms in runs of
  * 128 bytes, 0.45 ms in runs of 512 or more). */
 #define TRANSPOSE_STAGE_BYTES 512
+/* ...and runs of this many of out's rows: 64 tasks for 4096^2, handed out as threads come
+ * free (runs of 128 rows were 1.25x slower; whole bands, split statically, 1.2x slower on two
+ * threads of the busy host). */
 #define TRANSPOSE_STAGE_RUN 512
 
 /* The 1-byte block in AVX-512 registers where the CPU has AVX-512BW (chosen at run time; 0
@@ -332,10 +335,10 @@ static void transpose_staged_8(transpose_block_fn block, const unsigned char *in
  * its rows, swept down one row of R x R blocks (R = 64 / elem) at a time: each block reads R
  * whole lines of in and writes R whole lines of out, and each row of out is written in runs
  * of a band's width (threads share no line where out's rows are 64-byte aligned). Streamed
- * 1-byte transposes take bands of TRANSPOSE_STAGE_BYTES, their blocks write to a staging
- * buffer and each row of blocks is streamed to out a row at a time. The rows below the last
- * whole block and the columns beside it go through transpose_tile. */
-/* The shape of transpose_tiles' walk, shared by its tasks. */
+ * 1-byte transposes take bands of TRANSPOSE_STAGE_BYTES by TRANSPOSE_STAGE_RUN rows, handed
+ * out dynamically; their blocks write to a staging buffer and each row of blocks is streamed
+ * to out a row at a time. The rows below the last whole block and the columns beside it go
+ * through transpose_tile. transpose_walk holds the walk's shape, shared by its tasks. */
 typedef struct transpose_walk {
     int64_t R, W, H, bands, runs, ss, ds;
     int stream, staged;
