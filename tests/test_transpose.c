@@ -431,10 +431,11 @@ static void test_batches(void)
 }
 
 /* Matrices of over 4 MiB: on the cpu backend these are written with non-temporal stores in
- * whole 64-byte blocks when out's rows are 16-byte aligned (so some shapes pad out's rows to a
- * multiple of 16 elements), with the plain blocked walk when they are not (off_out), and with
- * edge strips below and beside the last whole block (odd shapes). AUTO only: the other
- * algorithms are the small cases' business. */
+ * whole 64-byte blocks (1-byte ones through a staging buffer, in bands of 512 columns) when
+ * out's rows are 16-byte aligned (so some shapes pad out's rows to a multiple of 16
+ * elements), with the plain blocked walk when they are not (off_out), and with edge strips
+ * below and beside the last whole block (odd shapes). AUTO only: the other algorithms are the
+ * small cases' business. */
 static void test_large(void)
 {
     /* rows, cols, pad_out, off_out, batch, bpad_out, layouts */
@@ -444,6 +445,8 @@ static void test_large(void)
         {2083, 2061, 3, 0, 1, 0, 3},  /* the same, both column-major */
         {1030, 2050, 10, 0, 2, 10, 0}, /* two matrices 2132000 elements apart, out's ld 1040 */
         {2061, 2083, 3, 1, 1, 0, 0},  /* out one element off: no streaming */
+        {2248, 2101, 8, 0, 1, 0, 0},  /* out's ld 2256: a last band of 200 columns of 1-byte
+                                         elements (3 blocks of a 512-byte band and 8 beside) */
     };
     static const duet_dtype quick_dtypes[] = {DUET_DTYPE_I8, DUET_DTYPE_F64};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

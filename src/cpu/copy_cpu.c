@@ -153,6 +153,28 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
 #define TRANSPOSE_BAND_BYTES 1024
 #define TRANSPOSE_RUN_BYTES 4096
 
+/* Streamed 1-byte transposes take bands of this many bytes and write them through a staging
+ * buffer of 64 rows x this width (32 KiB, L1): a row of 64 blocks' results is streamed to out
+ * one row at a time, in runs of the band's whole width. Non-temporal stores to lines 4 KiB
+ * apart, a block's 64 rows in turn, ran at a third of the speed of the same bytes written
+ * row by row (measured on the 2-core Zen 5: 16 MiB of streamed stores took 1.5 ms in runs of
+ * 128 bytes, 0.45 ms in runs of 512 or more). */
+#define TRANSPOSE_STAGE_BYTES 512
+/* ...and runs of this many of out's rows: 64 tasks for 4096^2, handed out as threads come
+ * free (runs of 128 rows were 1.25x slower; whole bands, split statically, 1.2x slower on two
+ * threads of the busy host). */
+#define TRANSPOSE_STAGE_RUN 512
+
+/* The 1-byte block in AVX-512 registers where the CPU has AVX-512BW (chosen at run time; 0
+ * on the command line keeps the SSE2 blocks, to test them on such a CPU). */
+#ifndef CPU_TRANSPOSE_AVX512
+#if defined(__GNUC__) && defined(__x86_64__)
+#define CPU_TRANSPOSE_AVX512 1
+#else
+#define CPU_TRANSPOSE_AVX512 0
+#endif
+#endif
+
 /* Rows [i0, i1) x columns [j0, j1) of out, K rows of out at a time, straight from in to out:
  * the edges of the blocked walk below. */
 static void transpose_tile(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1, int64_t j0,
@@ -220,50 +242,170 @@ TRANSPOSE_BLOCK(16)
 TRANSPOSE_BLOCK(32)
 TRANSPOSE_BLOCK(64)
 
+/* A 64 x 64 byte block written with plain stores (dst, ds bytes apart), the way the walk
+ * calls it: the SSE2 block above, or the AVX-512 one below. */
+typedef void (*transpose_block_fn)(const unsigned char *src, int64_t ss, unsigned char *dst,
+                                   int64_t ds);
+
+static void transpose_block_8_sse2(const unsigned char *src, int64_t ss, unsigned char *dst,
+                                   int64_t ds)
+{
+    transpose_block_8(src, ss, dst, ds, 0);
+}
+
+#if CPU_TRANSPOSE_AVX512
+#include <immintrin.h>
+
+/* The same 64 x 64 byte block with each line of in read by one 64-byte load. A zmm holds a
+ * line as four 16-byte lanes, and the byte unpacks work within lanes, so the 16 x 16 unpack
+ * ladder of transpose_micro_8 run on 16 whole lines (rows 16g..16g+15 of in) transposes four
+ * 16 x 16 sub-blocks at once: afterwards line k holds, in lane c, row 16c + k of out's
+ * columns 16g..16g+15. A 4 x 4 transpose of lanes across the four groups' line k then makes
+ * out's rows k, 16 + k, 32 + k and 48 + k whole. The lines need no L1 scratch: each is read
+ * once, whole, so the L1 set they share (a power-of-two stride) cannot evict a line before
+ * its other bytes are used. 256 + 128 zmm shuffles against the SSE2 block's 1024 xmm ones. */
+__attribute__((target("avx512f,avx512bw"))) static void
+transpose_block_8_avx512(const unsigned char *src, int64_t ss, unsigned char *dst, int64_t ds)
+{
+    _Alignas(64) __m512i g[4][16];
+    CPU_UNROLL for (int q = 0; q < 4; ++q)
+    {
+        __m512i r[16], t[16];
+        CPU_UNROLL for (int x = 0; x < 16; ++x)
+        {
+            const unsigned char *line = src + (16 * q + x) * ss;
+            _mm_prefetch((const char *)(line + TRANSPOSE_PREFETCH), _MM_HINT_T1);
+            r[x] = _mm512_loadu_si512((const void *)line);
+        }
+        CPU_UNROLL for (int round = 1; round < 16; round *= 2)
+        {
+            CPU_UNROLL for (int x = 0; x < 8; ++x)
+            {
+                t[2 * x] = _mm512_unpacklo_epi8(r[x], r[x + 8]);
+                t[2 * x + 1] = _mm512_unpackhi_epi8(r[x], r[x + 8]);
+            }
+            CPU_UNROLL for (int x = 0; x < 16; ++x) r[x] = t[x];
+        }
+        CPU_UNROLL for (int x = 0; x < 16; ++x) g[q][x] = r[x];
+    }
+    /* Lanes (a0 a1 a2 a3), (b..), (c..), (d..) -> (a0 b0 c0 d0), (a1 b1 c1 d1), ... */
+    CPU_UNROLL for (int k = 0; k < 16; ++k)
+    {
+        const __m512i a = g[0][k], b = g[1][k], c = g[2][k], d = g[3][k];
+        const __m512i ab01 = _mm512_shuffle_i64x2(a, b, 0x44), ab23 = _mm512_shuffle_i64x2(a, b, 0xEE);
+        const __m512i cd01 = _mm512_shuffle_i64x2(c, d, 0x44), cd23 = _mm512_shuffle_i64x2(c, d, 0xEE);
+        _mm512_storeu_si512((void *)(dst + k * ds), _mm512_shuffle_i64x2(ab01, cd01, 0x88));
+        _mm512_storeu_si512((void *)(dst + (16 + k) * ds), _mm512_shuffle_i64x2(ab01, cd01, 0xDD));
+        _mm512_storeu_si512((void *)(dst + (32 + k) * ds), _mm512_shuffle_i64x2(ab23, cd23, 0x88));
+        _mm512_storeu_si512((void *)(dst + (48 + k) * ds), _mm512_shuffle_i64x2(ab23, cd23, 0xDD));
+    }
+}
+#endif /* CPU_TRANSPOSE_AVX512 */
+
+static transpose_block_fn transpose_block_8_for_cpu(void)
+{
+#if CPU_TRANSPOSE_AVX512
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+        return transpose_block_8_avx512;
+#endif /* CPU_TRANSPOSE_AVX512 */
+    return transpose_block_8_sse2;
+}
+
+/* Rows [i0, iR) x columns [j0, jR) of a 1-byte out (whole 64 x 64 blocks, jR - j0 at most
+ * TRANSPOSE_STAGE_BYTES, out's rows 16-byte aligned): each row of blocks is transposed into
+ * the staging buffer, then streamed to out a row at a time. */
+static void transpose_staged_8(transpose_block_fn block, const unsigned char *in, int64_t ics,
+                               unsigned char *out, int64_t ors, int64_t i0, int64_t iR, int64_t j0,
+                               int64_t jR)
+{
+    _Alignas(64) unsigned char stage[64 * TRANSPOSE_STAGE_BYTES];
+    for (int64_t i = i0; i < iR; i += 64) {
+        for (int64_t j = j0; j < jR; j += 64)
+            block(in + i + j * ics, ics, stage + (j - j0), TRANSPOSE_STAGE_BYTES);
+        for (int64_t r = 0; r < 64; ++r) {
+            const unsigned char *from = stage + r * TRANSPOSE_STAGE_BYTES;
+            unsigned char *to = out + (i + r) * ors + j0;
+            for (int64_t c = 0; c < jR - j0; c += 16)
+                _mm_stream_si128((__m128i *)(to + c), _mm_load_si128((const __m128i *)(from + c)));
+        }
+    }
+}
+
 /* A task is a band of TRANSPOSE_BAND_BYTES(_1) of out's columns by TRANSPOSE_RUN_BYTES / elem of
  * its rows, swept down one row of R x R blocks (R = 64 / elem) at a time: each block reads R
  * whole lines of in and writes R whole lines of out, and each row of out is written in runs
- * of a band's width (threads share no line where out's rows are 64-byte aligned). The rows
- * below the last whole block and the columns beside it go through transpose_tile. */
-static void transpose_tiles(const dt_copy2d *t)
+ * of a band's width (threads share no line where out's rows are 64-byte aligned). Streamed
+ * 1-byte transposes take bands of TRANSPOSE_STAGE_BYTES by TRANSPOSE_STAGE_RUN rows, handed
+ * out dynamically; their blocks write to a staging buffer and each row of blocks is streamed
+ * to out a row at a time. The rows below the last whole block and the columns beside it go
+ * through transpose_tile. transpose_walk holds the walk's shape, shared by its tasks. */
+typedef struct transpose_walk {
+    int64_t R, W, H, bands, runs, ss, ds;
+    int stream, staged;
+    transpose_block_fn block_8;
+} transpose_walk;
+
+static void transpose_tiles_task(const dt_copy2d *t, const transpose_walk *w, int64_t x)
 {
     const size_t e = t->elem;
-    const int64_t R = (int64_t)(64 / e);
-    const int64_t W = (int64_t)((e == 1 ? TRANSPOSE_BAND_BYTES_1 : TRANSPOSE_BAND_BYTES) / e);
-    const int64_t H = (int64_t)(TRANSPOSE_RUN_BYTES / e);
-    const int64_t bands = dt_ceil_div(t->cols, W), runs = dt_ceil_div(t->rows, H);
-    const int64_t tasks = t->batch * bands * runs;
-    const int64_t ss = t->in.cs * (int64_t)e, ds = t->out.rs * (int64_t)e;
-    const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
-    /* _mm_stream_si128 needs 16-byte aligned addresses: every row of out (and so every
-     * block, R * elem = 64 bytes from the last) must start on one. */
-    const int stream = t->batch * t->rows * t->cols * (int64_t)e >= CPU_TRANSPOSE_STREAM_MIN &&
-                       ((uintptr_t)t->out.base & 15) == 0 && ds % 16 == 0 &&
-                       (t->batch == 1 || (t->out.bs * (int64_t)e) % 16 == 0);
-    (void)nt;
-    CPU_PARALLEL_FOR(x, tasks, {
-        const int64_t b = x / (bands * runs), j0 = x / runs % bands * W;
-        const int64_t j1 = min64(j0 + W, t->cols), i0 = x % runs * H, i1 = min64(i0 + H, t->rows);
-        const int64_t iR = i0 + (i1 - i0) / R * R;
-        const int64_t jR = j0 + (j1 - j0) / R * R;
-        const unsigned char *in = (const unsigned char *)t->in.base + (size_t)(b * t->in.bs) * e;
-        unsigned char *out = (unsigned char *)t->out.base + (size_t)(b * t->out.bs) * e;
+    const int64_t R = w->R, ss = w->ss, ds = w->ds;
+    const int64_t b = x / (w->bands * w->runs), j0 = x / w->runs % w->bands * w->W;
+    const int64_t j1 = min64(j0 + w->W, t->cols), i0 = x % w->runs * w->H;
+    const int64_t i1 = min64(i0 + w->H, t->rows);
+    const int64_t iR = i0 + (i1 - i0) / R * R;
+    const int64_t jR = j0 + (j1 - j0) / R * R;
+    const unsigned char *in = (const unsigned char *)t->in.base + (size_t)(b * t->in.bs) * e;
+    unsigned char *out = (unsigned char *)t->out.base + (size_t)(b * t->out.bs) * e;
+    if (w->staged)
+        transpose_staged_8(w->block_8, in, t->in.cs, out, t->out.rs, i0, iR, j0, jR);
+    else
         for (int64_t i = i0; i < iR; i += R)
             for (int64_t j = j0; j < jR; j += R) {
                 const unsigned char *src = in + (size_t)(i + j * t->in.cs) * e;
                 unsigned char *dst = out + (size_t)(i * t->out.rs + j) * e;
                 switch (e) {
-                case 1: transpose_block_8(src, ss, dst, ds, stream); break;
-                case 2: transpose_block_16(src, ss, dst, ds, stream); break;
-                case 4: transpose_block_32(src, ss, dst, ds, stream); break;
-                default: transpose_block_64(src, ss, dst, ds, stream); break;
+                case 1: w->block_8(src, ss, dst, ds); break;
+                case 2: transpose_block_16(src, ss, dst, ds, w->stream); break;
+                case 4: transpose_block_32(src, ss, dst, ds, w->stream); break;
+                default: transpose_block_64(src, ss, dst, ds, w->stream); break;
                 }
             }
-        /* Non-temporal stores are weakly ordered: visible before the op returns. */
-        if (stream) _mm_sfence();
-        if (iR < i1 && j0 < jR) transpose_tile(t, b, iR, i1, j0, jR);
-        if (jR < j1) transpose_tile(t, b, i0, i1, jR, j1);
-    });
+    /* Non-temporal stores are weakly ordered: visible before the op returns. */
+    if (w->stream) _mm_sfence();
+    if (iR < i1 && j0 < jR) transpose_tile(t, b, iR, i1, j0, jR);
+    if (jR < j1) transpose_tile(t, b, i0, i1, jR, j1);
+}
+
+static void transpose_tiles(const dt_copy2d *t)
+{
+    const size_t e = t->elem;
+    transpose_walk w;
+    w.R = (int64_t)(64 / e);
+    w.ss = t->in.cs * (int64_t)e;
+    w.ds = t->out.rs * (int64_t)e;
+    /* _mm_stream_si128 needs 16-byte aligned addresses: every row of out (and so every
+     * block, R * elem = 64 bytes from the last) must start on one. */
+    w.stream = t->batch * t->rows * t->cols * (int64_t)e >= CPU_TRANSPOSE_STREAM_MIN &&
+               ((uintptr_t)t->out.base & 15) == 0 && w.ds % 16 == 0 &&
+               (t->batch == 1 || (t->out.bs * (int64_t)e) % 16 == 0);
+    w.staged = w.stream && e == 1;
+    w.W = w.staged   ? TRANSPOSE_STAGE_BYTES
+          : e == 1   ? TRANSPOSE_BAND_BYTES_1
+                     : (int64_t)(TRANSPOSE_BAND_BYTES / e);
+    w.H = w.staged ? TRANSPOSE_STAGE_RUN : (int64_t)(TRANSPOSE_RUN_BYTES / e);
+    w.bands = dt_ceil_div(t->cols, w.W);
+    w.runs = dt_ceil_div(t->rows, w.H);
+    w.block_8 = transpose_block_8_for_cpu();
+    const int64_t tasks = t->batch * w.bands * w.runs;
+    const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
+    if (w.staged && nt > 1) {
+        /* Many short tasks handed out as threads come free: on a shared host one thread is
+         * often held up, and the other then takes on more of the tasks than half. */
+        CPU_OMP("omp parallel for schedule(dynamic) num_threads(nt)")
+        for (int64_t x = 0; x < tasks; ++x) transpose_tiles_task(t, &w, x);
+        return;
+    }
+    CPU_PARALLEL_FOR(x, tasks, transpose_tiles_task(t, &w, x););
 }
 #endif /* CPU_COPY_SSE2 */
 
