@@ -133,22 +133,28 @@ DUET_INLINE void ip_tile_store_at(const U (&s1)[T][T + 1], const U (&s2)[T][T + 
  * the loops unrolled whole, as the tile and vec kernels take them for every pair. The step
  * kernel takes them for edge pairs only and leaves them to nvcc's own unrolling, as it always
  * did: unrolled whole they make it half as long again (4-byte 64-edge tiles, sm_90). */
-template <int T, bool UNROLL, typename U>
-DUET_INLINE void ip_tiles_load(U (&s1)[T][T + 1], U (&s2)[T][T + 1], const U *x, int64_t n,
-                               int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int tx,
-                               int ty)
+template <int T, bool UNROLL, typename F>
+DUET_INLINE void ip_tiles_walk(int tx, int ty, F &&at)
 {
     if constexpr (UNROLL) {
 #pragma unroll
         for (int rr = 0; rr < T; rr += IP_SQ_Y)
 #pragma unroll
-            for (int cc = 0; cc < T; cc += IP_SQ_X)
-                ip_tile_load_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
+            for (int cc = 0; cc < T; cc += IP_SQ_X) at(rr + ty, cc + tx);
     } else {
         for (int rr = 0; rr < T; rr += IP_SQ_Y)
-            for (int cc = 0; cc < T; cc += IP_SQ_X)
-                ip_tile_load_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
+            for (int cc = 0; cc < T; cc += IP_SQ_X) at(rr + ty, cc + tx);
     }
+}
+
+template <int T, bool UNROLL, typename U>
+DUET_INLINE void ip_tiles_load(U (&s1)[T][T + 1], U (&s2)[T][T + 1], const U *x, int64_t n,
+                               int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int tx,
+                               int ty)
+{
+    ip_tiles_walk<T, UNROLL>(tx, ty, [&](int r, int c) {
+        ip_tile_load_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, r, c);
+    });
 }
 
 template <int T, bool UNROLL, typename U>
@@ -156,17 +162,9 @@ DUET_INLINE void ip_tiles_store(const U (&s1)[T][T + 1], const U (&s2)[T][T + 1]
                                 int64_t ld, int64_t i0, int64_t j0, bool diag, bool full, int tx,
                                 int ty)
 {
-    if constexpr (UNROLL) {
-#pragma unroll
-        for (int rr = 0; rr < T; rr += IP_SQ_Y)
-#pragma unroll
-            for (int cc = 0; cc < T; cc += IP_SQ_X)
-                ip_tile_store_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
-    } else {
-        for (int rr = 0; rr < T; rr += IP_SQ_Y)
-            for (int cc = 0; cc < T; cc += IP_SQ_X)
-                ip_tile_store_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, rr + ty, cc + tx);
-    }
+    ip_tiles_walk<T, UNROLL>(tx, ty, [&](int r, int c) {
+        ip_tile_store_at<T>(s1, s2, x, n, ld, i0, j0, diag, full, r, c);
+    });
 }
 
 template <typename U, int T>
