@@ -165,6 +165,11 @@ constexpr size_t gf_dmma_smem_bytes()
            sizeof(double);
 }
 
+/* A compile-time int as a value (the kernel's generic lambda takes its tile kind this way). */
+template <int V> struct gf_int {
+    static constexpr int value = V;
+};
+
 /*
  * Loads a BX x BK tile of an operand contiguous along k into s[x * PK + k]: V = 2 doubles per
  * cp.async when every row starts 16-byte aligned (GF_K_VEC), else V = 1 (GF_K_ONE). Thread t
@@ -272,6 +277,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     int64_t k_begin, k_len;
     gf_slice(p, &k_begin, &k_len);
     const int64_t kt_count = (k_len + BK - 1) / BK;
+    const int64_t k_whole = k_len / BK;          /* slices wholly inside k */
+    const int res = kt_count > k_whole ? 1 : 0; /* one partial slice, taken first */
 
     for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
         for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -283,20 +290,20 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
             const double *b = p.b.base + bz * p.b.bs + n0 * p.b.cs + k_begin * p.b.rs;
             const bool a_full = mrem >= BM, b_full = nrem >= BN;
 
-            auto issue = [&](int64_t kt, int stage) {
-                const int64_t k0 = kt * BK, krem = k_len - k0;
+            /* Global k-slice gk into a stage; a_in (b_in): A's (B's) tile lies inside the matrix
+             * along x and this slice along k, so its copies need no test. */
+            auto copy_slice = [&](int64_t gk, int stage, bool a_in, bool b_in) {
+                const int64_t k0 = gk * BK, krem = k_len - k0;
                 if constexpr (AXK)
-                    lax.copy_async(As + stage * ASTAGE, a + k0, p.a.rs, mrem, krem,
-                                   a_full && krem >= BK);
+                    lax.copy_async(As + stage * ASTAGE, a + k0, p.a.rs, mrem, krem, a_in);
                 else
                     la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem,
-                                  krem, a_full && krem >= BK);
+                                  krem, a_in);
                 if constexpr (BXK)
-                    lbx.copy_async(Bs + stage * BSTAGE, b + k0, p.b.cs, nrem, krem,
-                                   b_full && krem >= BK);
+                    lbx.copy_async(Bs + stage * BSTAGE, b + k0, p.b.cs, nrem, krem, b_in);
                 else
                     lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem,
-                                  krem, b_full && krem >= BK);
+                                  krem, b_in);
             };
 
             double acc[MT][NT][MMA::NC];
@@ -307,72 +314,107 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
 #pragma unroll
                     for (int e = 0; e < MMA::NC; ++e) acc[i][j][e] = 0.0;
 
+            /* The k-loop, once per kind of tile (EDGE: the tile crosses m or n). Logical slice t
+             * is global slice t, but for a k that leaves a partial last slice: that one is
+             * copied first (t = 0, with every test) and t >= 1 is global t - 1, so the loop's
+             * copies are of whole slices, and inside m and n need no test at all.
+             *
+             * The copies of a slice are issued after the first k-step's mma, not before them.
+             * ptxas spaces one warp's DMMAs 32 cycles apart and fills the gaps with whatever
+             * independent instructions follow in the same block; issued first, the copies' address
+             * arithmetic ran alone between the barrier and the first mma, idling the tensor pipe
+             * unless the SM's other warps covered it (FP64 pipe 79% busy on 4096^3). For the same
+             * reason the interior loop has no branch: past the last slice it copies the last
+             * slice again into the stage that nobody reads. */
+            auto kloop = [&](auto edge) {
+                constexpr bool EDGE = decltype(edge)::value != 0;
 #pragma unroll
-            for (int s = 0; s < STAGES - 1; ++s) {
-                if (s < kt_count) issue(s, s);
-                gf_copy_commit();
-            }
-            int read_stage = 0, write_stage = STAGES - 1;
-            for (int64_t kt = 0; kt < kt_count; ++kt) {
-                /* One barrier per slice: it publishes slice kt and retires the stage that the
-                 * copy issued just below overwrites (read in the previous iteration). */
-                gf_copy_wait<STAGES - 2>();
-                duet_barrier();
-                if (kt + STAGES - 1 < kt_count) issue(kt + STAGES - 1, write_stage);
-                gf_copy_commit();
-                write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
-
-                const double *as = As + read_stage * ASTAGE;
-                const double *bs = Bs + read_stage * BSTAGE;
-                const double *ps = SWAP ? bs : as, *qs = SWAP ? as : bs;
-                read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
-#pragma unroll
-                for (int kk = 0; kk < BK; kk += AK) {
-                    double af[MT][MMA::NA], bf[NT][MMA::NB];
-#pragma unroll
-                    for (int i = 0; i < MT; ++i) {
-                        const int row = wp + i * AM;
-                        if constexpr (PXK) {
-                            /* rows 2g and 2g + 1, stored k = 2t and 2t + 1 (KQ = 2) */
-                            const gf_vec<double> v0 = gf_load16(ps + (row + 2 * g) * PPK + kk + 2 * t);
-                            const gf_vec<double> v1 =
-                                gf_load16(ps + (row + 2 * g + 1) * PPK + kk + 2 * t);
-                            af[i][0] = v0.e[0];
-                            af[i][1] = v1.e[0];
-                            af[i][2] = v0.e[1];
-                            af[i][3] = v1.e[1];
-                        } else if (AM == 16) {
-#pragma unroll
-                            for (int q = 0; q < MMA::NA / 2; ++q) {
-                                const gf_vec<double> v =
-                                    gf_load16(ps + (kk + t * KQ + q) * PPITCH + row + 2 * g);
-                                af[i][2 * q] = v.e[0];
-                                af[i][2 * q + 1] = v.e[1];
-                            }
-                        } else {
-#pragma unroll
-                            for (int q = 0; q < MMA::NA; ++q)
-                                af[i][q] = ps[(kk + t * KQ + q) * PPITCH + row + g];
-                        }
+                for (int s = 0; s < STAGES - 1; ++s) {
+                    if (s < kt_count) {
+                        if (res && s == 0)
+                            copy_slice(k_whole, 0, false, false);
+                        else
+                            copy_slice(s - res, s, !EDGE || a_full, !EDGE || b_full);
                     }
-#pragma unroll
-                    for (int j = 0; j < NT; ++j) {
-                        if constexpr (QXK) {
-                            const gf_vec<double> v = gf_load16(qs + (wq + j * 8 + g) * QPK + kk + 2 * t);
-                            bf[j][0] = v.e[0];
-                            bf[j][1] = v.e[1];
-                        } else {
-#pragma unroll
-                            for (int q = 0; q < MMA::NB; ++q)
-                                bf[j][q] = qs[(kk + t * KQ + q) * QPITCH + wq + j * 8 + g];
-                        }
-                    }
-#pragma unroll
-                    for (int i = 0; i < MT; ++i)
-#pragma unroll
-                        for (int j = 0; j < NT; ++j) MMA::run(acc[i][j], af[i], bf[j]);
+                    gf_copy_commit();
                 }
-            }
+                int read_stage = 0, write_stage = STAGES - 1;
+                for (int64_t kt = 0; kt < kt_count; ++kt) {
+                    /* One barrier per slice: it publishes slice kt and retires the stage that the
+                     * copies issued in this iteration overwrite (read in the previous iteration). */
+                    gf_copy_wait<STAGES - 2>();
+                    duet_barrier();
+                    const int ws = write_stage;
+                    auto refill = [&]() {
+                        const int64_t nk = kt + STAGES - 1;
+                        if constexpr (!EDGE) {
+                            const int64_t last = kt_count - 1;
+                            copy_slice((nk < last ? nk : last) - res, ws, true, true);
+                        } else if (nk < kt_count) {
+                            copy_slice(nk - res, ws, a_full, b_full);
+                        }
+                        gf_copy_commit();
+                    };
+                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+
+                    const double *as = As + read_stage * ASTAGE;
+                    const double *bs = Bs + read_stage * BSTAGE;
+                    const double *ps = SWAP ? bs : as, *qs = SWAP ? as : bs;
+                    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+#pragma unroll
+                    for (int kk = 0; kk < BK; kk += AK) {
+                        double af[MT][MMA::NA], bf[NT][MMA::NB];
+#pragma unroll
+                        for (int i = 0; i < MT; ++i) {
+                            const int row = wp + i * AM;
+                            if constexpr (PXK) {
+                                /* rows 2g and 2g + 1, stored k = 2t and 2t + 1 (KQ = 2) */
+                                const gf_vec<double> v0 = gf_load16(ps + (row + 2 * g) * PPK + kk + 2 * t);
+                                const gf_vec<double> v1 =
+                                    gf_load16(ps + (row + 2 * g + 1) * PPK + kk + 2 * t);
+                                af[i][0] = v0.e[0];
+                                af[i][1] = v1.e[0];
+                                af[i][2] = v0.e[1];
+                                af[i][3] = v1.e[1];
+                            } else if (AM == 16) {
+#pragma unroll
+                                for (int q = 0; q < MMA::NA / 2; ++q) {
+                                    const gf_vec<double> v =
+                                        gf_load16(ps + (kk + t * KQ + q) * PPITCH + row + 2 * g);
+                                    af[i][2 * q] = v.e[0];
+                                    af[i][2 * q + 1] = v.e[1];
+                                }
+                            } else {
+#pragma unroll
+                                for (int q = 0; q < MMA::NA; ++q)
+                                    af[i][q] = ps[(kk + t * KQ + q) * PPITCH + row + g];
+                            }
+                        }
+#pragma unroll
+                        for (int j = 0; j < NT; ++j) {
+                            if constexpr (QXK) {
+                                const gf_vec<double> v = gf_load16(qs + (wq + j * 8 + g) * QPK + kk + 2 * t);
+                                bf[j][0] = v.e[0];
+                                bf[j][1] = v.e[1];
+                            } else {
+#pragma unroll
+                                for (int q = 0; q < MMA::NB; ++q)
+                                    bf[j][q] = qs[(kk + t * KQ + q) * QPITCH + wq + j * 8 + g];
+                            }
+                        }
+#pragma unroll
+                        for (int i = 0; i < MT; ++i)
+#pragma unroll
+                            for (int j = 0; j < NT; ++j) MMA::run(acc[i][j], af[i], bf[j]);
+                        if (kk == 0) refill();
+                    }
+                }
+            };
+            /* The interior loop's clamp needs one whole slice. */
+            if (a_full && b_full && k_whole >= 1)
+                kloop(gf_int<0>());
+            else
+                kloop(gf_int<1>());
             gf_copy_wait<0>();
 
             /* Epilogue: each thread holds pairs of adjacent mma columns (2t, 2t + 1): columns of
