@@ -224,7 +224,7 @@ struct gf_loader_xk {
 /* A 64 x 32 warp tile holds 64 accumulators per thread and gets the whole register file (one
  * block per SM); smaller warp tiles are capped for three blocks per SM. */
 template <int WM, int WN>
-constexpr int gf_dmma_min_blocks()
+DUET_HOST_DEVICE constexpr int gf_dmma_min_blocks()
 {
     return WM * WN >= 2048 ? 1 : 3;
 }
@@ -251,9 +251,17 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
     constexpr int PW = SWAP ? WN : WM, QW = SWAP ? WM : WN;
     constexpr int MT = PW / AM, NT = QW / 8;
     constexpr int KQ = AK / 4; /* k values per lane and fragment (the k order above) */
+    constexpr int KSTEPS = BK / AK;
+    /* Whether a slice's first fragments load across the barrier, during the slice before's
+     * last mma (see the k-loop): where fragments load straight into the mma's registers (SWAP)
+     * and the warp tile has the register file to itself. Elsewhere the second set of fragments
+     * spills or slows the loop (measured on sm_90, docs/performance.md), and the barrier stays
+     * at the start of each slice. */
+    constexpr bool PREFETCH = gf_dmma_min_blocks<WM, WN>() == 1 && gf_dmma_swap(AXK, BXK);
     static_assert((BM / WM) * (BN / WN) * GF_MMA_LANES == THREADS, "one warp per warp tile");
     static_assert(PW % AM == 0 && QW % 8 == 0 && BK % AK == 0, "warp tile holds whole mma blocks");
     static_assert(STAGES >= 2, "a ring needs two stages at least");
+    static_assert(KSTEPS % 2 == 0, "a slice starts on the first of the two fragment buffers");
 
     extern __shared__ __align__(16) unsigned char gf_dmma_smem[];
     double *As = reinterpret_cast<double *>(gf_dmma_smem);
@@ -338,75 +346,97 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
                     }
                     gf_copy_commit();
                 }
-                int read_stage = 0, write_stage = STAGES - 1;
-                for (int64_t kt = 0; kt < kt_count; ++kt) {
-                    /* One barrier per slice: it publishes slice kt and retires the stage that the
-                     * copies issued in this iteration overwrite (read in the previous iteration). */
+                /* Fragments of one k-step; with PREFETCH double-buffered: those of k-step s load
+                 * while the mma of k-step s - 1 run, across slices too. */
+                double af[2][MT][MMA::NA], bf[2][NT][MMA::NB];
+                auto load = [&](int stage, int kk, double (&fa)[MT][MMA::NA],
+                                double (&fb)[NT][MMA::NB]) {
+                    const double *ps = SWAP ? Bs + stage * BSTAGE : As + stage * ASTAGE;
+                    const double *qs = SWAP ? As + stage * ASTAGE : Bs + stage * BSTAGE;
+#pragma unroll
+                    for (int i = 0; i < MT; ++i) {
+                        const int row = wp + i * AM;
+                        if constexpr (PXK) {
+                            /* rows 2g and 2g + 1, stored k = 2t and 2t + 1 (KQ = 2) */
+                            const gf_vec<double> v0 = gf_load16(ps + (row + 2 * g) * PPK + kk + 2 * t);
+                            const gf_vec<double> v1 =
+                                gf_load16(ps + (row + 2 * g + 1) * PPK + kk + 2 * t);
+                            fa[i][0] = v0.e[0];
+                            fa[i][1] = v1.e[0];
+                            fa[i][2] = v0.e[1];
+                            fa[i][3] = v1.e[1];
+                        } else if (AM == 16) {
+#pragma unroll
+                            for (int q = 0; q < MMA::NA / 2; ++q) {
+                                const gf_vec<double> v =
+                                    gf_load16(ps + (kk + t * KQ + q) * PPITCH + row + 2 * g);
+                                fa[i][2 * q] = v.e[0];
+                                fa[i][2 * q + 1] = v.e[1];
+                            }
+                        } else {
+#pragma unroll
+                            for (int q = 0; q < MMA::NA; ++q)
+                                fa[i][q] = ps[(kk + t * KQ + q) * PPITCH + row + g];
+                        }
+                    }
+#pragma unroll
+                    for (int j = 0; j < NT; ++j) {
+                        if constexpr (QXK) {
+                            const gf_vec<double> v = gf_load16(qs + (wq + j * 8 + g) * QPK + kk + 2 * t);
+                            fb[j][0] = v.e[0];
+                            fb[j][1] = v.e[1];
+                        } else {
+#pragma unroll
+                            for (int q = 0; q < MMA::NB; ++q)
+                                fb[j][q] = qs[(kk + t * KQ + q) * QPITCH + wq + j * 8 + g];
+                        }
+                    }
+                };
+                /* One barrier per slice. It publishes a slice (every thread's copies of it
+                 * waited for), and it retires the stage that the copies issued after it
+                 * overwrite: the slice before's, whose fragments were all loaded before it.
+                 * Without PREFETCH it opens each slice; with it, it comes before the last
+                 * k-step's mma, so the next slice's first fragments load while those run. */
+                auto publish = [&]() {
                     gf_copy_wait<STAGES - 2>();
                     duet_barrier();
-                    const int ws = write_stage;
-                    auto refill = [&]() {
-                        const int64_t nk = kt + STAGES - 1;
-                        if constexpr (!EDGE) {
-                            const int64_t last = kt_count - 1;
-                            copy_slice((nk < last ? nk : last) - res, ws, true, true);
-                        } else if (nk < kt_count) {
-                            copy_slice(nk - res, ws, a_full, b_full);
-                        }
-                        gf_copy_commit();
-                    };
-                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
-
-                    const double *as = As + read_stage * ASTAGE;
-                    const double *bs = Bs + read_stage * BSTAGE;
-                    const double *ps = SWAP ? bs : as, *qs = SWAP ? as : bs;
+                };
+                if constexpr (PREFETCH) {
+                    publish();
+                    load(0, 0, af[0], bf[0]);
+                }
+                int read_stage = 0, write_stage = STAGES - 1;
+                for (int64_t kt = 0; kt < kt_count; ++kt) {
+                    const int rs = read_stage, ws = write_stage;
                     read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
 #pragma unroll
-                    for (int kk = 0; kk < BK; kk += AK) {
-                        double af[MT][MMA::NA], bf[NT][MMA::NB];
-#pragma unroll
-                        for (int i = 0; i < MT; ++i) {
-                            const int row = wp + i * AM;
-                            if constexpr (PXK) {
-                                /* rows 2g and 2g + 1, stored k = 2t and 2t + 1 (KQ = 2) */
-                                const gf_vec<double> v0 = gf_load16(ps + (row + 2 * g) * PPK + kk + 2 * t);
-                                const gf_vec<double> v1 =
-                                    gf_load16(ps + (row + 2 * g + 1) * PPK + kk + 2 * t);
-                                af[i][0] = v0.e[0];
-                                af[i][1] = v1.e[0];
-                                af[i][2] = v0.e[1];
-                                af[i][3] = v1.e[1];
-                            } else if (AM == 16) {
-#pragma unroll
-                                for (int q = 0; q < MMA::NA / 2; ++q) {
-                                    const gf_vec<double> v =
-                                        gf_load16(ps + (kk + t * KQ + q) * PPITCH + row + 2 * g);
-                                    af[i][2 * q] = v.e[0];
-                                    af[i][2 * q + 1] = v.e[1];
-                                }
-                            } else {
-#pragma unroll
-                                for (int q = 0; q < MMA::NA; ++q)
-                                    af[i][q] = ps[(kk + t * KQ + q) * PPITCH + row + g];
-                            }
-                        }
-#pragma unroll
-                        for (int j = 0; j < NT; ++j) {
-                            if constexpr (QXK) {
-                                const gf_vec<double> v = gf_load16(qs + (wq + j * 8 + g) * QPK + kk + 2 * t);
-                                bf[j][0] = v.e[0];
-                                bf[j][1] = v.e[1];
-                            } else {
-#pragma unroll
-                                for (int q = 0; q < MMA::NB; ++q)
-                                    bf[j][q] = qs[(kk + t * KQ + q) * QPITCH + wq + j * 8 + g];
-                            }
+                    for (int s = 0; s < KSTEPS; ++s) {
+                        const int h = s & 1;
+                        if (!PREFETCH) {
+                            if (s == 0) publish();
+                            load(rs, s * AK, af[h], bf[h]);
+                        } else if (s + 1 < KSTEPS) {
+                            load(rs, (s + 1) * AK, af[h ^ 1], bf[h ^ 1]);
+                        } else {
+                            publish();
+                            /* past the last slice: a stage of no use, read and never used */
+                            load(read_stage, 0, af[h ^ 1], bf[h ^ 1]);
                         }
 #pragma unroll
                         for (int i = 0; i < MT; ++i)
 #pragma unroll
-                            for (int j = 0; j < NT; ++j) MMA::run(acc[i][j], af[i], bf[j]);
-                        if (kk == 0) refill();
+                            for (int j = 0; j < NT; ++j) MMA::run(acc[i][j], af[h][i], bf[h][j]);
+                        if (s == 0) {
+                            const int64_t nk = kt + STAGES - 1;
+                            if constexpr (!EDGE) {
+                                const int64_t last = kt_count - 1;
+                                copy_slice((nk < last ? nk : last) - res, ws, true, true);
+                            } else if (nk < kt_count) {
+                                copy_slice(nk - res, ws, a_full, b_full);
+                            }
+                            gf_copy_commit();
+                        }
                     }
                 }
             };

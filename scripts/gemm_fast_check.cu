@@ -12,7 +12,8 @@
 // table row) are launched directly on row-major A and B (one instantiation each), so shapes
 // can be compared before they enter a tuning row.
 // Environment: LAB_ONLY=name times that variant only; LAB_SIZES=MxNxK one size; LAB_CHECK=dmma
-// checks only the DMMA shapes; LAB_CASES=n cases per shape in part 1 (default 40; fewer for
+// checks only the DMMA shapes; LAB_LAYOUT=bt times B stored N x K (variants then launch through
+// the dispatcher with their tile as the table row); LAB_CASES=n cases per shape in part 1 (default 40; fewer for
 // compute-sanitizer racecheck). The workspace is not linked here, so nothing splits K.
 
 // Extra experimental shapes are compiled only with a fixed layout (below), not in the lists.
@@ -456,9 +457,12 @@ static void time_dtype(const std::vector<Variant> &vars, const std::vector<std::
         abs_kernel<T><<<1024, 256, 0, g_stream>>>(B, BB, k * n);
         const T one = 1, zero = 0;
         // Row-major C = A B is column-major C^T = B^T A^T.
+        // LAB_LAYOUT=bt: B is stored N x K (B^T row-major), so both operands are k-contiguous.
+        const bool bt = getenv("LAB_LAYOUT") && !strcmp(getenv("LAB_LAYOUT"), "bt");
         auto cublas = [&](const T *a, const T *b, T *c) {
-            CB(cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, b, dt,
-                            (int)n, a, dt, (int)k, &zero, c, dt, (int)n, ct, CUBLAS_GEMM_DEFAULT));
+            CB(cublasGemmEx(g_cublas, bt ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
+                            (int)k, &one, b, dt, bt ? (int)k : (int)n, a, dt, (int)k, &zero, c, dt,
+                            (int)n, ct, CUBLAS_GEMM_DEFAULT));
         };
         cublas(AA, BB, G); // gauge |A||B|
         const double flops = 2.0 * m * n * k;
@@ -478,7 +482,7 @@ static void time_dtype(const std::vector<Variant> &vars, const std::vector<std::
         g.alpha = 1;
         g.beta = 0;
         g.a = {A, k, 1, 0};
-        g.b = {B, n, 1, 0};
+        g.b = bt ? dt_view{B, 1, k, 0} : dt_view{B, n, 1, 0};
         g.c = {C, n, 1, 0};
         unsigned long long *wbits;
         CK(cudaMalloc(&wbits, sizeof *wbits));
@@ -494,7 +498,7 @@ static void time_dtype(const std::vector<Variant> &vars, const std::vector<std::
             auto run = [&] {
                 if (v.fixed < 0) {
                     ran = gemm_fast_run<T>(NULL, NULL, &g, g_stream, &g_props, &info) == DUET_SUCCESS;
-                } else if (v.fixed) {
+                } else if (v.fixed && !bt) {
                     ran = launch_fixed<T>(v.fixed, g, v.tile);
                 } else {
                     duet_status s = gemm_fast_run_row<T>(NULL, NULL, &g, g_stream, &g_props, &row, &info);
