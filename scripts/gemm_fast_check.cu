@@ -423,6 +423,8 @@ static bool launch_fixed(int id, const dt_gemm &g, const dt_gemm_tile &t)
         LAB_DMMA(37, 64, 64, 16, 32, 32, 128, 4)
         LAB_DMMA(38, 128, 128, 16, 64, 64, 128, 3)
         LAB_DMMA(39, 64, 64, 32, 32, 32, 128, 3)
+        LAB_DMMA(40, 128, 64, 32, 64, 32, 128, 2)
+        LAB_DMMA(41, 64, 64, 32, 32, 32, 128, 2)
     }
     if constexpr (sizeof(T) == 4) {
         LAB_FMA(21, 128, 128, 8, 16, 8, 128, 2)
@@ -623,6 +625,8 @@ int main(int argc, char **argv)
         {"d_64x64x16_w32x32_s4", DT_GEMM_ENGINE_DMMA, {64, 64, 16, 32, 32, 128, 4}, 37},
         {"d_128x128x16_w64x64_s3", DT_GEMM_ENGINE_DMMA, {128, 128, 16, 64, 64, 128, 3}, 38},
         {"d_64x64x32_w32x32_s3", DT_GEMM_ENGINE_DMMA, {64, 64, 32, 32, 32, 128, 3}, 39},
+        {"d_128x64x32_w64x32_s2", DT_GEMM_ENGINE_DMMA, {128, 64, 32, 64, 32, 128, 2}, 40},
+        {"d_64x64x32_w32x32_s2", DT_GEMM_ENGINE_DMMA, {64, 64, 32, 32, 32, 128, 2}, 41},
     };
     if (getenv("LAB_ONLY")) {
         const char *only = getenv("LAB_ONLY");
