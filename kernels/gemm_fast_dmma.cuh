@@ -428,13 +428,13 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
 #pragma unroll
                             for (int j = 0; j < NT; ++j) MMA::run(acc[i][j], af[h][i], bf[h][j]);
                         if (s == 0) {
-                            const int64_t nk = kt + STAGES - 1;
-                            if constexpr (!EDGE) {
-                                const int64_t last = kt_count - 1;
-                                copy_slice((nk < last ? nk : last) - res, ws, true, true);
-                            } else if (nk < kt_count) {
-                                copy_slice(nk - res, ws, a_full, b_full);
-                            }
+                            /* Past the last slice, the last slice again (see above). */
+                            const int64_t nk = kt + STAGES - 1, last = kt_count - 1;
+                            const int64_t t = nk < last ? nk : last;
+                            if constexpr (!EDGE)
+                                copy_slice(t - res, ws, true, true);
+                            else
+                                copy_slice(res && t == 0 ? k_whole : t - res, ws, a_full, b_full);
                             gf_copy_commit();
                         }
                     }
