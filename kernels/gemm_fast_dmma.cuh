@@ -332,8 +332,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
              * independent instructions follow in the same block; issued first, the copies' address
              * arithmetic ran alone between the barrier and the first mma, idling the tensor pipe
              * unless the SM's other warps covered it (FP64 pipe 79% busy on 4096^3). For the same
-             * reason the interior loop has no branch: past the last slice it copies the last
-             * slice again into the stage that nobody reads. */
+             * reason neither loop branches around its copies: past the last slice they copy the
+             * last slice again, into the stage that nobody reads. */
             auto kloop = [&](auto edge) {
                 constexpr bool EDGE = decltype(edge)::value != 0;
 #pragma unroll
@@ -440,7 +440,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
                     }
                 }
             };
-            /* The interior loop's clamp needs one whole slice. */
+            /* The interior loop copies whole slices only, so it needs one. */
             if (a_full && b_full && k_whole >= 1)
                 kloop(gf_int<0>());
             else
