@@ -431,10 +431,13 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_dmma_min_blocks<WM, WN>()))
                             /* Past the last slice, the last slice again (see above). */
                             const int64_t nk = kt + STAGES - 1, last = kt_count - 1;
                             const int64_t t = nk < last ? nk : last;
-                            if constexpr (!EDGE)
+                            if constexpr (!EDGE) {
                                 copy_slice(t - res, ws, true, true);
-                            else
-                                copy_slice(res && t == 0 ? k_whole : t - res, ws, a_full, b_full);
+                            } else {
+                                const bool part = res && t == 0; /* the partial slice: tested */
+                                copy_slice(part ? k_whole : t - res, ws, a_full && !part,
+                                           b_full && !part);
+                            }
                             gf_copy_commit();
                         }
                     }
