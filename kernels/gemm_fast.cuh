@@ -116,61 +116,140 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
 #pragma unroll
                         for (int e = 0; e < VR; ++e) bf[gj * VR + e] = v.e[e];
                     }
+                    /* Rows in a zigzag: odd rows walk the columns backwards, so every FMA
+                     * shares an operand with the one before (af[i] along a row, bf[j] at the
+                     * turn) and can take it from the operand reuse cache. With two operands
+                     * to read instead of three, ptxas can keep them in different register
+                     * banks: the FMA loop of the 128 x 128 tile has 88 instead of 140 FMAs
+                     * whose operands collide in a bank, the 128 x 64 tile 70 instead of 150
+                     * (sm_90 SASS). Each output still adds its products in ascending k. */
 #pragma unroll
                     for (int i = 0; i < TM; ++i)
 #pragma unroll
-                        for (int j = 0; j < TN; ++j) acc[i][j] = gf_fma(af[i], bf[j], acc[i][j]);
+                        for (int jj = 0; jj < TN; ++jj) {
+                            const int j = (i & 1) ? TN - 1 - jj : jj;
+                            acc[i][j] = gf_fma(af[i], bf[j], acc[i][j]);
+                        }
                 }
             };
 
+            /*
+             * The k-loop exists twice (kloop, EDGE a compile-time flag): once for tiles inside
+             * m and n with a whole slice at least, once for the others. Inside, a partial last
+             * slice of k is loaded first (with every test, as logical slice 0; logical slice
+             * t >= 1 is then global slice t - 1), so the loop's loads are all of whole slices
+             * inside the matrix and take gf_loader's stepped path with no test (the scheme of
+             * gemm_fast_dmma.cuh). The edge loop tests each slice as before. On the H100, with
+             * the zigzag above, the 128 x 128 tile's loop went from 1,279 to 1,173 instructions
+             * per 1,024 FMAs and 4096^3 from 0.85x to 0.96x cuBLAS; the 128 x 64 ring's from 910
+             * to 660 per 512 FMAs and 1024^3 from 0.83x to 0.90x (docs/performance.md).
+             */
+            const int64_t k_whole = k_len / BK, last = kt_count - 1;
+            const int res = kt_count > k_whole ? 1 : 0; /* one partial slice, taken first */
             if (ASYNC) {
-                auto issue = [&](int64_t kt, int stage) {
-                    const int64_t k0 = kt * BK, krem = k_len - k0;
-                    la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem,
-                                  krem, a_full && krem >= BK);
-                    lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem,
-                                  krem, b_full && krem >= BK);
+                /* Global slice of logical slice t, and whether an operand's copies of it skip
+                 * the tests (full: its tile lies inside the matrix along x). */
+                auto slice_of = [&](int64_t t, bool edge) {
+                    return edge || !res ? t : (t == 0 ? k_whole : t - 1);
                 };
+                auto untested = [&](int64_t t, bool edge, bool full) {
+                    return edge ? full && k_len - t * BK >= BK : !(res && t == 0);
+                };
+                auto issue = [&](int64_t t, int stage, auto edge) {
+                    constexpr bool EDGE = decltype(edge)::value != 0;
+                    const int64_t gk = slice_of(t, EDGE), k0 = gk * BK, krem = k_len - k0;
+                    la.copy_async(As + stage * ASTAGE, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem, krem,
+                                  untested(EDGE ? gk : t, EDGE, a_full));
+                    lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
+                                  untested(EDGE ? gk : t, EDGE, b_full));
+                };
+                auto kloop = [&](auto edge) {
 #pragma unroll
-                for (int s = 0; s < STAGES - 1; ++s) {
-                    if (s < kt_count) issue(s, s);
-                    gf_copy_commit();
-                }
-                int read_stage = 0, write_stage = STAGES - 1;
-                for (int64_t kt = 0; kt < kt_count; ++kt) {
-                    /* Publishes slice kt and retires the stage the next copy overwrites (it
-                     * was read in the previous iteration), with one barrier. */
-                    gf_copy_wait<(STAGES > 2 ? STAGES - 2 : 0)>();
-                    duet_barrier();
-                    if (kt + STAGES - 1 < kt_count) issue(kt + STAGES - 1, write_stage);
-                    gf_copy_commit();
-                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
-                    multiply(As + read_stage * ASTAGE, Bs + read_stage * BSTAGE);
-                    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
-                }
+                    for (int s = 0; s < STAGES - 1; ++s) {
+                        if (s < kt_count) issue(s, s, edge);
+                        gf_copy_commit();
+                    }
+                    int read_stage = 0, write_stage = STAGES - 1;
+                    for (int64_t kt = 0; kt < kt_count; ++kt) {
+                        /* Publishes slice kt and retires the stage the next copy overwrites
+                         * (it was read in the previous iteration), with one barrier. */
+                        gf_copy_wait<(STAGES > 2 ? STAGES - 2 : 0)>();
+                        duet_barrier();
+                        if (kt + STAGES - 1 < kt_count) issue(kt + STAGES - 1, write_stage, edge);
+                        gf_copy_commit();
+                        write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+                        multiply(As + read_stage * ASTAGE, Bs + read_stage * BSTAGE);
+                        read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+                    }
+                };
+                if (a_full && b_full && k_whole >= 1)
+                    kloop(gf_int<0>());
+                else
+                    kloop(gf_int<1>());
                 gf_copy_wait<0>();
             } else {
                 T ra[LA::COUNT][AV], rb[LB::COUNT][BV];
-                auto fetch = [&](int64_t kt) {
-                    const int64_t k0 = kt * BK, krem = k_len - k0;
+                /* Global slice gk into registers, tested where EDGE. */
+                auto fetch = [&](int64_t gk, auto edge) {
+                    constexpr bool EDGE = decltype(edge)::value != 0;
+                    const int64_t k0 = gk * BK, krem = k_len - k0;
                     la.fetch(ra, a + k0 * p.a.cs, p.a.rs, p.a.cs, mrem, krem,
-                             a_full && krem >= BK);
+                             !EDGE || (a_full && krem >= BK));
                     lb.fetch(rb, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
-                             b_full && krem >= BK);
+                             !EDGE || (b_full && krem >= BK));
                 };
-                fetch(0);
-                la.store(As, ra);
-                lb.store(Bs, rb);
-                duet_barrier();
-                for (int64_t kt = 0; kt < kt_count; ++kt) {
-                    const int cur = (int)(kt & 1);
-                    if (kt + 1 < kt_count) fetch(kt + 1);
-                    multiply(As + cur * ASTAGE, Bs + cur * BSTAGE);
-                    if (kt + 1 < kt_count) {
+                /* The next slice's loads sit behind a branch, in a block of their own, and
+                 * ptxas issues them before the FMAs. In one block with the FMAs (the loop
+                 * without a branch, past the last slice loading the last one again) it sank
+                 * them past half the slice, which left their latency exposed at one block per
+                 * SM: 8192 x 128 x 8192 unsplit ran at 0.32x cuBLAS against 0.42x. The machine
+                 * code is fragile here (a rewrite of this loop with the same semantics had
+                 * ptxas move the whole branch behind the FMAs: 4096^3 at 0.70x); check the
+                 * SASS when changing it. */
+                auto kloop = [&](auto edge) {
+                    constexpr bool EDGE = decltype(edge)::value != 0;
+                    if (EDGE || !res)
+                        fetch(0, edge);
+                    else
+                        fetch(k_whole, gf_int<1>());
+                    la.store(As, ra);
+                    lb.store(Bs, rb);
+                    duet_barrier();
+                    for (int64_t kt = 0; kt < kt_count; ++kt) {
+                        const int cur = (int)(kt & 1);
+                        if (kt < last) fetch(EDGE ? kt + 1 : kt + 1 - res, edge);
+                        multiply(As + cur * ASTAGE, Bs + cur * BSTAGE);
+                        /* on the last slice: the last slice again, into the buffer nobody
+                         * reads (no branch around the stores) */
                         la.store(As + (cur ^ 1) * ASTAGE, ra);
                         lb.store(Bs + (cur ^ 1) * BSTAGE, rb);
+                        duet_barrier();
                     }
+                };
+                /* Element-wise loads (operands not 16-byte aligned) keep the loop as it was,
+                 * one for every tile, tests chosen per slice: 4095 x 4097 x 4093 ran at 0.79x
+                 * cuBLAS with kloop (every tile), 0.86x with kloop's edge loop for every tile,
+                 * 0.90x with this one. */
+                if constexpr (AV > 1 && BV > 1) {
+                    if (a_full && b_full && k_whole >= 1)
+                        kloop(gf_int<0>());
+                    else
+                        kloop(gf_int<1>());
+                } else {
+                    fetch(0, gf_int<1>());
+                    la.store(As, ra);
+                    lb.store(Bs, rb);
                     duet_barrier();
+                    for (int64_t kt = 0; kt < kt_count; ++kt) {
+                        const int cur = (int)(kt & 1);
+                        if (kt + 1 < kt_count) fetch(kt + 1, gf_int<1>());
+                        multiply(As + cur * ASTAGE, Bs + cur * BSTAGE);
+                        if (kt + 1 < kt_count) {
+                            la.store(As + (cur ^ 1) * ASTAGE, ra);
+                            lb.store(Bs + (cur ^ 1) * BSTAGE, rb);
+                        }
+                        duet_barrier();
+                    }
                 }
             }
 

@@ -165,11 +165,6 @@ constexpr size_t gf_dmma_smem_bytes()
            sizeof(double);
 }
 
-/* A compile-time int as a value (the kernel's generic lambda takes its tile kind this way). */
-template <int V> struct gf_int {
-    static constexpr int value = V;
-};
-
 /*
  * Loads a BX x BK tile of an operand contiguous along k into s[x * PK + k]: V = 2 doubles per
  * cp.async when every row starts 16-byte aligned (GF_K_VEC), else V = 1 (GF_K_ONE). Thread t

@@ -168,6 +168,11 @@ DUET_INLINE void gf_tile_coords(int64_t tile, int64_t tiles_m, int64_t tiles_n, 
     *tn = in_group / rows;
 }
 
+/* A compile-time int as a value (the kernels' generic lambdas take their tile kind this way). */
+template <int V> struct gf_int {
+    static constexpr int value = V;
+};
+
 /* ---- the operand tile loader ------------------------------------------------------------- */
 
 /*

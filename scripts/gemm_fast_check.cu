@@ -11,7 +11,7 @@
 // result against cuBLAS with a gauge bound. Part 2's variants other than "auto" (the device's
 // table row) are launched directly on row-major A and B (one instantiation each), so shapes
 // can be compared before they enter a tuning row.
-// Environment: LAB_ONLY=name times that variant only; LAB_SIZES=MxNxK one size; LAB_CHECK=dmma
+// Environment: LAB_ONLY=name[,name...] times those variants only; LAB_SIZES=MxNxK one size; LAB_CHECK=dmma
 // checks only the DMMA shapes; LAB_LAYOUT=bt times B stored N x K (variants then launch through
 // the dispatcher with their tile as the table row); LAB_CASES=n cases per shape in part 1 (default 40; fewer for
 // compute-sanitizer racecheck). The workspace is not linked here, so nothing splits K.
@@ -432,6 +432,7 @@ static bool launch_fixed(int id, const dt_gemm &g, const dt_gemm_tile &t)
         LAB_FMA(23, 256, 128, 8, 16, 8, 256, 3)
         LAB_FMA(24, 256, 128, 8, 16, 8, 256, 2)
         LAB_FMA(25, 128, 256, 8, 8, 16, 256, 3)
+        LAB_FMA(26, 128, 64, 16, 8, 4, 256, 3)
     }
     return false;
 }
@@ -613,6 +614,7 @@ int main(int argc, char **argv)
         {"f_256x128x8_s3", DT_GEMM_ENGINE_FMA, {256, 128, 8, 16, 8, 256, 3}, 23},
         {"f_256x128x8_s2", DT_GEMM_ENGINE_FMA, {256, 128, 8, 16, 8, 256, 2}, 24},
         {"f_128x256x8_s3", DT_GEMM_ENGINE_FMA, {128, 256, 8, 8, 16, 256, 3}, 25},
+        {"f_128x64x16_s3", DT_GEMM_ENGINE_FMA, {128, 64, 16, 8, 4, 256, 3}, 26},
     };
     std::vector<Variant> f64v = {
         {"auto", DT_GEMM_ENGINE_DMMA, {0, 0, 0, 0, 0, 0, 0}, -1},
@@ -630,7 +632,9 @@ int main(int argc, char **argv)
     };
     if (getenv("LAB_ONLY")) {
         const char *only = getenv("LAB_ONLY");
-        auto keep = [&](std::vector<Variant> &v) { std::vector<Variant> r; for (auto &x : v) if (!strcmp(x.name, only)) r.push_back(x); v = r; };
+        // A comma-separated list of variant names.
+        const std::string list = std::string(",") + only + ",";
+        auto keep = [&](std::vector<Variant> &v) { std::vector<Variant> r; for (auto &x : v) if (list.find(std::string(",") + x.name + ",") != std::string::npos) r.push_back(x); v = r; };
         keep(f32v); keep(f64v);
     }
     if (getenv("LAB_SIZES")) { int m, n, k; sscanf(getenv("LAB_SIZES"), "%dx%dx%d", &m, &n, &k); sizes = {{m, n, k}}; }
