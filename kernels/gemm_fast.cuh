@@ -299,8 +299,9 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
  * (16 register-staged kernels, 9 for a cp.async ring), so the lists stay short.
  */
 /* The AMD rows' f32/i32 shape: 128 x 128 x 8 with 16 x 8 per thread spills i32 on gfx90a and
- * gfx940, 64 x 64 x 16 with 4 x 4 compiles without scratch (docs/hip-resources.md). Compiled
- * for HIP only: no CUDA row names it, so CUDA builds keep exactly their kernels. */
+ * gfx940, 64 x 64 x 16 with 4 x 4 compiles without scratch but for i32 on gfx1030 (36 bytes,
+ * docs/hip-resources.md). Compiled for HIP only: no CUDA row names it, so CUDA builds keep
+ * exactly their kernels. */
 #if DUET_GPU_HIP
 #define GF_FMA_SHAPES_F32_AMD(X) X(64, 64, 16, 4, 4, 256, 2)
 #else
