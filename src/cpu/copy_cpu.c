@@ -177,6 +177,15 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
 
 /* Rows [i0, i1) x columns [j0, j1) of out, K rows of out at a time, straight from in to out:
  * the edges of the blocked walk below. */
+/* A stride in bytes. It is used only along a dimension that spans whole blocks, where the
+ * view's validation bounds it; along a shorter one (a single column, say) any stride is
+ * valid and may be huge, so the product wraps instead of overflowing (found by the API fuzzer:
+ * a one-column input with a column stride of 2^62). */
+static int64_t byte_stride(int64_t stride, size_t e)
+{
+    return (int64_t)((uint64_t)stride * (uint64_t)e);
+}
+
 static void transpose_tile(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1, int64_t j0,
                            int64_t j1)
 {
@@ -184,7 +193,7 @@ static void transpose_tile(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1
     const int64_t K = (int64_t)(16 / e);
     const unsigned char *in = (const unsigned char *)t->in.base + (size_t)(b * t->in.bs) * e;
     unsigned char *out = (unsigned char *)t->out.base + (size_t)(b * t->out.bs) * e;
-    const int64_t ss = t->in.cs * (int64_t)e, ds = t->out.rs * (int64_t)e;
+    const int64_t ss = byte_stride(t->in.cs, e), ds = byte_stride(t->out.rs, e);
     const int64_t iK = i0 + (i1 - i0) / K * K, jK = j0 + (j1 - j0) / K * K;
     for (int64_t i = i0; i < iK; i += K)
         for (int64_t j = j0; j < jK; j += K) {
@@ -381,8 +390,8 @@ static void transpose_tiles(const dt_copy2d *t)
     const size_t e = t->elem;
     transpose_walk w;
     w.R = (int64_t)(64 / e);
-    w.ss = t->in.cs * (int64_t)e;
-    w.ds = t->out.rs * (int64_t)e;
+    w.ss = byte_stride(t->in.cs, e);
+    w.ds = byte_stride(t->out.rs, e);
     /* _mm_stream_si128 needs 16-byte aligned addresses: every row of out (and so every
      * block, R * elem = 64 bytes from the last) must start on one. */
     w.stream = t->batch * t->rows * t->cols * (int64_t)e >= CPU_TRANSPOSE_STREAM_MIN &&
