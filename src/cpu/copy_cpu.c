@@ -175,8 +175,6 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
 #endif
 #endif
 
-/* Rows [i0, i1) x columns [j0, j1) of out, K rows of out at a time, straight from in to out:
- * the edges of the blocked walk below. */
 /* A stride in bytes. It is used only along a dimension that spans whole blocks, where the
  * view's validation bounds it; along a shorter one (a single column, say) any stride is
  * valid and may be huge, so the product wraps instead of overflowing (found by the API fuzzer:
@@ -186,6 +184,8 @@ static int64_t byte_stride(int64_t stride, size_t e)
     return (int64_t)((uint64_t)stride * (uint64_t)e);
 }
 
+/* Rows [i0, i1) x columns [j0, j1) of out, K rows of out at a time, straight from in to out:
+ * the edges of the blocked walk below. */
 static void transpose_tile(const dt_copy2d *t, int64_t b, int64_t i0, int64_t i1, int64_t j0,
                            int64_t j1)
 {
