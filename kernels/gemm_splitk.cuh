@@ -14,12 +14,17 @@
  *
  *     C = alpha * (P_0 + P_1 + ... + P_{split-1}) + beta * C      (beta == 0: C is not read)
  *
- * No atomics, and the order of the additions depends on the split alone, so a problem gives
- * the same bits on every run. With a long split (a small output over a long K: 64 x 64 x 65536
- * runs 241 slices) one thread per element would leave the device idle, so a block is
- * GROUPS x COLS threads: group g sums slices g, g + GROUPS, g + 2 GROUPS, ... of COLS adjacent
- * elements, then group 0 adds the groups' sums in group order. GROUPS is chosen from the split
- * (gemm_splitk_groups), which keeps the order fixed per problem.
+ * No atomics, and the order of the additions depends on the problem alone (split, batch, m,
+ * n), so a problem gives the same bits on every run.
+ *
+ * A thread owns VEC adjacent elements of one row (one 16-byte vector when n is a multiple of
+ * it, else one element) and a group of the slices: a block is GROUPS x COLS threads, group g
+ * sums slices g, g + GROUPS, g + 2 GROUPS, ... of COLS vectors, its loads independent of each
+ * other so many are in flight, then the groups' sums meet in a fixed pairwise tree in shared
+ * memory. A short split over a large output (8192 x 128 x 8192: 4 slices of a million
+ * elements) runs one group, every thread summing all the slices of its vector; a long split
+ * over a small output (64 x 64 x 65536: 241 slices of 4,096) runs up to 32 groups so the
+ * device has threads enough to keep its loads in flight (gemm_splitk_groups).
  *
  * Plain code with no vendor instruction: it compiles as CUDA and as HIP.
  */
@@ -34,72 +39,159 @@ template <typename T> struct gemm_splitk_args {
     int64_t c_rs, c_cs, c_bs;
     T alpha, beta;
     int beta_zero;
+    int c_vec;  /* C's rows are contiguous and every vector of VEC elements is 16-byte aligned */
+    int narrow; /* batch * m * n < 2^31: positions in 32-bit arithmetic */
 };
 
-template <typename T, int GROUPS>
+template <typename T, int VEC> DUET_INLINE void gemm_splitk_load(const T *p, T (&v)[VEC])
+{
+    if constexpr (VEC == 1) {
+        v[0] = *p;
+    } else {
+        const gf_vec<T> x = gf_load16(p);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) v[e] = x.e[e];
+    }
+}
+
+template <typename T, int VEC, int GROUPS>
 DUET_GLOBAL void __launch_bounds__(GEMM_SPLITK_THREADS)
     gemm_splitk_reduce_kernel(const gemm_splitk_args<T> p)
 {
     constexpr int COLS = GEMM_SPLITK_THREADS / GROUPS;
-    __shared__ T part[GROUPS > 1 ? GROUPS - 1 : 1][COLS];
+    /* [group][element][column]: a warp's lanes read and write consecutive words. */
+    __shared__ T part[GROUPS > 1 ? GROUPS : 1][VEC][COLS];
     const int lx = (int)(threadIdx.x % COLS), g = (int)(threadIdx.x / COLS);
-    const int64_t total = p.slice_stride;
-    const int64_t mn = p.m * p.n;
+    const int64_t vectors = p.slice_stride / VEC; /* VEC > 1 only when n % VEC == 0 */
     /* Block-uniform trip count: every thread reaches the barriers. */
-    for (int64_t base = (int64_t)blockIdx.x * COLS; base < total;
+    for (int64_t base = (int64_t)blockIdx.x * COLS; base < vectors;
          base += (int64_t)gridDim.x * COLS) {
-        const int64_t e = base + lx;
-        T sum = T(0);
-        if (e < total && g < p.split) {
-            const T *q = p.ws + e;
-            sum = q[(int64_t)g * p.slice_stride];
-            for (int64_t s = g + GROUPS; s < p.split; s += GROUPS)
-                sum = sum + q[s * p.slice_stride];
-        }
-        if (GROUPS > 1) {
-            if (g > 0) part[g - 1][lx] = sum;
-            duet_barrier();
-        }
-        if (g == 0 && e < total) {
+        const int64_t v = base + lx;
+        T sum[VEC];
 #pragma unroll
-            for (int h = 1; h < GROUPS; ++h)
-                if (h < p.split) sum = sum + part[h - 1][lx];
-            const int64_t b = e / mn, r = e - b * mn;
-            const int64_t i = r / p.n, j = r - i * p.n;
-            T *q = p.c + b * p.c_bs + i * p.c_rs + j * p.c_cs;
-            const T v = p.alpha * sum;
-            *q = p.beta_zero ? v : gf_fma(p.beta, *q, v);
+        for (int e = 0; e < VEC; ++e) sum[e] = T(0);
+        if (v < vectors && g < p.split) {
+            const T *q = p.ws + v * VEC;
+            gemm_splitk_load<T, VEC>(q + (int64_t)g * p.slice_stride, sum);
+#pragma unroll 4
+            for (int64_t s = g + GROUPS; s < p.split; s += GROUPS) {
+                T x[VEC];
+                gemm_splitk_load<T, VEC>(q + s * p.slice_stride, x);
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) sum[e] = sum[e] + x[e];
+            }
         }
-        if (GROUPS > 1) duet_barrier();
+        if constexpr (GROUPS > 1) {
+            /* Pairwise: group g adds group g + h for h = GROUPS/2, ..., 1. */
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) part[g][e][lx] = sum[e];
+            duet_barrier();
+#pragma unroll
+            for (int h = GROUPS / 2; h >= 1; h /= 2) {
+                if (g < h) {
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e) {
+                        sum[e] = sum[e] + part[g + h][e][lx];
+                        part[g][e][lx] = sum[e];
+                    }
+                }
+                duet_barrier();
+            }
+        }
+        if (g == 0 && v < vectors) {
+            /* The vector's row: element (b, i, j) of the batch x m x n partial product. */
+            const int64_t e0 = v * VEC;
+            int64_t b, i, j;
+            if (p.narrow) {
+                const uint32_t x = (uint32_t)e0, mn = (uint32_t)(p.m * p.n), n = (uint32_t)p.n;
+                const uint32_t bb = x / mn, r = x - bb * mn, ii = r / n;
+                b = bb;
+                i = ii;
+                j = r - ii * n;
+            } else {
+                const int64_t mn = p.m * p.n;
+                b = e0 / mn;
+                const int64_t r = e0 - b * mn;
+                i = r / p.n;
+                j = r - i * p.n;
+            }
+            T *q = p.c + b * p.c_bs + i * p.c_rs + j * p.c_cs;
+            if (VEC > 1 && p.c_vec) {
+                T old[VEC] = {};
+                if (!p.beta_zero) gemm_splitk_load<T, VEC>(q, old);
+                gf_vec<T> out;
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) {
+                    const T a = p.alpha * sum[e];
+                    out.e[e] = p.beta_zero ? a : gf_fma(p.beta, old[e], a);
+                }
+                gf_store16(q, out);
+            } else {
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) {
+                    T *d = q + (int64_t)e * p.c_cs;
+                    const T a = p.alpha * sum[e];
+                    *d = p.beta_zero ? a : gf_fma(p.beta, *d, a);
+                }
+            }
+        }
+        if constexpr (GROUPS > 1) duet_barrier();
     }
 }
 
-/* Slice groups per block for a split: enough that a long split keeps many threads busy. */
-static inline int gemm_splitk_groups(int64_t split)
+/* Slice groups per block: as many as keep about 2^17 threads summing (a long split over a small
+ * output), at most 32 and no more than the split has slices; 1 for a large output. Depends on
+ * the problem alone, so the order of the additions does too. */
+static inline int gemm_splitk_groups(int64_t split, int64_t vectors)
 {
-    return split >= 32 ? 8 : split >= 4 ? 4 : split >= 2 ? 2 : 1;
+    int groups = 1;
+    while (groups < 32 && groups * 2 <= split && vectors * groups * 2 <= ((int64_t)1 << 17))
+        groups *= 2;
+    return groups;
 }
 
-/* Launches the reduction on stream; returns the runtime's launch error. */
+template <typename T, int VEC>
+static void gemm_splitk_launch(int groups, dim3 grid, duet_gpu_stream_t stream,
+                               const gemm_splitk_args<T> &p)
+{
+    const dim3 block(GEMM_SPLITK_THREADS, 1, 1);
+    switch (groups) {
+    case 32: gemm_splitk_reduce_kernel<T, VEC, 32><<<grid, block, 0, stream>>>(p); break;
+    case 16: gemm_splitk_reduce_kernel<T, VEC, 16><<<grid, block, 0, stream>>>(p); break;
+    case 8: gemm_splitk_reduce_kernel<T, VEC, 8><<<grid, block, 0, stream>>>(p); break;
+    case 4: gemm_splitk_reduce_kernel<T, VEC, 4><<<grid, block, 0, stream>>>(p); break;
+    case 2: gemm_splitk_reduce_kernel<T, VEC, 2><<<grid, block, 0, stream>>>(p); break;
+    default: gemm_splitk_reduce_kernel<T, VEC, 1><<<grid, block, 0, stream>>>(p); break;
+    }
+}
+
+/* Launches the reduction on stream; returns the runtime's launch error. p.c_vec and p.narrow
+ * are set here. */
 template <typename T>
-static duet_gpu_error_t gemm_splitk_reduce(const gemm_splitk_args<T> &p, int64_t max_grid_x,
+static duet_gpu_error_t gemm_splitk_reduce(gemm_splitk_args<T> p, int64_t max_grid_x,
                                            duet_gpu_stream_t stream, unsigned *grid_out)
 {
-    const int groups = gemm_splitk_groups(p.split);
+    constexpr int VN = 16 / (int)sizeof(T);
+    /* The workspace is allocation-aligned and its rows hold n elements, so its vectors are
+     * aligned when n is a multiple of VN; C's when its rows are contiguous and aligned too. */
+    const int vec = p.n % VN == 0 ? VN : 1;
+    p.c_vec =
+        vec > 1 && p.c_cs == 1 && p.c_rs % VN == 0 && p.c_bs % VN == 0 && (uintptr_t)p.c % 16 == 0;
+    p.narrow = p.slice_stride < ((int64_t)1 << 31);
+    const int64_t vectors = p.slice_stride / vec;
+    const int groups = gemm_splitk_groups(p.split, vectors);
     const int64_t cols = GEMM_SPLITK_THREADS / groups;
-    int64_t blocks = (p.slice_stride + cols - 1) / cols;
+    int64_t blocks = (vectors + cols - 1) / cols;
     /* A grid-stride loop covers the rest: enough blocks to fill any current device. */
     const int64_t cap = max_grid_x > 0 && max_grid_x < 65536 ? max_grid_x : 65536;
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     const dim3 grid((unsigned)blocks, 1, 1);
     *grid_out = (unsigned)blocks;
-    switch (groups) {
-    case 8: gemm_splitk_reduce_kernel<T, 8><<<grid, GEMM_SPLITK_THREADS, 0, stream>>>(p); break;
-    case 4: gemm_splitk_reduce_kernel<T, 4><<<grid, GEMM_SPLITK_THREADS, 0, stream>>>(p); break;
-    case 2: gemm_splitk_reduce_kernel<T, 2><<<grid, GEMM_SPLITK_THREADS, 0, stream>>>(p); break;
-    default: gemm_splitk_reduce_kernel<T, 1><<<grid, GEMM_SPLITK_THREADS, 0, stream>>>(p); break;
-    }
+    if (vec > 1)
+        gemm_splitk_launch<T, VN>(groups, grid, stream, p);
+    else
+        gemm_splitk_launch<T, 1>(groups, grid, stream, p);
     return duet_gpu_get_last_error();
 }
 
