@@ -55,7 +55,7 @@ constexpr int gf_fma_min_blocks()
 }
 
 template <typename T, int BM, int BN, int BK, int TM, int TN, int THREADS, int STAGES, bool AXC,
-          int AV, bool BXC, int BV>
+          int AV, bool BXC, int BV, bool HALF>
 DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>()))
     gemm_fast_fma_kernel(const gf_args<T> p)
 {
@@ -67,6 +67,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
     static_assert(TX * TY == THREADS, "the thread grid covers the tile");
     static_assert(TM % VR == 0 && TN % VR == 0, "thread tiles are whole 16-byte vectors");
     static_assert(STAGES >= 2, "double buffering at least");
+    static_assert(!HALF || (STAGES > 2 && (TM / VR) % 2 == 0),
+                  "HALF: a ring whose threads' rows split evenly at BM / 2");
 
     __shared__ __align__(16) T smem[STAGES * (ASTAGE + BSTAGE)];
     T *As = smem;
@@ -100,12 +102,15 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
 #pragma unroll
                 for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
-            auto multiply = [&](const T *as, const T *bs) {
+            /* half: the tile's rows past BM / 2 lie outside m, and their products are
+             * skipped (a thread's rows i >= TM / 2 are exactly those). */
+            auto multiply = [&](const T *as, const T *bs, auto half) {
+                constexpr int ROWS = decltype(half)::value != 0 ? TM / 2 : TM;
 #pragma unroll
                 for (int kk = 0; kk < BK; ++kk) {
                     T af[TM], bf[TN];
 #pragma unroll
-                    for (int gi = 0; gi < TM / VR; ++gi) {
+                    for (int gi = 0; gi < ROWS / VR; ++gi) {
                         const gf_vec<T> v = gf_load16(as + kk * APITCH + gi * TY * VR + ty * VR);
 #pragma unroll
                         for (int e = 0; e < VR; ++e) af[gi * VR + e] = v.e[e];
@@ -124,7 +129,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
                      * whose operands collide in a bank, the 128 x 64 tile 70 instead of 150
                      * (sm_90 SASS). Each output still adds its products in ascending k. */
 #pragma unroll
-                    for (int i = 0; i < TM; ++i)
+                    for (int i = 0; i < ROWS; ++i)
 #pragma unroll
                         for (int jj = 0; jj < TN; ++jj) {
                             const int j = (i & 1) ? TN - 1 - jj : jj;
@@ -163,7 +168,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
                     lb.copy_async(Bs + stage * BSTAGE, b + k0 * p.b.rs, p.b.cs, p.b.rs, nrem, krem,
                                   untested(EDGE ? gk : t, EDGE, b_full));
                 };
-                auto kloop = [&](auto edge) {
+                auto kloop = [&](auto edge, auto half) {
 #pragma unroll
                     for (int s = 0; s < STAGES - 1; ++s) {
                         if (s < kt_count) issue(s, s, edge);
@@ -178,14 +183,16 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
                         if (kt + STAGES - 1 < kt_count) issue(kt + STAGES - 1, write_stage, edge);
                         gf_copy_commit();
                         write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
-                        multiply(As + read_stage * ASTAGE, Bs + read_stage * BSTAGE);
+                        multiply(As + read_stage * ASTAGE, Bs + read_stage * BSTAGE, half);
                         read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
                     }
                 };
-                if (a_full && b_full && k_whole >= 1)
-                    kloop(gf_int<0>());
+                if constexpr (HALF)
+                    kloop(gf_int<1>(), gf_int<1>());
+                else if (a_full && b_full && k_whole >= 1)
+                    kloop(gf_int<0>(), gf_int<0>());
                 else
-                    kloop(gf_int<1>());
+                    kloop(gf_int<1>(), gf_int<0>());
                 gf_copy_wait<0>();
             } else {
                 T ra[LA::COUNT][AV], rb[LB::COUNT][BV];
@@ -218,7 +225,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
                     for (int64_t kt = 0; kt < kt_count; ++kt) {
                         const int cur = (int)(kt & 1);
                         if (kt < last) fetch(EDGE ? kt + 1 : kt + 1 - res, edge);
-                        multiply(As + cur * ASTAGE, Bs + cur * BSTAGE);
+                        multiply(As + cur * ASTAGE, Bs + cur * BSTAGE, gf_int<0>());
                         /* on the last slice: the last slice again, into the buffer nobody
                          * reads (no branch around the stores) */
                         la.store(As + (cur ^ 1) * ASTAGE, ra);
@@ -243,7 +250,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS(THREADS, (gf_fma_min_blocks<T, TM, TN, STAGES>
                     for (int64_t kt = 0; kt < kt_count; ++kt) {
                         const int cur = (int)(kt & 1);
                         if (kt + 1 < kt_count) fetch(kt + 1, gf_int<1>());
-                        multiply(As + cur * ASTAGE, Bs + cur * BSTAGE);
+                        multiply(As + cur * ASTAGE, Bs + cur * BSTAGE, gf_int<0>());
                         if (kt + 1 < kt_count) {
                             la.store(As + (cur ^ 1) * ASTAGE, ra);
                             lb.store(Bs + (cur ^ 1) * BSTAGE, rb);
@@ -380,13 +387,32 @@ constexpr int gf_effective_layout(int l, bool ring) { return ring && l == GF_K_V
 constexpr bool gf_walks_x(int l) { return l == GF_X_VEC || l == GF_X_ONE; }
 constexpr int gf_vector_width(int l, int vn) { return l == GF_X_VEC || l == GF_K_VEC ? vn : 1; }
 
+/* half: every tile of the grid lies at most half inside m (one row of tiles, 2 m <= BM). The
+ * f32 ring then runs an instantiation whose k-loop skips the dead rows' FMAs: a split 64 x 64
+ * output on the 128 x 64 tile did half its FMAs on zeros (64 x 64 x 65536 at 0.85x cuBLAS
+ * against 0.95x without them, H100, docs/performance.md). A separate kernel rather than a third
+ * loop in the same one: inside it, the extra loop changed the code ptxas made of the others
+ * (1024^3 fell from 0.91x to 0.73x). f32 only: i32 and the register-staged shapes keep one
+ * kernel per layout. */
 template <typename T, int BM, int BN, int BK, int TM, int TN, int TH, int ST, int LA, int LB>
-static void gf_launch_fma_layout(const gf_args<T> &args, dim3 grid, duet_gpu_stream_t stream)
+static void gf_launch_fma_layout(const gf_args<T> &args, bool half, dim3 grid,
+                                 duet_gpu_stream_t stream)
 {
     constexpr int VN = 16 / (int)sizeof(T);
     constexpr int la = gf_effective_layout(LA, ST > 2), lb = gf_effective_layout(LB, ST > 2);
+    constexpr bool HALVES =
+        gf_dtype<T>::id == DUET_DTYPE_F32 && ST > 2 && (TM / VN) % 2 == 0;
+    if constexpr (HALVES) {
+        if (half) {
+            gemm_fast_fma_kernel<T, BM, BN, BK, TM, TN, TH, ST, gf_walks_x(la),
+                                 gf_vector_width(la, VN), gf_walks_x(lb), gf_vector_width(lb, VN),
+                                 true><<<grid, TH, 0, stream>>>(args);
+            return;
+        }
+    }
     gemm_fast_fma_kernel<T, BM, BN, BK, TM, TN, TH, ST, gf_walks_x(la), gf_vector_width(la, VN),
-                         gf_walks_x(lb), gf_vector_width(lb, VN)><<<grid, TH, 0, stream>>>(args);
+                         gf_walks_x(lb), gf_vector_width(lb, VN), false>
+        <<<grid, TH, 0, stream>>>(args);
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int TH, int ST, int AM, int AK, int LA, int LB>
@@ -439,7 +465,7 @@ static inline bool gf_same_tile(const dt_gemm_tile &t, int bm, int bn, int bk, i
 /* Launches the FMA kernel of shape t if it is compiled for T (each dtype instantiates only
  * its own list); false when t is not in the list. */
 #define GF_CALL_FMA(la, lb)                                                                        \
-    gf_launch_fma_layout<T, BM_, BN_, BK_, TM_, TN_, TH_, ST_, la, lb>(args, grid, stream)
+    gf_launch_fma_layout<T, BM_, BN_, BK_, TM_, TN_, TH_, ST_, la, lb>(args, half, grid, stream)
 #define GF_TRY_FMA(bm, bn, bk, tm, tn, th, st)                                                     \
     if (gf_same_tile(t, bm, bn, bk, tm, tn, th, st)) {                                             \
         constexpr int BM_ = bm, BN_ = bn, BK_ = bk, TM_ = tm, TN_ = tn, TH_ = th, ST_ = st;         \
@@ -448,7 +474,7 @@ static inline bool gf_same_tile(const dt_gemm_tile &t, int bm, int bn, int bk, i
     }
 #define GF_FMA_DISPATCH(type, LIST)                                                                \
     static bool gf_launch_fma(const dt_gemm_tile &t, int code, const gf_args<type> &args,          \
-                              dim3 grid, duet_gpu_stream_t stream)                                 \
+                              bool half, dim3 grid, duet_gpu_stream_t stream)                      \
     {                                                                                              \
         typedef type T;                                                                            \
         LIST(GF_TRY_FMA)                                                                           \
@@ -680,7 +706,8 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
         if (!gf_launch_dmma(t, code, args, grid, stream, props, &err))
             return DUET_ERROR_UNSUPPORTED;
     } else {
-        if (!gf_launch_fma(t, code, args, grid, stream)) return DUET_ERROR_UNSUPPORTED;
+        const bool half = args.tiles_m == 1 && 2 * g->m <= t.bm;
+        if (!gf_launch_fma(t, code, args, half, grid, stream)) return DUET_ERROR_UNSUPPORTED;
     }
     if (err == DUET_GPU_SUCCESS) err = duet_gpu_get_last_error();
     unsigned reduce_grid = 0;

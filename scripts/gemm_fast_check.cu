@@ -404,7 +404,7 @@ static cublasHandle_t g_cublas;
     if (id == id_) {                                                                               \
         gf_args<float> args = gf_make_args<float>(&g, t);                                          \
         const dim3 grid((unsigned)(args.tiles_m * args.tiles_n), 1, 1);                            \
-        gf_launch_fma_layout<float, bm, bn, bk, tm, tn, th, st, GF_K_VEC, GF_X_VEC>(args, grid, g_stream); \
+        gf_launch_fma_layout<float, bm, bn, bk, tm, tn, th, st, GF_K_VEC, GF_X_VEC>(args, false, grid, g_stream); \
         return true;                                                                               \
     }
 template <typename T>
