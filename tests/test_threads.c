@@ -284,6 +284,93 @@ static void run_workers(void *(*fn)(void *), const char *what)
     DT_CHECK(checks > 0, "%s: the threads checked nothing", what);
 }
 
+/* ---- calls from the members of an application's own OpenMP team ------------------------- */
+
+#ifdef _OPENMP
+#include <omp.h>
+
+/* Each member multiplies on a stream of its own. Inside the team the cpu backend's nested
+ * regions get one thread, so a member's number in the application's team must not choose
+ * its share of a workspace sized for one (it did: ASan found the packed GEMM writing past
+ * it). f32 and f16 (whose operands are widened into the workspace), exact small integers. */
+static void omp_team_worker(worker *w)
+{
+    const int64_t n = 256 + 8 * w->id; /* packed blocks of B past a quarter of 1 MiB */
+    duet_stream *s = NULL;
+    duet_buffer *ba = NULL, *bb = NULL, *bc = NULL;
+    float *h = (float *)malloc((size_t)(3 * n * n) * sizeof *h);
+    W_OK(w, duet_stream_create(g_ctx, &s));
+    W_OK(w, duet_buffer_create(g_ctx, (size_t)(n * n) * 4, &ba));
+    W_OK(w, duet_buffer_create(g_ctx, (size_t)(n * n) * 4, &bb));
+    W_OK(w, duet_buffer_create(g_ctx, (size_t)(n * n) * 4, &bc));
+    if (!s || !ba || !bb || !bc || !h) {
+        W_CHECK(w, 0, "setup failed");
+    } else {
+        float *a = h, *b = h + n * n, *c = h + 2 * n * n;
+        uint16_t *a16 = (uint16_t *)c, *b16 = a16 + n * n;
+        for (int64_t e = 0; e < n * n; e++) {
+            a[e] = (float)((e * 7 + w->id) % 9 - 4);
+            b[e] = (float)((e * 5 + 3 * w->id) % 7 - 3);
+        }
+        for (int dt = 0; dt < 2; dt++) {
+            const duet_dtype type = dt ? DUET_DTYPE_F16 : DUET_DTYPE_F32;
+            if (dt) {
+                /* Small integers are exact in f16. */
+                for (int64_t e = 0; e < n * n; e++) {
+                    dt_set(a16, DUET_DTYPE_F16, (size_t)e, a[e]);
+                    dt_set(b16, DUET_DTYPE_F16, (size_t)e, b[e]);
+                }
+                W_OK(w, duet_buffer_write(s, ba, 0, a16, (size_t)(n * n) * 2));
+                W_OK(w, duet_buffer_write(s, bb, 0, b16, (size_t)(n * n) * 2));
+            } else {
+                W_OK(w, duet_buffer_write(s, ba, 0, a, (size_t)(n * n) * 4));
+                W_OK(w, duet_buffer_write(s, bb, 0, b, (size_t)(n * n) * 4));
+            }
+            duet_matrix ma = duet_matrix_make(ba, type, DUET_LAYOUT_ROW_MAJOR, n, n);
+            duet_matrix mb = duet_matrix_make(bb, type, DUET_LAYOUT_ROW_MAJOR, n, n);
+            duet_matrix mc = duet_matrix_make(bc, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, n, n);
+            float *got = (float *)malloc((size_t)(n * n) * sizeof *got);
+            W_OK(w, duet_gemm(s, DUET_OP_N, DUET_OP_N, 1, &ma, &mb, 0, &mc, NULL));
+            if (got) W_OK(w, duet_buffer_read(s, bc, 0, got, (size_t)(n * n) * 4));
+            W_OK(w, duet_stream_synchronize(s));
+            int bad = 0;
+            for (int64_t i = 0; got && i < n; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < n; k++) acc += (double)a[i * n + k] * b[k * n + j];
+                    bad += got[i * n + j] != (float)acc;
+                }
+            W_CHECK(w, got && bad == 0, "%s %lld^3 in member %d: %d wrong", duet_dtype_name(type),
+                    (long long)n, w->id, bad);
+            free(got);
+        }
+    }
+    duet_buffer *bufs[3] = {ba, bb, bc};
+    for (int k = 0; k < 3; k++)
+        if (bufs[k]) W_OK(w, duet_buffer_destroy(bufs[k]));
+    if (s) W_OK(w, duet_stream_destroy(s));
+    free(h);
+}
+
+static void run_omp_team(void)
+{
+    worker w[NTHREADS];
+    memset(w, 0, sizeof w);
+#pragma omp parallel num_threads(NTHREADS)
+    {
+        const int id = omp_get_thread_num();
+        w[id].id = id;
+        omp_team_worker(&w[id]);
+    }
+    int checks = 0;
+    for (int i = 0; i < NTHREADS; i++) {
+        merge(&w[i]);
+        checks += w[i].checks;
+    }
+    DT_CHECK(checks > 0, "OpenMP team: the members checked nothing");
+}
+#endif /* _OPENMP */
+
 int main(int argc, char **argv)
 {
     g_iters = dt_quick_mode(argc, argv) ? 6 : 40;
@@ -292,6 +379,9 @@ int main(int argc, char **argv)
     run_workers(churn_worker, "create and destroy");
     run_workers(grow_worker, "table growth");
     run_workers(error_worker, "thread-local errors");
+#ifdef _OPENMP
+    run_omp_team();
+#endif /* _OPENMP */
     /* And all of it again at once: ops next to churn on the same context. */
     pthread_t th[2 * NTHREADS];
     worker w[2 * NTHREADS];

@@ -559,7 +559,6 @@ static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job
      * millisecond on one AVX-512 core): on a busy host a thread may wait several scheduler
      * ticks for its core, and a call then takes as long as its slowest share. */
     const int nt = cpu_threads_for(total / (GEMM_THREAD_WORK / CPU_PARALLEL_MIN_WORK));
-    (void)nt;
 
     /* Matrices of C that cannot overlap may run at once; else one matrix at a time. */
     const int64_t c_span = (g->m - 1) * g->c.rs + (g->n - 1) * g->c.cs + 1;
@@ -592,7 +591,11 @@ static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job
     const int64_t tasks = group * slabs;
     for (int64_t b0 = 0; b0 < g->batch; b0 += group) {
         CPU_PARALLEL_FOR(x, tasks, {
-            const int tid = gemm_thread_num();
+            /* Without a region of its own (nt == 1: a small problem, or a call from inside
+             * the application's OpenMP team, where nested regions get one thread) this is the
+             * caller's thread, whose number in its own team says nothing about the workspace,
+             * which then holds one share. */
+            const int tid = nt > 1 ? gemm_thread_num() : 0;
             const int64_t bi = b0 + x / slabs, s = x % slabs;
             const int64_t p0 = s * panels / slabs, p1 = (s + 1) * panels / slabs;
             if (p0 == p1) continue;
