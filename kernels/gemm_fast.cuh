@@ -392,8 +392,8 @@ constexpr int gf_vector_width(int l, int vn) { return l == GF_X_VEC || l == GF_K
  * output on the 128 x 64 tile did half its FMAs on zeros (64 x 64 x 65536 at 0.85x cuBLAS
  * against 0.95x without them, H100, docs/performance.md). A separate kernel rather than a third
  * loop in the same one: inside it, the extra loop changed the code ptxas made of the others
- * (1024^3 fell from 0.91x to 0.73x). f32 only: i32 and the register-staged shapes keep one
- * kernel per layout. */
+ * (1024^3 fell from 0.91x to 0.73x). f32 on CUDA only (no AMD row runs a ring): i32 and the
+ * register-staged shapes keep one kernel per layout. */
 template <typename T, int BM, int BN, int BK, int TM, int TN, int TH, int ST, int LA, int LB>
 static void gf_launch_fma_layout(const gf_args<T> &args, bool half, dim3 grid,
                                  duet_gpu_stream_t stream)
@@ -401,7 +401,7 @@ static void gf_launch_fma_layout(const gf_args<T> &args, bool half, dim3 grid,
     constexpr int VN = 16 / (int)sizeof(T);
     constexpr int la = gf_effective_layout(LA, ST > 2), lb = gf_effective_layout(LB, ST > 2);
     constexpr bool HALVES =
-        gf_dtype<T>::id == DUET_DTYPE_F32 && ST > 2 && (TM / VN) % 2 == 0;
+        DUET_GPU_CUDA && gf_dtype<T>::id == DUET_DTYPE_F32 && ST > 2 && (TM / VN) % 2 == 0;
     if constexpr (HALVES) {
         if (half) {
             gemm_fast_fma_kernel<T, BM, BN, BK, TM, TN, TH, ST, gf_walks_x(la),
