@@ -165,7 +165,7 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
  * out whole. Read straight from in, a band's 512 rows 4 KiB apart fall into 16 of the L2's
  * sets and lines prefetched a few blocks ahead were evicted before use; read in runs along
  * the rows, each run is 8 consecutive lines the hardware prefetcher follows (measured on the
- * 2-core Zen 5, 4096^2, two threads: 0.72-0.79 ms against 1.03 ms). Non-temporal stores to
+ * 2-core Zen 5, 4096^2, two threads: 0.62-0.75 ms against 0.78-0.90 read straight from in). Non-temporal stores to
  * lines 4 KiB apart, a block's 64 rows in turn, ran at a third of the speed of the same bytes
  * written row by row (16 MiB of streamed stores took 1.5 ms in runs of 128 bytes, 0.45 ms in
  * runs of 512 or more). */
@@ -180,8 +180,8 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
 /* Workspace per thread: the tile buffer, then the staging buffer (320 KiB)... */
 #define TRANSPOSE_STAGE_SCRATCH                                                                    \
     ((size_t)TRANSPOSE_STAGE_BYTES * TRANSPOSE_TILE_PITCH + (size_t)64 * TRANSPOSE_STAGE_BYTES)
-/* ...at the start of a share of 1 MiB. Shares packed 320 KiB apart ran 1.3x slower on two
- * threads of the 2-core Zen 5 (4096^2: 0.78-0.80 ms against 0.61-0.63 with shares 768 KiB or
+/* ...at the start of a share of 1 MiB. Shares packed 320 KiB apart ran 1.1-1.3x slower on two
+ * threads of the 2-core Zen 5 (4096^2: 0.78-0.80 ms against 0.60-0.63 with shares 768 KiB or
  * more apart, 0.65-0.68 at 512 KiB; the cause was not pinned down). */
 #define TRANSPOSE_STAGE_SHARE ((size_t)1 << 20)
 _Static_assert(TRANSPOSE_STAGE_SCRATCH <= TRANSPOSE_STAGE_SHARE,
@@ -350,7 +350,7 @@ transpose_block_8_avx512(const unsigned char *src, int64_t ss, unsigned char *ds
 }
 
 /* Whole 64-byte lines per non-temporal store: the same rows streamed 16 bytes at a time took
- * 1.2-1.3x as long (2-core Zen 5, 4096^2 1-byte transpose, one or two threads). A row of out
+ * 1.1-1.2x as long (2-core Zen 5, 4096^2 1-byte transpose, one or two threads). A row of out
  * that does not start on a line (out's rows 16-byte aligned only) begins and ends with 16-byte
  * stores up to the first and from the last whole line. */
 __attribute__((target("avx512f"))) static void stream_rows_avx512(const unsigned char *from,
