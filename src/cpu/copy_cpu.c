@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef DUET_HAVE_OPENMP
+#include <omp.h>
+#endif
+
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- copy2d -------------------------------------------------------------------------------- */
@@ -153,17 +157,35 @@ static void transpose_edge(const dt_copy2d *t, const unsigned char *in, unsigned
 #define TRANSPOSE_BAND_BYTES 1024
 #define TRANSPOSE_RUN_BYTES 4096
 
-/* Streamed 1-byte transposes take bands of this many bytes and write them through a staging
- * buffer of 64 rows x this width (32 KiB, L1): a row of 64 blocks' results is streamed to out
- * one row at a time, in runs of the band's whole width. Non-temporal stores to lines 4 KiB
- * apart, a block's 64 rows in turn, ran at a third of the speed of the same bytes written
- * row by row (measured on the 2-core Zen 5: 16 MiB of streamed stores took 1.5 ms in runs of
- * 128 bytes, 0.45 ms in runs of 512 or more). */
+/* Streamed 1-byte transposes work on tiles of TRANSPOSE_STAGE_BYTES of out's columns by
+ * TRANSPOSE_STAGE_RUN of its rows. A tile's rows of in (one per column of out) are first
+ * copied whole, in runs of TRANSPOSE_STAGE_RUN bytes, into a per-thread tile buffer in the
+ * stream's workspace (288 KiB, L2); its 64 x 64 blocks are transposed from there into a
+ * staging buffer of 64 rows x TRANSPOSE_STAGE_BYTES (32 KiB, L1), whose rows are streamed to
+ * out whole. Read straight from in, a band's 512 rows 4 KiB apart fall into 16 of the L2's
+ * sets and lines prefetched a few blocks ahead were evicted before use; read in runs along
+ * the rows, each run is 8 consecutive lines the hardware prefetcher follows (measured on the
+ * 2-core Zen 5, 4096^2, two threads: 0.62-0.75 ms against 0.78-0.90 read straight from in). Non-temporal stores to
+ * lines 4 KiB apart, a block's 64 rows in turn, ran at a third of the speed of the same bytes
+ * written row by row (16 MiB of streamed stores took 1.5 ms in runs of 128 bytes, 0.45 ms in
+ * runs of 512 or more). */
 #define TRANSPOSE_STAGE_BYTES 512
 /* ...and runs of this many of out's rows: 64 tasks for 4096^2, handed out as threads come
  * free (runs of 128 rows were 1.25x slower; whole bands, split statically, 1.2x slower on two
  * threads of the busy host). */
 #define TRANSPOSE_STAGE_RUN 512
+/* The tile buffer's rows are a line longer than a run, so that a block's 64 rows do not share
+ * one L1 set (rows 512 bytes apart would fall into 8 of its 64). */
+#define TRANSPOSE_TILE_PITCH (TRANSPOSE_STAGE_RUN + 64)
+/* Workspace per thread: the tile buffer, then the staging buffer (320 KiB)... */
+#define TRANSPOSE_STAGE_SCRATCH                                                                    \
+    ((size_t)TRANSPOSE_STAGE_BYTES * TRANSPOSE_TILE_PITCH + (size_t)64 * TRANSPOSE_STAGE_BYTES)
+/* ...at the start of a share of 1 MiB. Shares packed 320 KiB apart ran 1.1-1.3x slower on two
+ * threads of the 2-core Zen 5 (4096^2: 0.78-0.80 ms against 0.60-0.63 with shares 768 KiB or
+ * more apart, 0.65-0.68 at 512 KiB; the cause was not pinned down). */
+#define TRANSPOSE_STAGE_SHARE ((size_t)1 << 20)
+_Static_assert(TRANSPOSE_STAGE_SCRATCH <= TRANSPOSE_STAGE_SHARE,
+               "a thread's share holds its buffers");
 
 /* The 1-byte block in AVX-512 registers where the CPU has AVX-512BW (chosen at run time; 0
  * on the command line keeps the SSE2 blocks, to test them on such a CPU). */
@@ -251,16 +273,33 @@ TRANSPOSE_BLOCK(16)
 TRANSPOSE_BLOCK(32)
 TRANSPOSE_BLOCK(64)
 
-/* A 64 x 64 byte block written with plain stores (dst, ds bytes apart), the way the walk
- * calls it: the SSE2 block above, or the AVX-512 one below. */
-typedef void (*transpose_block_fn)(const unsigned char *src, int64_t ss, unsigned char *dst,
-                                   int64_t ds);
+/* The 1-byte kernels the walk calls, chosen once for the CPU: a 64 x 64 byte block written
+ * with plain stores (dst, ds bytes apart), and rows of a staging buffer (w bytes each, a
+ * multiple of 64; fp bytes apart, 64-byte aligned) streamed to out (tp bytes apart, 16-byte
+ * aligned) with non-temporal stores. SSE2 below, AVX-512 where the CPU has it. */
+typedef struct transpose_kernels_8 {
+    void (*block)(const unsigned char *src, int64_t ss, unsigned char *dst, int64_t ds);
+    void (*stream_rows)(const unsigned char *from, int64_t fp, unsigned char *to, int64_t tp,
+                        int64_t rows, int64_t w);
+} transpose_kernels_8;
 
 static void transpose_block_8_sse2(const unsigned char *src, int64_t ss, unsigned char *dst,
                                    int64_t ds)
 {
     transpose_block_8(src, ss, dst, ds, 0);
 }
+
+static void stream_rows_sse2(const unsigned char *from, int64_t fp, unsigned char *to, int64_t tp,
+                             int64_t rows, int64_t w)
+{
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < w; c += 16)
+            _mm_stream_si128((__m128i *)(to + r * tp + c),
+                             _mm_load_si128((const __m128i *)(from + r * fp + c)));
+}
+
+static const transpose_kernels_8 transpose_kernels_8_sse2 = {transpose_block_8_sse2,
+                                                             stream_rows_sse2};
 
 #if CPU_TRANSPOSE_AVX512
 #include <immintrin.h>
@@ -309,34 +348,64 @@ transpose_block_8_avx512(const unsigned char *src, int64_t ss, unsigned char *ds
         _mm512_storeu_si512((void *)(dst + (48 + k) * ds), _mm512_shuffle_i64x2(ab23, cd23, 0xDD));
     }
 }
+
+/* Whole 64-byte lines per non-temporal store: the same rows streamed 16 bytes at a time took
+ * 1.1-1.2x as long (2-core Zen 5, 4096^2 1-byte transpose, one or two threads). A row of out
+ * that does not start on a line (out's rows 16-byte aligned only) begins and ends with 16-byte
+ * stores up to the first and from the last whole line. */
+__attribute__((target("avx512f"))) static void stream_rows_avx512(const unsigned char *from,
+                                                                  int64_t fp, unsigned char *to,
+                                                                  int64_t tp, int64_t rows,
+                                                                  int64_t w)
+{
+    for (int64_t r = 0; r < rows; ++r) {
+        const unsigned char *f = from + r * fp;
+        unsigned char *d = to + r * tp;
+        const int64_t head = (int64_t)((64 - ((uintptr_t)d & 63)) & 63);
+        const int64_t body = head + (w - head) / 64 * 64;
+        int64_t c = 0;
+        for (; c < head; c += 16)
+            _mm_stream_si128((__m128i *)(d + c), _mm_loadu_si128((const __m128i *)(f + c)));
+        for (; c < body; c += 64)
+            _mm512_stream_si512((void *)(d + c), _mm512_loadu_si512((const void *)(f + c)));
+        for (; c < w; c += 16)
+            _mm_stream_si128((__m128i *)(d + c), _mm_loadu_si128((const __m128i *)(f + c)));
+    }
+}
+
+static const transpose_kernels_8 transpose_kernels_8_avx512 = {transpose_block_8_avx512,
+                                                               stream_rows_avx512};
 #endif /* CPU_TRANSPOSE_AVX512 */
 
-static transpose_block_fn transpose_block_8_for_cpu(void)
+static const transpose_kernels_8 *transpose_kernels_8_for_cpu(void)
 {
 #if CPU_TRANSPOSE_AVX512
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
-        return transpose_block_8_avx512;
+        return &transpose_kernels_8_avx512;
 #endif /* CPU_TRANSPOSE_AVX512 */
-    return transpose_block_8_sse2;
+    return &transpose_kernels_8_sse2;
 }
 
-/* Rows [i0, iR) x columns [j0, jR) of a 1-byte out (whole 64 x 64 blocks, jR - j0 at most
- * TRANSPOSE_STAGE_BYTES, out's rows 16-byte aligned): each row of blocks is transposed into
- * the staging buffer, then streamed to out a row at a time. */
-static void transpose_staged_8(transpose_block_fn block, const unsigned char *in, int64_t ics,
+/* Rows [i0, iR) x columns [j0, jR) of a 1-byte out (whole 64 x 64 blocks, iR - i0 at most
+ * TRANSPOSE_STAGE_RUN, jR - j0 at most TRANSPOSE_STAGE_BYTES, out's rows 16-byte aligned):
+ * the tile's rows of in are copied into the tile buffer, then each row of its blocks is
+ * transposed into the staging buffer and streamed to out a row at a time. scratch is the
+ * thread's TRANSPOSE_STAGE_SCRATCH bytes, 64-byte aligned. */
+static void transpose_staged_8(const transpose_kernels_8 *k, const unsigned char *in, int64_t ics,
                                unsigned char *out, int64_t ors, int64_t i0, int64_t iR, int64_t j0,
-                               int64_t jR)
+                               int64_t jR, unsigned char *scratch)
 {
-    _Alignas(64) unsigned char stage[64 * TRANSPOSE_STAGE_BYTES];
-    for (int64_t i = i0; i < iR; i += 64) {
-        for (int64_t j = j0; j < jR; j += 64)
-            block(in + i + j * ics, ics, stage + (j - j0), TRANSPOSE_STAGE_BYTES);
-        for (int64_t r = 0; r < 64; ++r) {
-            const unsigned char *from = stage + r * TRANSPOSE_STAGE_BYTES;
-            unsigned char *to = out + (i + r) * ors + j0;
-            for (int64_t c = 0; c < jR - j0; c += 16)
-                _mm_stream_si128((__m128i *)(to + c), _mm_load_si128((const __m128i *)(from + c)));
-        }
+    unsigned char *tile = scratch;
+    unsigned char *stage = scratch + (size_t)TRANSPOSE_STAGE_BYTES * TRANSPOSE_TILE_PITCH;
+    const int64_t n = iR - i0, m = jR - j0;
+    if (n <= 0 || m <= 0) return;
+    for (int64_t j = 0; j < m; ++j)
+        memcpy(tile + j * TRANSPOSE_TILE_PITCH, in + i0 + (j0 + j) * ics, (size_t)n);
+    for (int64_t i = 0; i < n; i += 64) {
+        for (int64_t j = 0; j < m; j += 64)
+            k->block(tile + i + j * TRANSPOSE_TILE_PITCH, TRANSPOSE_TILE_PITCH, stage + j,
+                     TRANSPOSE_STAGE_BYTES);
+        k->stream_rows(stage, TRANSPOSE_STAGE_BYTES, out + (i0 + i) * ors + j0, ors, 64, m);
     }
 }
 
@@ -344,17 +413,30 @@ static void transpose_staged_8(transpose_block_fn block, const unsigned char *in
  * its rows, swept down one row of R x R blocks (R = 64 / elem) at a time: each block reads R
  * whole lines of in and writes R whole lines of out, and each row of out is written in runs
  * of a band's width (threads share no line where out's rows are 64-byte aligned). Streamed
- * 1-byte transposes take bands of TRANSPOSE_STAGE_BYTES by TRANSPOSE_STAGE_RUN rows, handed
- * out dynamically; their blocks write to a staging buffer and each row of blocks is streamed
- * to out a row at a time. The rows below the last whole block and the columns beside it go
- * through transpose_tile. transpose_walk holds the walk's shape, shared by its tasks. */
+ * 1-byte transposes take tiles of TRANSPOSE_STAGE_BYTES by TRANSPOSE_STAGE_RUN rows, handed
+ * out dynamically, through transpose_staged_8 and the thread's share of scratch. The rows
+ * below the last whole block and the columns beside it go through transpose_tile.
+ * transpose_walk holds the walk's shape, shared by its tasks. */
 typedef struct transpose_walk {
     int64_t R, W, H, bands, runs, ss, ds;
     int stream, staged;
-    transpose_block_fn block_8;
+    const transpose_kernels_8 *k8;
+    unsigned char *scratch; /* staged: TRANSPOSE_STAGE_SCRATCH bytes per thread */
 } transpose_walk;
 
-static void transpose_tiles_task(const dt_copy2d *t, const transpose_walk *w, int64_t x)
+/* The calling thread's number in the parallel region just opened (its share of scratch).
+ * Called only inside one: outside, it would be the caller's number in a region of its own. */
+static inline int copy_thread_num(void)
+{
+#ifdef DUET_HAVE_OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif /* DUET_HAVE_OPENMP */
+}
+
+/* Task x of the walk, run by thread tid of the region (0 outside one). */
+static void transpose_tiles_task(const dt_copy2d *t, const transpose_walk *w, int64_t x, int tid)
 {
     const size_t e = t->elem;
     const int64_t R = w->R, ss = w->ss, ds = w->ds;
@@ -366,14 +448,15 @@ static void transpose_tiles_task(const dt_copy2d *t, const transpose_walk *w, in
     const unsigned char *in = (const unsigned char *)t->in.base + (size_t)(b * t->in.bs) * e;
     unsigned char *out = (unsigned char *)t->out.base + (size_t)(b * t->out.bs) * e;
     if (w->staged)
-        transpose_staged_8(w->block_8, in, t->in.cs, out, t->out.rs, i0, iR, j0, jR);
+        transpose_staged_8(w->k8, in, t->in.cs, out, t->out.rs, i0, iR, j0, jR,
+                           w->scratch + (size_t)tid * TRANSPOSE_STAGE_SHARE);
     else
         for (int64_t i = i0; i < iR; i += R)
             for (int64_t j = j0; j < jR; j += R) {
                 const unsigned char *src = in + (size_t)(i + j * t->in.cs) * e;
                 unsigned char *dst = out + (size_t)(i * t->out.rs + j) * e;
                 switch (e) {
-                case 1: w->block_8(src, ss, dst, ds); break;
+                case 1: w->k8->block(src, ss, dst, ds); break;
                 case 2: transpose_block_16(src, ss, dst, ds, w->stream); break;
                 case 4: transpose_block_32(src, ss, dst, ds, w->stream); break;
                 default: transpose_block_64(src, ss, dst, ds, w->stream); break;
@@ -385,7 +468,8 @@ static void transpose_tiles_task(const dt_copy2d *t, const transpose_walk *w, in
     if (jR < j1) transpose_tile(t, b, i0, i1, jR, j1);
 }
 
-static void transpose_tiles(const dt_copy2d *t)
+/* *ws_used: the bytes of the stream's workspace it used. */
+static void transpose_tiles(dt_context *ctx, void *stream, const dt_copy2d *t, size_t *ws_used)
 {
     const size_t e = t->elem;
     transpose_walk w;
@@ -397,24 +481,42 @@ static void transpose_tiles(const dt_copy2d *t)
     w.stream = t->batch * t->rows * t->cols * (int64_t)e >= CPU_TRANSPOSE_STREAM_MIN &&
                ((uintptr_t)t->out.base & 15) == 0 && w.ds % 16 == 0 &&
                (t->batch == 1 || (t->out.bs * (int64_t)e) % 16 == 0);
+    const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
     w.staged = w.stream && e == 1;
+    w.scratch = NULL;
+    *ws_used = 0;
+    if (w.staged) {
+        /* The workspace is reserved once per stream and kept; where it cannot grow (out of
+         * memory), the blocks read in straight away instead: slower, but the transpose needs
+         * no memory of its own. */
+        void *p = NULL;
+        const size_t bytes = (size_t)(nt - 1) * TRANSPOSE_STAGE_SHARE + TRANSPOSE_STAGE_SCRATCH;
+        if (dt_workspace_reserve(ctx, stream, t->ws, bytes, "duet_transpose", &p) == DUET_SUCCESS) {
+            w.scratch = (unsigned char *)p;
+            *ws_used = bytes;
+        } else {
+            dt_clear_error();
+            w.staged = 0;
+        }
+    }
     w.W = w.staged   ? TRANSPOSE_STAGE_BYTES
           : e == 1   ? TRANSPOSE_BAND_BYTES_1
                      : (int64_t)(TRANSPOSE_BAND_BYTES / e);
     w.H = w.staged ? TRANSPOSE_STAGE_RUN : (int64_t)(TRANSPOSE_RUN_BYTES / e);
     w.bands = dt_ceil_div(t->cols, w.W);
     w.runs = dt_ceil_div(t->rows, w.H);
-    w.block_8 = transpose_block_8_for_cpu();
+    w.k8 = transpose_kernels_8_for_cpu();
     const int64_t tasks = t->batch * w.bands * w.runs;
-    const int nt = cpu_threads_for(t->batch * t->rows * t->cols);
     if (w.staged && nt > 1) {
         /* Many short tasks handed out as threads come free: on a shared host one thread is
          * often held up, and the other then takes on more of the tasks than half. */
         CPU_OMP("omp parallel for schedule(dynamic) num_threads(nt)")
-        for (int64_t x = 0; x < tasks; ++x) transpose_tiles_task(t, &w, x);
+        for (int64_t x = 0; x < tasks; ++x) transpose_tiles_task(t, &w, x, copy_thread_num());
         return;
     }
-    CPU_PARALLEL_FOR(x, tasks, transpose_tiles_task(t, &w, x););
+    /* One thread (tid 0: the loop below opens no region when nt is 1), or the unstaged walk,
+     * which uses no scratch. */
+    CPU_PARALLEL_FOR(x, tasks, transpose_tiles_task(t, &w, x, 0););
 }
 #endif /* CPU_COPY_SSE2 */
 
@@ -477,6 +579,7 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
 
     int64_t tx, ty, tz;
     duet_status st;
+    size_t ws_used = 0;
     switch (plan->algo) {
     case DUET_ALGO_NAIVE:
         cpu_walk(t->batch, t->rows, t->cols, t->batch, t->rows, t->cols, 1, copy_row, (void *)t);
@@ -500,7 +603,7 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
             copy_rows(&v); /* a row per thread: the naive kernel's rows, memcpy fast */
 #ifdef CPU_COPY_SSE2
         } else if (v.in.rs == 1 && v.out.cs == 1) {
-            transpose_tiles(&v);
+            transpose_tiles(ctx, stream, &v, &ws_used);
 #endif /* CPU_COPY_SSE2 */
         } else {
             copy_blocked(&v, 32); /* 32 x 4 bytes: two lines per block row, L1-resident */
@@ -511,6 +614,7 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
                        duet_algorithm_name(plan->algo));
     }
     cpu_fill_info(info, "transpose", suffix, plan);
+    if (info) info->workspace_bytes = ws_used;
     return DUET_SUCCESS;
 }
 
