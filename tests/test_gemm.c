@@ -866,6 +866,36 @@ static void test_split_k(void)
     group_done(&g);
 }
 
+/* Large problems whose A or B rows are not 16-byte aligned (odd leading dimensions), so the
+ * GPU AUTO kernels read them element by element over many tiles, interior and edge: A stored
+ * k-contiguous and m-contiguous, B n-contiguous and k-contiguous, C column-major (the
+ * transposed problem), padded (odd) leading dimensions, a batch with a broadcast B, i32. */
+static void test_packed_operands(void)
+{
+    group g = {"unaligned operands, large", 0, 0};
+    static const int combos[] = {0, 1, 2, 3, 17, 30};
+    for (int c = 0; c < 6; c++) {
+        if (quick && c != 0) continue;
+        gemm_case t = base_case(DUET_DTYPE_F32, 811, 1031, 645, &ALGOS[0]);
+        set_combo(&t, combos[c]);
+        set_scalars(&t, c % 4);
+        t.pad = c == 5 ? 3 : 0;
+        run_in(&g, &t);
+    }
+    if (!quick) {
+        gemm_case t = base_case(DUET_DTYPE_F32, 513, 701, 1501, &ALGOS[0]);
+        t.batch = 2;
+        t.batch_pad = 3;
+        t.bcast = BC_B_STRIDE0;
+        t.beta = 1;
+        run_in(&g, &t);
+        t = base_case(DUET_DTYPE_I32, 811, 1031, 645, &ALGOS[0]);
+        set_scalars(&t, 2);
+        run_in(&g, &t);
+    }
+    group_done(&g);
+}
+
 /* The PyCUDA notebook: 1024^3 randn f32 against a double reference, numpy decimal=3. */
 static void test_big(void)
 {
@@ -1068,6 +1098,7 @@ int main(int argc, char **argv)
     test_i32_wrap();
     test_determinism();
     test_split_k();
+    test_packed_operands();
     test_big();
     test_unsupported();
     test_bad_arguments();
