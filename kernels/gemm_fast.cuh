@@ -390,7 +390,7 @@ constexpr int gf_vector_width(int l, int vn) { return l == GF_X_VEC || l == GF_K
 /* half: every tile of the grid lies at most half inside m (one row of tiles, 2 m <= BM). The
  * f32 ring then runs an instantiation whose k-loop skips the dead rows' FMAs: a split 64 x 64
  * output on the 128 x 64 tile did half its FMAs on zeros (64 x 64 x 65536 at 0.85x cuBLAS
- * against 0.95x without them, H100, docs/performance.md). A separate kernel rather than a third
+ * against 1.02x without them, H100, docs/performance.md). A separate kernel rather than a third
  * loop in the same one: inside it, the extra loop changed the code ptxas made of the others
  * (1024^3 fell from 0.91x to 0.73x). f32 on CUDA only (no AMD row runs a ring): i32 and the
  * register-staged shapes keep one kernel per layout. */
