@@ -867,12 +867,13 @@ static void test_split_k(void)
 }
 
 /* Large problems whose A or B rows are not 16-byte aligned (odd leading dimensions), so the
- * GPU AUTO kernels read them element by element over many tiles, interior and edge: A stored
+ * GPU AUTO kernels read them element by element over many tiles, interior and edge, and tall
+ * ones (below): A stored
  * k-contiguous and m-contiguous, B n-contiguous and k-contiguous, C column-major (the
  * transposed problem), padded (odd) leading dimensions, a batch with a broadcast B, i32. */
 static void test_packed_operands(void)
 {
-    group g = {"unaligned operands, large", 0, 0};
+    group g = {"large and tall, unaligned operands", 0, 0};
     static const int combos[] = {0, 1, 2, 3, 17, 30};
     for (int c = 0; c < 6; c++) {
         if (quick && c != 0) continue;
@@ -880,6 +881,15 @@ static void test_packed_operands(void)
         set_combo(&t, combos[c]);
         set_scalars(&t, c % 4);
         t.pad = c == 5 ? 3 : 0;
+        run_in(&g, &t);
+    }
+    /* More than 8 rows of tiles (a last group of tile rows that is partial, walked first by the
+     * GPU AUTO kernels), a partial last row and column of tiles. */
+    static const int64_t tall[][3] = {{1100, 300, 200}, {2200, 130, 64}, {1153, 1031, 96}};
+    for (int c = 0; c < 3; c++) {
+        gemm_case t = base_case(c == 1 ? DUET_DTYPE_I32 : DUET_DTYPE_F32, tall[c][0], tall[c][1],
+                                tall[c][2], &ALGOS[0]);
+        set_combo(&t, c * 5);
         run_in(&g, &t);
     }
     if (!quick) {
