@@ -6,10 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifdef DUET_HAVE_OPENMP
-#include <omp.h>
-#endif
-
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- copy2d -------------------------------------------------------------------------------- */
@@ -424,17 +420,6 @@ typedef struct transpose_walk {
     unsigned char *scratch; /* staged: TRANSPOSE_STAGE_SCRATCH bytes per thread */
 } transpose_walk;
 
-/* The calling thread's number in the parallel region just opened (its share of scratch).
- * Called only inside one: outside, it would be the caller's number in a region of its own. */
-static inline int copy_thread_num(void)
-{
-#ifdef DUET_HAVE_OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif /* DUET_HAVE_OPENMP */
-}
-
 /* Task x of the walk, run by thread tid of the region (0 outside one). */
 static void transpose_tiles_task(const dt_copy2d *t, const transpose_walk *w, int64_t x, int tid)
 {
@@ -511,7 +496,7 @@ static void transpose_tiles(dt_context *ctx, void *stream, const dt_copy2d *t, s
         /* Many short tasks handed out as threads come free: on a shared host one thread is
          * often held up, and the other then takes on more of the tasks than half. */
         CPU_OMP("omp parallel for schedule(dynamic) num_threads(nt)")
-        for (int64_t x = 0; x < tasks; ++x) transpose_tiles_task(t, &w, x, copy_thread_num());
+        for (int64_t x = 0; x < tasks; ++x) transpose_tiles_task(t, &w, x, cpu_share_index(nt));
         return;
     }
     /* One thread (tid 0: the loop below opens no region when nt is 1), or the unstaged walk,

@@ -34,6 +34,21 @@ extern "C" {
         }                                                                                          \
     } while (0)
 
+/* The calling thread's share of a per-thread scratch buffer sized for threads shares: its
+ * number in the parallel region the op opened when it opened one (threads > 1), else 0. With
+ * no region of the op's own the caller's OpenMP number (inside the application's team) says
+ * nothing about the buffer, which then holds one share. */
+#ifdef DUET_HAVE_OPENMP
+#include <omp.h>
+static inline int cpu_share_index(int threads) { return threads > 1 ? omp_get_thread_num() : 0; }
+#else
+static inline int cpu_share_index(int threads)
+{
+    (void)threads;
+    return 0;
+}
+#endif /* DUET_HAVE_OPENMP */
+
 /* Fixed-trip inner loops of the kernels must unroll completely so that their accumulator
  * arrays live in registers; -O2 alone leaves them in memory. */
 #if defined(__clang__)

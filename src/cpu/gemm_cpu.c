@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef DUET_HAVE_OPENMP
-#include <omp.h>
-#endif
-
 /* x86-64 hosts get AVX2 + FMA micro-kernels chosen at run time, so one build runs on any
  * x86-64 and is fast on the ones that have them. DUET_CPU_PORTABLE keeps to plain C. */
 #if !defined(DUET_CPU_PORTABLE) && defined(__GNUC__) && defined(__x86_64__)
@@ -534,16 +530,6 @@ static int64_t round_up(int64_t x, int64_t to) { return dt_ceil_div(x, to) * to;
  * slabs of whole micro-panels along its longer axis (in panels), one slab per thread, and
  * each thread packs what its slab reads into a workspace of its own. Re-packing the operand
  * that the slabs share costs O(mk + kn) per thread against O(mnk / threads) of arithmetic. */
-/* The calling thread's index in the parallel loop (0 outside one): its slice of workspace. */
-static inline int gemm_thread_num(void)
-{
-#ifdef DUET_HAVE_OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif /* DUET_HAVE_OPENMP */
-}
-
 static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job *job,
                                    const gemm_type *type)
 {
@@ -591,11 +577,9 @@ static duet_status gemm_packed_run(dt_context *ctx, void *stream, const gemm_job
     const int64_t tasks = group * slabs;
     for (int64_t b0 = 0; b0 < g->batch; b0 += group) {
         CPU_PARALLEL_FOR(x, tasks, {
-            /* Without a region of its own (nt == 1: a small problem, or a call from inside
-             * the application's OpenMP team, where nested regions get one thread) this is the
-             * caller's thread, whose number in its own team says nothing about the workspace,
-             * which then holds one share. */
-            const int tid = nt > 1 ? gemm_thread_num() : 0;
+            /* nt == 1 also inside the application's OpenMP team (nested regions get one
+             * thread): share 0 then. */
+            const int tid = cpu_share_index(nt);
             const int64_t bi = b0 + x / slabs, s = x % slabs;
             const int64_t p0 = s * panels / slabs, p1 = (s + 1) * panels / slabs;
             if (p0 == p1) continue;

@@ -7,10 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifdef DUET_HAVE_OPENMP
-#include <omp.h>
-#endif
-
 /*
  * The descriptor (src/common/internal.h, dt_copy2d.in_place): the stored source is m = cols
  * lines of n = rows elements at stride in.cs; the result is n lines of m elements at stride
@@ -243,15 +239,6 @@ static void run_row(const c2r *p, size_t elem, void *x, void *scratch, int64_t i
     }
 }
 
-static int thread_index(void)
-{
-#ifdef DUET_HAVE_OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif /* DUET_HAVE_OPENMP */
-}
-
 /* Scratch per thread, in elements: a column group of m or one row of n. */
 static int64_t scratch_per_thread(int64_t m, int64_t n)
 {
@@ -276,9 +263,7 @@ static void rectangular(const dt_copy2d *t, char *scratch, int threads)
         const int64_t tasks = t->batch * (phase == 2 ? p.m : groups);
         CPU_OMP("omp parallel for schedule(static) num_threads(threads) if(threads > 1)")
         for (int64_t x = 0; x < tasks; ++x) {
-            /* Without a parallel region this is the caller's thread, whose OpenMP number
-             * (inside an application's own team) says nothing about our scratch. */
-            char *mine = scratch + (size_t)(threads > 1 ? thread_index() : 0) * per;
+            char *mine = scratch + (size_t)cpu_share_index(threads) * per;
             if (phase == 2) {
                 const int64_t b = x / p.m;
                 run_row(&p, elem, base + (size_t)(b * bs) * elem, mine, x % p.m);
@@ -349,7 +334,7 @@ static void super_bands(const dt_copy2d *t, const dt_ip_super *sp, const dt_ip_b
     const size_t elem = t->elem;
     CPU_OMP("omp parallel for schedule(static) num_threads(threads) if(threads > 1)")
     for (int64_t x = 0; x < tasks; ++x) {
-        char *mine = scratch + (size_t)(threads > 1 ? thread_index() : 0) * per;
+        char *mine = scratch + (size_t)cpu_share_index(threads) * per;
         const int64_t b = x / sp->c, g = x % sp->c;
         char *band = base + (size_t)(b * t->out.bs + g * p->len) * elem;
         switch (elem) {
@@ -418,7 +403,7 @@ static void super_square(const dt_copy2d *t, const dt_ip_super *sp, char *scratc
     char *const base = (char *)t->out.base;
     CPU_OMP("omp parallel for schedule(static) num_threads(threads) if(threads > 1)")
     for (int64_t x = 0; x < tasks; ++x) {
-        char *mine = scratch + (size_t)(threads > 1 ? thread_index() : 0) * per;
+        char *mine = scratch + (size_t)cpu_share_index(threads) * per;
         const int64_t b = x / pairs;
         int64_t k = x % pairs, bi = 0;
         while (k >= nt - bi) k -= nt - bi++; /* as in square_run */
