@@ -339,6 +339,33 @@ struct gf_loader {
             }
         }
     }
+
+    /* cp.async path for a tile cut by the matrix's edge along x only (every k of the slice
+     * inside; see fetch_rows): stepped addresses, each copy's source size set by its x alone,
+     * zero past xrem. */
+    DUET_DEVICE void copy_async_rows(T *s, const T *base, int64_t sx, int64_t sk,
+                                     int64_t xrem) const
+    {
+        const T *p = base + (int64_t)xl0 * sx + (int64_t)kl0 * sk;
+        const int64_t step = (int64_t)OSTEP * (XC ? sk : sx);
+#pragma unroll
+        for (int r = 0; r < COUNT; ++r, p += step) {
+            const int x = xl(r), k = kl(r);
+            const int64_t lim = xrem - x;
+            if (XC && V > 1 && lim >= V) {
+                gf_copy_async<16>(s + k * PITCH + x, p, 16);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; ++e) {
+                    const bool ok = XC ? e < lim : lim > 0;
+                    const T *q = XC ? p + e : p + (int64_t)e * sk;
+                    gf_copy_async<(int)sizeof(T)>(s + (XC ? k : k + e) * PITCH + (XC ? x + e : x),
+                                                  ok ? (const void *)q : (const void *)base,
+                                                  ok ? (int)sizeof(T) : 0);
+                }
+            }
+        }
+    }
 };
 
 #endif /* DUET_KERNELS_GEMM_FAST_TILE_CUH */

@@ -892,6 +892,20 @@ static void test_packed_operands(void)
         set_combo(&t, c * 5);
         run_in(&g, &t);
     }
+    /* Leading dimensions padded to a multiple of 4 (every row 16-byte aligned for f32, i32
+     * and f64: the vectorized loaders) while m, n and k are not: the last tile row and column
+     * end inside a 16-byte vector, and k has a partial last step. Both f32 tile families (the
+     * 128 x 64 ring below 132 large tiles, the 128 x 128 register-staged tile above). */
+    static const int64_t cut[][4] = {
+        {1021, 1025, 261, 0}, {1021, 1025, 261, 15}, {1021, 1025, 261, 30}, {2045, 1029, 133, 5}};
+    for (int c = 0; c < 4; c++) {
+        if (quick && c % 2) continue;
+        gemm_case t = base_case(DUET_DTYPE_F32, cut[c][0], cut[c][1], cut[c][2], &ALGOS[0]);
+        set_combo(&t, (int)cut[c][3]);
+        set_scalars(&t, c);
+        t.pad = 3;
+        run_in(&g, &t);
+    }
     if (!quick) {
         gemm_case t = base_case(DUET_DTYPE_F32, 513, 701, 1501, &ALGOS[0]);
         t.batch = 2;
