@@ -45,17 +45,26 @@ static void test_h100_shapes(void)
         /* Enough tiles already: no split. */
         {4096, 4096, 4096, 1, 1, 64, 64, 1},
         {1024, 1024, 16384, 4, 1, 64, 64, 1},
-        /* Squarish problems stay unsplit (K < 4 sqrt(m n)). */
-        {1024, 1024, 1024, 1, 0, 128, 64, 1},
+        /* f32 (sm_90: no depth bound, slices of >= 128): squarish problems split too. 64
+         * large tiles: 4 slices fill 256 of 264 slots. */
+        {1024, 1024, 1024, 1, 0, 128, 128, 4},
+        {1000, 1000, 1000, 1, 0, 128, 128, 4},
+        {1024, 1024, 4095, 1, 0, 128, 128, 4},
+        /* 16 large tiles in 4 slices of 128 fill 64 of 264 slots (24%); 32 small tiles in 4
+         * fill 128 of 396 (32%), more than 5/4 as well: the small shape. */
+        {512, 512, 512, 1, 0, 128, 64, 4},
+        /* 136 small tiles (large ones would pad n more) in 5 slices: 680 of 792 slots. */
+        {1023, 1025, 1027, 1, 0, 128, 64, 5},
+        /* f64 keeps K >= 4 sqrt(m n) and slices of >= 256. */
         {1024, 1024, 1024, 1, 1, 64, 64, 1},
-        {1000, 1000, 1000, 1, 0, 128, 64, 1},
         {512, 512, 512, 1, 1, 64, 64, 1},
-        {1024, 1024, 4095, 1, 0, 128, 64, 1},
-        /* Too little K for two slices of 256. */
-        {64, 64, 511, 1, 0, 128, 64, 1},
-        {64, 64, 512, 1, 0, 128, 64, 2},
+        {64, 64, 511, 1, 1, 64, 64, 1},
+        {64, 64, 512, 1, 1, 64, 64, 2},
+        /* f32: too little K for two slices of 128; 511 = 32 steps of 16 in 3 slices. */
+        {64, 64, 255, 1, 0, 128, 64, 1},
+        {64, 64, 511, 1, 0, 128, 64, 3},
         /* Batches count as tiles: 3 x 1 tile. */
-        {64, 64, 4096, 3, 0, 128, 64, 16},
+        {64, 64, 4096, 3, 0, 128, 64, 32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const dt_gemm_tuning *row =

@@ -91,9 +91,17 @@
  * elements of workspace. min_depth 4 (K >= 4 sqrt(m n)): on the H100 (2026-11-24) the deep
  * shapes measured both ways gained or held (f32 8192 x 128 x 8192: 0.57x cuBLAS unsplit, 0.75x
  * split 4; f64: 0.71x both ways) while 512^3-1024^3 lost (f32 1024^3: 0.796x unsplit, 0.750x
- * split 4; f64: 0.627x, 0.538x split 3). */
+ * split 4; f64: 0.627x, 0.538x split 3). The sm_90 f32 and i32 rows no longer bound the depth
+ * and take slices of 128 (SPLIT_RING_LARGE_SM90): since the pairwise reduction and on the large
+ * shape, every squarish problem that leaves SMs idle gained (H100, 2026-11-24, sk probe
+ * medians, same library, built-in rule against this one: f32 384^3 28.3 -> 22.6 us, 640^3 44.6
+ * -> 23.9, 768^3 52.9 -> 33.5, 1000^3 78.0 -> 68.3, 1024^3 69.2 -> 57.2, 1152^3 126 -> 78,
+ * 1000 x 500 x 2000 146 -> 68, 1023 x 1025 x 1027 141 -> 100, 127 x 129 x 16383 46.5 -> 39.5;
+ * i32 768^3 68.4 -> 50.4, 1023 x 1025 x 1027 186 -> 124), none lost, and the deep shapes keep
+ * their splits (docs/performance.md). f64 and the other archs keep the bound (unmeasured). */
 #define SPLIT_RING {3, 0, 256, 256, 4}
 #define SPLIT_RING_LARGE {3, 2, 256, 256, 4}
+#define SPLIT_RING_LARGE_SM90 {3, 2, 256, 128, 0}
 #define SPLIT_REG {2, 0, 256, 256, 4}
 #define SPLIT_REG_LARGE {2, 2, 256, 256, 4}
 
@@ -117,9 +125,9 @@ static const dt_gemm_tuning g_gemm_table[] = {
     {"sm_89", DUET_DTYPE_F64, FMA, F64_LARGE_REG, F64_SMALL_REG, 1, SPLIT_REG},
     {"sm_89", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
     /* H100 / H200: measured (see above). DMMA uses the sm_90 m16n8k8 shape. */
-    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_90", DUET_DTYPE_F32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE_SM90},
     {"sm_90", DUET_DTYPE_F64, DMMA, DMMA_LARGE_SM90, DMMA_SMALL, 2, SPLIT_RING_LARGE},
-    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE},
+    {"sm_90", DUET_DTYPE_I32, FMA, F32_LARGE, F32_SMALL_RING, 1, SPLIT_RING_LARGE_SM90},
     /* AMD (see the note above): register-staged, 2 stages, shapes free of scratch by the
      * compiler's resource report. */
     {"gfx908", DUET_DTYPE_F32, FMA, AMD_F32, AMD_F32, 1, SPLIT_REG},
@@ -287,20 +295,41 @@ static int64_t padded_area(int64_t m, int64_t n, const dt_gemm_tile *t)
     return ceil_div64(m, t->bm) * t->bm * ceil_div64(n, t->bn) * t->bn;
 }
 
+/* Fraction of the slots a split fills in its last round, as num / den. */
+static void split_fill(int64_t m, int64_t n, int64_t batch, const dt_gemm_tile *t, int split,
+                       int64_t slots, int64_t *num, int64_t *den)
+{
+    *num = ceil_div64(m, t->bm) * ceil_div64(n, t->bn) * (batch < 1 ? 1 : batch) * split;
+    *den = ceil_div64(*num, slots) * slots;
+}
+
 const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
                                        int64_t batch, int compute_units, int *split)
 {
+    const int small = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
     if (row->split.large_fill > 0 &&
         padded_area(m, n, &row->large) <= padded_area(m, n, &row->small)) {
         dt_gemm_split_rule large = row->split;
         large.fill = row->split.large_fill;
         const int s = dt_gemm_split_k(&large, m, n, k, batch, &row->large, compute_units);
-        if (s > 1) {
+        /* The large shape, unless the small one's split fills its slots more than 5/4 as
+         * well: where min_k caps both splits at the same count, the small shape's tiles are
+         * twice as many (H100 f32 512^3: large split 4, 64 blocks for 264 slots, 23.0 us;
+         * small split 4, 128 for 396, 15.2 us; 768^3, 82% against 91% filled: large 33.5 us,
+         * small 35.5 us). */
+        int64_t ln = 0, ld = 1, sn = 0, sd = 1;
+        if (s > 1 && small > 1) {
+            split_fill(m, n, batch, &row->large, s, (int64_t)large.fill * compute_units, &ln,
+                       &ld);
+            split_fill(m, n, batch, &row->small, small, (int64_t)row->split.fill * compute_units,
+                       &sn, &sd);
+        }
+        if (s > 1 && !(small > 1 && 4 * sn * ld > 5 * ln * sd)) {
             *split = s;
             return &row->large;
         }
     }
-    *split = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
+    *split = small;
     return &row->small;
 }
 

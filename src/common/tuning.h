@@ -96,8 +96,9 @@ int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k
 
 /* The shape and split for a problem that the row's tile choice sent to its small shape:
  * the large shape with dt_gemm_split_k under fill = large_fill when the rule names one, the
- * large tiles pad m x n no more than the small ones and that split is > 1; else the small
- * shape with dt_gemm_split_k under fill (*split = 1: no split). */
+ * large tiles pad m x n no more than the small ones, that split is > 1, and the small shape's
+ * split (if any) does not fill its last round of fill * compute_units slots more than 5/4 as
+ * well; else the small shape with dt_gemm_split_k under fill (*split = 1: no split). */
 const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
                                        int64_t batch, int compute_units, int *split);
 
