@@ -892,8 +892,8 @@ static void test_packed_operands(void)
         set_combo(&t, c * 5);
         run_in(&g, &t);
     }
-    /* Leading dimensions padded to a multiple of 4 (every row 16-byte aligned for f32, i32
-     * and f64: the vectorized loaders) while m, n and k are not: the last tile row and column
+    /* Leading dimensions padded to a multiple of 4 (every f32 row 16-byte aligned: the
+     * vectorized loaders) while m, n and k are not: the last tile row and column
      * end inside a 16-byte vector, and k has a partial last step. Both f32 tile families (the
      * 128 x 64 ring below 132 large tiles, the 128 x 128 register-staged tile above). */
     static const int64_t cut[][4] = {

@@ -93,8 +93,8 @@
  * split 4; f64: 0.71x both ways) while 512^3-1024^3 lost (f32 1024^3: 0.796x unsplit, 0.750x
  * split 4; f64: 0.627x, 0.538x split 3). The sm_90 f32 and i32 rows no longer bound the depth
  * and take slices of 128 (SPLIT_RING_LARGE_SM90): since the pairwise reduction and on the large
- * shape, every squarish problem that leaves SMs idle gained (H100, 2026-11-24, sk probe
- * medians, same library, built-in rule against this one: f32 384^3 28.3 -> 22.6 us, 640^3 44.6
+ * shape, every squarish problem that leaves SMs idle gained (H100, 2026-11-24, probe
+ * medians of back-to-back calls, same library, built-in rule against this one: f32 384^3 28.3 -> 22.6 us, 640^3 44.6
  * -> 23.9, 768^3 52.9 -> 33.5, 1000^3 78.0 -> 68.3, 1024^3 69.2 -> 57.2, 1152^3 126 -> 78,
  * 1000 x 500 x 2000 146 -> 68, 1023 x 1025 x 1027 141 -> 100, 127 x 129 x 16383 46.5 -> 39.5;
  * i32 768^3 68.4 -> 50.4, 1023 x 1025 x 1027 186 -> 124), none lost, and the deep shapes keep
