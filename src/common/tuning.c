@@ -306,7 +306,7 @@ static void split_fill(int64_t m, int64_t n, int64_t batch, const dt_gemm_tile *
 const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
                                        int64_t batch, int compute_units, int *split)
 {
-    const int small = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
+    int small = 0; /* the small shape's split, once computed */
     if (row->split.large_fill > 0 &&
         padded_area(m, n, &row->large) <= padded_area(m, n, &row->small)) {
         dt_gemm_split_rule large = row->split;
@@ -317,19 +317,21 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
          * twice as many (H100 f32 512^3: large split 4, 64 blocks for 264 slots, 23.0 us;
          * small split 4, 128 for 396, 15.2 us; 768^3, 82% against 91% filled: large 33.5 us,
          * small 35.5 us). */
-        int64_t ln = 0, ld = 1, sn = 0, sd = 1;
-        if (s > 1 && small > 1) {
+        if (s > 1) {
+            small = dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
+            int64_t ln, ld, sn, sd;
             split_fill(m, n, batch, &row->large, s, (int64_t)large.fill * compute_units, &ln,
                        &ld);
             split_fill(m, n, batch, &row->small, small, (int64_t)row->split.fill * compute_units,
                        &sn, &sd);
-        }
-        if (s > 1 && !(small > 1 && 4 * sn * ld > 5 * ln * sd)) {
-            *split = s;
-            return &row->large;
+            if (small <= 1 || 4 * sn * ld <= 5 * ln * sd) {
+                *split = s;
+                return &row->large;
+            }
         }
     }
-    *split = small;
+    *split = small ? small
+                   : dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
     return &row->small;
 }
 
