@@ -620,44 +620,29 @@ static int gf_reserve_split(dt_context *ctx, void *be_stream, const dt_gemm *g, 
     return split;
 }
 
+/* What one launch of gf_run_tile ran, for duet_launch_info. */
+struct gf_ran {
+    char name[64];
+    dt_plan plan;
+    int launches;
+};
+
 /*
- * Runs g with the given row (tests and benchmarks can pass rows of their own). Returns
- * DUET_ERROR_UNSUPPORTED, without launching, when the row's shape is not compiled for T or
- * its engine cannot run on the device; gemm_fast_run then falls back to the default row.
- * ctx and be_stream (the backend's stream pointer, for the workspace) may be NULL: then K is
- * never split.
+ * Runs g on tile t of the row's engine, K split `planned` times (when the workspace allows).
+ * Returns DUET_ERROR_UNSUPPORTED, without launching, when t is not compiled for T or the engine
+ * cannot run on the device. When ran is not NULL it receives the kernel's name and launch.
  */
 template <typename T>
-static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_gemm *g,
-                                     duet_gpu_stream_t stream, const duet_device_props *props,
-                                     const dt_gemm_tuning *row, duet_launch_info *info)
+static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *g,
+                               duet_gpu_stream_t stream, const duet_device_props *props,
+                               const dt_gemm_tuning *row, const dt_gemm_tile &t, int planned,
+                               gf_ran *ran)
 {
-    const dt_gemm_tile *tp = &gf_pick_tile(row, g, props);
-    int planned = 1;
-    if (ctx && g->ws && tp == &row->small) {
-        const int64_t nb = g->batch < 1 ? 1 : g->batch;
-        /* The DMMA kernel's large shape takes a split only where both operands are read in
-         * 16-byte runs: split on it, 127 x 129 x 16383 and 8191 x 131 x 8189 (rows not 16-byte
-         * aligned) ran at 0.63x and 0.99x of cuBLAS against 0.97x and 1.26x split on the small
-         * shape (H100, 2026-11-24, docs/performance.md). */
-        dt_gemm_tuning r = *row;
-        if (row->engine == DT_GEMM_ENGINE_DMMA) {
-            const int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
-            const int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
-            if ((la != GF_X_VEC && la != GF_K_VEC) || (lb != GF_X_VEC && lb != GF_K_VEC))
-                r.split.large_fill = 0;
-        }
-        tp = dt_gemm_split_plan(&r, g->m, g->n, g->k, nb, props->compute_units, &planned) == &r.large
-                 ? &row->large
-                 : &row->small;
-    }
-    const dt_gemm_tile &t = *tp;
     gf_args<T> args = gf_make_args<T>(g, t);
     const bool dmma = row->engine == DT_GEMM_ENGINE_DMMA;
     if (dmma &&
         (!DUET_GPU_CUDA || gf_dtype<T>::id != DUET_DTYPE_F64 || props->capability_major < 8))
         return DUET_ERROR_UNSUPPORTED;
-
     /* The partial products of a split: raw sums (alpha 1, beta 0) into the workspace; C's
      * arguments stay in `out` for the reduction. */
     const gf_args<T> out = args;
@@ -750,20 +735,116 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
                        duet_gpu_error_string(err));
     }
 
-    /* info reports the GEMM kernel's launch (the reduction's is small and fixed). */
-    if (!info) return DUET_SUCCESS;
+    /* ran reports the GEMM kernel's launch (the reduction's is small and fixed). */
+    if (!ran) return DUET_SUCCESS;
     format_name();
-    dt_plan plan;
-    plan.algo = DUET_ALGO_AUTO;
-    plan.tile = t.bm;
-    plan.cfg.grid.x = (uint32_t)gx;
-    plan.cfg.grid.y = (uint32_t)split;
-    plan.cfg.grid.z = (uint32_t)gz;
-    plan.cfg.block.x = (uint32_t)t.threads;
-    plan.cfg.block.y = 1;
-    plan.cfg.block.z = 1;
-    plan.cfg.shared_bytes = shared;
-    dt_fill_info(info, name, &plan, split > 1 ? 2 : 1);
+    snprintf(ran->name, sizeof ran->name, "%s", name);
+    ran->plan.algo = DUET_ALGO_AUTO;
+    ran->plan.tile = t.bm;
+    ran->plan.cfg.grid.x = (uint32_t)gx;
+    ran->plan.cfg.grid.y = (uint32_t)split;
+    ran->plan.cfg.grid.z = (uint32_t)gz;
+    ran->plan.cfg.block.x = (uint32_t)t.threads;
+    ran->plan.cfg.block.y = 1;
+    ran->plan.cfg.block.z = 1;
+    ran->plan.cfg.shared_bytes = shared;
+    ran->launches = split > 1 ? 2 : 1;
+    return DUET_SUCCESS;
+}
+
+/* Whether the FMA kernel of shape t is compiled for T (the list gf_launch_fma tries). */
+#define GF_IS_FMA(bm, bn, bk, tm, tn, th, st)                                                      \
+    if (gf_same_tile(t, bm, bn, bk, tm, tn, th, st)) return true;
+#define GF_FMA_LISTED(type, LIST)                                                                  \
+    static bool gf_fma_listed(const dt_gemm_tile &t, const type *)                                 \
+    {                                                                                              \
+        LIST(GF_IS_FMA)                                                                            \
+        return false;                                                                              \
+    }
+GF_FMA_LISTED(float, GF_FMA_SHAPES_F32)
+GF_FMA_LISTED(double, GF_FMA_SHAPES_F64)
+GF_FMA_LISTED(uint32_t, GF_FMA_SHAPES_I32)
+#undef GF_FMA_LISTED
+#undef GF_IS_FMA
+
+/*
+ * Runs g with the given row (tests and benchmarks can pass rows of their own). Returns
+ * DUET_ERROR_UNSUPPORTED, without launching, when the row's shape is not compiled for T or
+ * its engine cannot run on the device; gemm_fast_run then falls back to the default row.
+ * ctx and be_stream (the backend's stream pointer, for the workspace) may be NULL: then K is
+ * never split.
+ *
+ * A problem on the large shape whose last round of tiles would leave most slots idle runs in
+ * two parts (dt_gemm_tail_plan, FMA rows): the rows of the full rounds unsplit, then the rows
+ * after them as a problem of their own, split. Each part is a plain GEMM on views of A and C
+ * (the rows of op(A) and C from top on; B whole), so the top rows' results are those of the
+ * whole problem run unsplit, and the rest those of its split: fixed by shape and device.
+ */
+template <typename T>
+static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_gemm *g,
+                                     duet_gpu_stream_t stream, const duet_device_props *props,
+                                     const dt_gemm_tuning *row, duet_launch_info *info)
+{
+    const dt_gemm_tile *tp = &gf_pick_tile(row, g, props);
+    const int64_t nb = g->batch < 1 ? 1 : g->batch;
+    int planned = 1;
+    int64_t top = 0;
+    if (ctx && g->ws && tp == &row->small) {
+        /* The DMMA kernel's large shape takes a split only where both operands are read in
+         * 16-byte runs: split on it, 127 x 129 x 16383 and 8191 x 131 x 8189 (rows not 16-byte
+         * aligned) ran at 0.63x and 0.99x of cuBLAS against 0.97x and 1.26x split on the small
+         * shape (H100, 2026-11-24, docs/performance.md). */
+        dt_gemm_tuning r = *row;
+        if (row->engine == DT_GEMM_ENGINE_DMMA) {
+            const int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
+            const int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
+            if ((la != GF_X_VEC && la != GF_K_VEC) || (lb != GF_X_VEC && lb != GF_K_VEC))
+                r.split.large_fill = 0;
+        }
+        tp = dt_gemm_split_plan(&r, g->m, g->n, g->k, nb, props->compute_units, &planned) == &r.large
+                 ? &row->large
+                 : &row->small;
+    } else if (ctx && g->ws && row->engine == DT_GEMM_ENGINE_FMA && row->split.tail > 0) {
+        int s = 1;
+        const dt_gemm_tile *tt =
+            dt_gemm_tail_plan(row, g->m, g->n, g->k, nb, props->compute_units, &top, &s);
+        /* Both parts' shapes are checked before the first launches: a part refused after the
+         * other ran would leave C half written for the fallback row to scale again. */
+        const T *tag = NULL;
+        if (tt && gf_fma_listed(row->large, tag) && gf_fma_listed(*tt, tag)) {
+            tp = tt;
+            planned = s;
+        } else {
+            top = 0;
+        }
+    }
+
+    gf_ran ran, rest;
+    duet_status st;
+    if (top == 0) {
+        st = gf_run_tile<T>(ctx, be_stream, g, stream, props, row, *tp, planned,
+                            info ? &ran : NULL);
+        if (st != DUET_SUCCESS || !info) return st;
+        dt_fill_info(info, ran.name, &ran.plan, ran.launches);
+        return DUET_SUCCESS;
+    }
+    dt_gemm upper = *g, lower = *g;
+    upper.m = top;
+    lower.m = g->m - top;
+    lower.a.base = (T *)g->a.base + top * g->a.rs;
+    lower.c.base = (T *)g->c.base + top * g->c.rs;
+    st = gf_run_tile<T>(ctx, be_stream, &upper, stream, props, row, row->large, 1,
+                        info ? &ran : NULL);
+    if (st != DUET_SUCCESS) return st;
+    st = gf_run_tile<T>(ctx, be_stream, &lower, stream, props, row, *tp, planned,
+                        info ? &rest : NULL);
+    if (st != DUET_SUCCESS || !info) return st;
+    /* "gemm_auto_128x128x8_f32+128x64x16_f32_splitk4": the top rows' kernel, then the rest's;
+     * config describes the first launch. */
+    char name[64];
+    const size_t skip = strncmp(rest.name, "gemm_auto_", 10) == 0 ? 10 : 0;
+    snprintf(name, sizeof name, "%.30s+%.32s", ran.name, rest.name + skip);
+    dt_fill_info(info, name, &ran.plan, ran.launches + rest.launches);
     return DUET_SUCCESS;
 }
 

@@ -77,6 +77,9 @@ typedef struct gemm_case {
     int use_stream;   /* run on side_stream instead of the default stream */
     double decimal;   /* > 0: also |C - Cref| < decimal (numpy's assert_almost_equal) */
     int expect_split; /* AUTO on a GPU must split K (the kernel name says "_splitk") */
+    int expect_tail;  /* AUTO with the built-in sm_90 row on 132 SMs (H100, H200) must run the
+                         full rounds' rows, then the rest split: "+" and "_splitk" in the
+                         kernel name, 3 launches */
     const algo_cfg *algo;
 } gemm_case;
 
@@ -196,6 +199,12 @@ static void check_info(const gemm_case *t, const duet_launch_info *info, const c
     if (ac->algo == DUET_ALGO_AUTO && t->expect_split && strcmp(duet_backend_name(), "cpu") != 0)
         DT_CHECK(strstr(info->kernel, "_splitk") != NULL && info->launches == 2,
                  "%s: AUTO ran \"%s\" (%d launches), not a split-K", what, info->kernel,
+                 info->launches);
+    if (ac->algo == DUET_ALGO_AUTO && t->expect_tail && props.compute_units == 132 &&
+        strcmp(info->tuning, "builtin:sm_90") == 0)
+        DT_CHECK(strchr(info->kernel, '+') != NULL && strstr(info->kernel, "_splitk") != NULL &&
+                     info->launches == 3,
+                 "%s: AUTO ran \"%s\" (%d launches), not the tail plan", what, info->kernel,
                  info->launches);
     if (ac->algo == DUET_ALGO_AUTO) {
         /* AUTO reports itself when duet's tuned kernels ran, or the seed algorithm it chose. */
@@ -904,6 +913,27 @@ static void test_packed_operands(void)
         set_combo(&t, (int)cut[c][3]);
         set_scalars(&t, c);
         t.pad = 3;
+        run_in(&g, &t);
+    }
+    /* The tail of a large-shape problem (src/common/tuning.c, dt_gemm_tail_plan): on 132 SMs
+     * 2047 x 2049 runs 15 rows of 17 tiles (255 of 264 slots) unsplit, then its last 127 rows
+     * split; A's and C's views start 1920 rows on in every layout (C column-major: the
+     * transposed problem, so the cut runs through C's columns). 1536 x 1536 (144 tiles, no
+     * full round) splits whole; 3 x 1024 x 1500 cuts each matrix of the batch. */
+    static const int64_t tails[][6] = {{2047, 2049, 300, 1, 0, 1},  {2047, 2049, 300, 1, 17, 1},
+                                       {2047, 2049, 300, 1, 30, 1}, {2049, 2047, 300, 1, 9, 1},
+                                       {1536, 1536, 300, 1, 0, 0},  {1024, 1500, 300, 3, 5, 1}};
+    for (int c = 0; c < 6; c++) {
+        if (quick && c % 3) continue;
+        gemm_case t = base_case(c == 3 ? DUET_DTYPE_I32 : DUET_DTYPE_F32, tails[c][0], tails[c][1],
+                                tails[c][2], &ALGOS[0]);
+        t.batch = tails[c][3];
+        t.batch_pad = t.batch > 1 ? 3 : 0;
+        set_combo(&t, (int)tails[c][4]);
+        set_scalars(&t, c % 4);
+        t.pad = c == 2 ? 3 : 0;
+        t.expect_tail = (int)tails[c][5];
+        t.repeat = 1;
         run_in(&g, &t);
     }
     if (!quick) {

@@ -88,7 +88,7 @@ static void test_properties(void)
                                          {64, 64, 8, 4, 4, 256, 2},
                                          {128, 128, 8, 16, 8, 128, 2}};
     static const dt_gemm_split_rule rules[] = {
-        {3, 0, 256, 256, 4}, {2, 2, 256, 256, 0}, {1, 0, 8, 64, 1}, {4, 0, 1, 64, 4}};
+        {3, 0, 256, 256, 4, 0}, {2, 2, 256, 256, 0, 0}, {1, 0, 8, 64, 1, 0}, {4, 0, 1, 64, 4, 0}};
     static const int units[] = {1, 7, 80, 108, 132, 304};
     static const int64_t dims[] = {1, 5, 63, 64, 65, 128, 300, 1000, 4097};
     static const int64_t ks[] = {0, 1, 15, 255, 256, 511, 512, 513, 1000, 4099, 65536, 1 << 22};
@@ -137,6 +137,119 @@ static void test_properties(void)
     printf("  %-32s %5ld cases\n", "split rule properties", cases);
 }
 
+/* Expected tails on an H100 (132 SMs, 264 slots of the 128 x 128 f32 shape; tail 75%): the
+ * rows of the full rounds, then the plan of the rest (the shapes measured in tuning.c). */
+static void test_h100_tails(void)
+{
+    static const struct {
+        int64_t m, n, k, batch;
+        duet_dtype dtype;
+        int64_t want_top;
+        int want_bn, want; /* the rest's shape (bn: 128 large, 64 small) and split; 0: none */
+    } cases[] = {
+        /* 576 tiles: 2 rounds hold 22 rows of 24 (528); 48 tiles (18%) left, split. */
+        {3001, 2999, 3003, 1, DUET_DTYPE_F32, 2816, 64, 4},
+        {3072, 3072, 3072, 1, DUET_DTYPE_F32, 2816, 128, 11},
+        {3072, 3072, 3072, 1, DUET_DTYPE_I32, 2816, 128, 11},
+        /* 272 tiles: 15 rows of 17 (255) in one round; 17 tiles left. */
+        {2047, 2049, 2051, 1, DUET_DTYPE_F32, 1920, 64, 12},
+        /* 324 tiles: 14 rows of 18 (252); 72 left (27%). */
+        {2304, 2304, 2304, 1, DUET_DTYPE_F32, 1792, 128, 7},
+        /* 1600 tiles: 6 rounds hold 39 rows of 40; one row of 9 rows of m left. */
+        {5001, 4999, 5003, 1, DUET_DTYPE_F32, 4992, 64, 5},
+        /* 1122 tiles: 4 rounds hold 32 rows of 33 (1056); 66 left (25%). */
+        {4225, 4223, 4227, 1, DUET_DTYPE_F32, 4096, 128, 4},
+        /* A batch of 3 counts as 3 x 12 tiles per row: 7 rows (252) in one round; the rest's
+         * 72 small tiles in 2 slices fill 36% of 396 slots, its 36 large ones 27% of 264. */
+        {1024, 1500, 300, 3, DUET_DTYPE_F32, 896, 64, 2},
+        /* No full round, under 75% of one: the whole problem splits. */
+        {1536, 1536, 1536, 1, DUET_DTYPE_F32, 0, 128, 3},
+        {1792, 1792, 1792, 1, DUET_DTYPE_F32, 0, 128, 4},
+        {1536, 2048, 4096, 1, DUET_DTYPE_F32, 0, 128, 4},
+        /* None: 225 and 256 tiles fill 85% and 97% of one round; 4 full rounds exactly; 240
+         * tiles left of 2352 (91%); a rest the plan would not split (K of one slice). */
+        {1920, 1920, 1920, 1, DUET_DTYPE_F32, 0, 0, 0},
+        {2048, 2048, 2048, 1, DUET_DTYPE_F32, 0, 0, 0},
+        {4095, 4097, 4093, 1, DUET_DTYPE_F32, 0, 0, 0},
+        {6200, 6100, 2000, 1, DUET_DTYPE_F32, 0, 0, 0},
+        {3001, 2999, 200, 1, DUET_DTYPE_F32, 0, 0, 0},
+        /* f64 keeps tail 0. */
+        {3001, 2999, 3003, 1, DUET_DTYPE_F64, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const dt_gemm_tuning *row = dt_gemm_tuning_lookup("sm_90", cases[i].dtype);
+        int64_t top = -1;
+        int got = -1;
+        const dt_gemm_tile *t = dt_gemm_tail_plan(row, cases[i].m, cases[i].n, cases[i].k,
+                                                  cases[i].batch, 132, &top, &got);
+        const int ok = cases[i].want
+                           ? t && t->bn == cases[i].want_bn && got == cases[i].want &&
+                                 top == cases[i].want_top
+                           : !t && got == 1 && top == 0;
+        DT_CHECK(ok, "%lldx%lldx%lld batch %lld %s: tail %s top %lld split %d, want bn %d top %lld "
+                 "split %d",
+                 (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
+                 (long long)cases[i].batch, duet_dtype_name(cases[i].dtype),
+                 t ? (t->bn == 128 ? "large" : "small") : "none", (long long)top, got,
+                 cases[i].want_bn, (long long)cases[i].want_top, cases[i].want);
+    }
+}
+
+/* Properties of every tail plan: whole rows of large tiles within the full rounds, a rest under
+ * tail percent of a round, and the rest's own split plan. */
+static void test_tail_properties(void)
+{
+    dt_gemm_tuning rows[2];
+    rows[0] = *dt_gemm_tuning_lookup("sm_90", DUET_DTYPE_F32);
+    rows[1] = rows[0];
+    rows[1].split.tail = 100;
+    rows[1].split.min_k = 256;
+    static const int units[] = {1, 7, 108, 132};
+    static const int64_t dims[] = {1, 127, 129, 1000, 2047, 3001, 4096, 9000};
+    static const int64_t ks[] = {1, 255, 256, 300, 3003};
+    long cases = 0, tails = 0;
+    for (int ri = 0; ri < 2; ri++)
+        for (size_t ui = 0; ui < sizeof units / sizeof units[0]; ui++)
+            for (size_t mi = 0; mi < sizeof dims / sizeof dims[0]; mi++)
+                for (size_t ni = 0; ni < sizeof dims / sizeof dims[0]; ni++)
+                    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+                        for (int64_t batch = 1; batch <= 5; batch += 4) {
+                            const dt_gemm_tuning *row = &rows[ri];
+                            const int64_t m = dims[mi], n = dims[ni], k = ks[ki];
+                            int64_t top = -1, top2 = -1;
+                            int s = -1, s2 = -1;
+                            const dt_gemm_tile *t =
+                                dt_gemm_tail_plan(row, m, n, k, batch, units[ui], &top, &s);
+                            const dt_gemm_tile *t2 =
+                                dt_gemm_tail_plan(row, m, n, k, batch, units[ui], &top2, &s2);
+                            int ok = t == t2 && top == top2 && s == s2;
+                            if (!t) {
+                                ok = ok && top == 0 && s == 1;
+                            } else {
+                                const int bm = row->large.bm;
+                                const int64_t slots = (int64_t)row->split.large_fill * units[ui];
+                                const int64_t rt = cdiv(n, row->large.bn) * batch;
+                                const int64_t tiles = cdiv(m, bm) * rt;
+                                const int64_t rest = tiles - top / bm * rt;
+                                int ps = 0;
+                                const dt_gemm_tile *pt = dt_gemm_split_plan(
+                                    row, m - top, n, k, batch, units[ui], &ps);
+                                ok = ok && top % bm == 0 && top >= 0 && top < m;
+                                ok = ok && top / bm * rt <= tiles / slots * slots;
+                                ok = ok && 100 * rest < (int64_t)row->split.tail * slots;
+                                ok = ok && s > 1 && s == ps && t == pt;
+                                tails++;
+                            }
+                            cases++;
+                            DT_CHECK(ok, "tail property: rule %d units %d %lldx%lldx%lld batch "
+                                     "%lld -> top %lld split %d",
+                                     ri, units[ui], (long long)m, (long long)n, (long long)k,
+                                     (long long)batch, (long long)top, s);
+                        }
+    DT_CHECK(tails > 0, "no tail planned in %ld cases", cases);
+    printf("  %-32s %5ld cases, %ld tails\n", "tail plan properties", cases, tails);
+}
+
 /* Every GPU row of the table has a rule that splits a 64 x 64 output with long K (the
  * conformance test relies on it) and none splits past 256. */
 static void test_table_rows(void)
@@ -164,7 +277,9 @@ int main(void)
 {
     printf("test_split_rule (host only)\n");
     test_h100_shapes();
+    test_h100_tails();
     test_properties();
+    test_tail_properties();
     test_table_rows();
     return dt_finish("test_split_rule");
 }

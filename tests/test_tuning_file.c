@@ -89,6 +89,21 @@ static void test_good(void)
     r = dt_gemm_tuning_select(s, "gfx90a:sramecc+:xnack-", DUET_DTYPE_F32, &from_file);
     DT_CHECK(from_file && r && r->large.bm == 64 && r->large.tm == 4, "gfx90a row");
     dt_tuning_free(s);
+
+    /* split= with six values sets the tail; with five it keeps the built-in row's tail. */
+    s = load_text("duet-tuning 1\n"
+                  "gemm.fma sm_90 f32 large=128,128,8,16,8,128,2 small=128,64,16,8,4,256,3 "
+                  "large_waves=1 split=3,2,256,128,0,40\n"
+                  "gemm.fma sm_90 i32 large=128,128,8,16,8,128,2 small=128,64,16,8,4,256,3 "
+                  "large_waves=1 split=3,2,256,128,0\n",
+                  "sm_90");
+    r = dt_gemm_tuning_select(s, "sm_90", DUET_DTYPE_F32, &from_file);
+    DT_CHECK(from_file && r && r->split.tail == 40 && r->split.min_k == 128, "f32 tail 40");
+    r = dt_gemm_tuning_select(s, "sm_90", DUET_DTYPE_I32, &from_file);
+    b = dt_gemm_tuning_lookup("sm_90", DUET_DTYPE_I32);
+    DT_CHECK(from_file && r && b && b->split.tail > 0 && r->split.tail == b->split.tail,
+             "i32 tail %d, built-in %d", r ? r->split.tail : -1, b ? b->split.tail : -1);
+    dt_tuning_free(s);
 }
 
 /* Every kind of bad file: the built-in table, the reason in the source. */
@@ -143,6 +158,18 @@ static void test_bad(void)
         {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
          "small=128,64,16,8,4,256,3 large_waves=1 split=0,0,1,1,1\n",
          "split=0,0,1,1,1"},
+        {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
+         "small=128,64,16,8,4,256,3 large_waves=1 split=3,2,256,128,0,101\n",
+         "split=3,2,256,128,0,101"},
+        {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
+         "small=128,64,16,8,4,256,3 large_waves=1 split=3,2,256,128,0,75,1\n",
+         "min_depth[,tail]"},
+        {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
+         "small=128,64,16,8,4,256,3 large_waves=1 split=3,2,256,128\n",
+         "split=3,2,256,128 is not"},
+        {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
+         "small=128,64,16,8,4,256,3 large_waves=1 split=3,2,256,128,0,\n",
+         "split=3,2,256,128,0, is not"},
         {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
          "small=128,64,16,8,4,256,3\n",
          "needs large=, small= and large_waves="},

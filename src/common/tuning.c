@@ -73,9 +73,9 @@
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
 #define DMMA_LARGE_SM90 T_(128, 64, 16, 64, 32, 128, 3)
 
-/* Split-K rules {fill, large_fill, max, min_k, min_depth} (tuning.h). fill is the small shape's resident
- * blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x 16 are capped
- * for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32 rows
+/* Split-K rules {fill, large_fill, max, min_k, min_depth, tail} (tuning.h). fill is the small
+ * shape's resident blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA
+ * 64 x 64 x 16 are capped for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32 rows
  * split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
  * cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
  * the device with large tiles beats one that fills it with small ones. sm_90's f64 row splits
@@ -98,12 +98,23 @@
  * -> 23.9, 768^3 52.9 -> 33.5, 1000^3 78.0 -> 68.3, 1024^3 69.2 -> 57.2, 1152^3 126 -> 78,
  * 1000 x 500 x 2000 146 -> 68, 1023 x 1025 x 1027 141 -> 100, 127 x 129 x 16383 46.5 -> 39.5;
  * i32 768^3 68.4 -> 50.4, 1023 x 1025 x 1027 186 -> 124), none lost, and the deep shapes keep
- * their splits (docs/performance.md). f64 and the other archs keep the bound (unmeasured). */
-#define SPLIT_RING {3, 0, 256, 256, 4}
-#define SPLIT_RING_LARGE {3, 2, 256, 256, 4}
-#define SPLIT_RING_LARGE_SM90 {3, 2, 256, 128, 0}
-#define SPLIT_REG {2, 0, 256, 256, 4}
-#define SPLIT_REG_LARGE {2, 2, 256, 256, 4}
+ * their splits (docs/performance.md). f64 and the other archs keep the bound (unmeasured).
+ * The same rows split the tail of large-shape problems (tail 75, dt_gemm_tail_plan). H100,
+ * 2026-11-24, probe medians of back-to-back calls, the whole problem against the full rounds'
+ * rows plus the rest (the rest on the library's own split plan): f32 2047 x 2049 x 2051 (272
+ * tiles, 264 slots) 653 -> 468 us, 3001 x 2999 x 3003 1759 -> 1329, 3072^3 1346 -> 1170, 2304^3
+ * 779 -> 538, 4225 x 4223 x 4227 4088 -> 3504, 5001 x 4999 x 5003 6672 -> 5911; i32
+ * 2047 x 2049 x 2051 941 -> 703; each of 17 shapes (14 f32, 3 i32) whose rest filled under half
+ * a round gained, 1.04-1.45x. By tuning file, rests of 50-75% still gain (2560^3 878 -> 755,
+ * 2688^3 922 -> 839, 6144^3 9295 -> 9028), above 75% they lose (2816^3, 83%: 962 -> 989; 1920^3,
+ * 85% of one round: 335 -> 355); with no full round the whole problem splits (1536^3 267 ->
+ * 200, 1792^3 313 -> 271). The f64 DMMA row gained 1-4% on three shapes and lost 2-3% on
+ * 3001 x 2999 x 3003: it keeps tail 0 (docs/performance.md). */
+#define SPLIT_RING {3, 0, 256, 256, 4, 0}
+#define SPLIT_RING_LARGE {3, 2, 256, 256, 4, 0}
+#define SPLIT_RING_LARGE_SM90 {3, 2, 256, 128, 0, 75}
+#define SPLIT_REG {2, 0, 256, 256, 4, 0}
+#define SPLIT_REG_LARGE {2, 2, 256, 256, 4, 0}
 
 #define FMA DT_GEMM_ENGINE_FMA
 #define DMMA DT_GEMM_ENGINE_DMMA
@@ -333,6 +344,34 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
     *split = small ? small
                    : dt_gemm_split_k(&row->split, m, n, k, batch, &row->small, compute_units);
     return &row->small;
+}
+
+const dt_gemm_tile *dt_gemm_tail_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                      int64_t batch, int compute_units, int64_t *top_rows,
+                                      int *split)
+{
+    *top_rows = 0;
+    *split = 1;
+    const dt_gemm_split_rule *r = &row->split;
+    if (r->tail <= 0 || r->large_fill <= 0 || r->max <= 1 || compute_units < 1 || m <= 0 ||
+        n <= 0 || k <= 0 || row->large.bm <= 0 || row->large.bn <= 0)
+        return NULL;
+    if (batch < 1) batch = 1;
+    const int64_t slots = (int64_t)r->large_fill * compute_units;
+    const int64_t tile_rows = ceil_div64(m, row->large.bm);
+    const int64_t row_tiles = ceil_div64(n, row->large.bn) * batch;
+    const int64_t tiles = tile_rows * row_tiles;
+    /* The whole rows of tiles that the full rounds hold. */
+    const int64_t top = tiles / slots * slots / row_tiles;
+    if (top >= tile_rows) return NULL;
+    if (100 * (tiles - top * row_tiles) >= (int64_t)r->tail * slots) return NULL;
+    const int64_t rows = top * row->large.bm;
+    int s = 1;
+    const dt_gemm_tile *t = dt_gemm_split_plan(row, m - rows, n, k, batch, compute_units, &s);
+    if (s <= 1) return NULL;
+    *top_rows = rows;
+    *split = s;
+    return t;
 }
 
 /*

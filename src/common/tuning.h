@@ -33,8 +33,8 @@ typedef struct dt_gemm_tile {
  * of whole bk-deep steps; each slice's block writes its partial tile to the stream's workspace
  * and a reduce kernel sums the slices in slice order and applies alpha and beta (results stay
  * bitwise reproducible: the split depends on the shape and device only, the sum order is fixed).
- * Only problems the row sends to its small shape are split (the large shape is picked when its
- * grid already fills the device).
+ * Problems the row sends to its small shape may split; of those sent to the large shape (its
+ * grid fills the device) only the rows of an almost empty last round may (`tail`).
  *   fill:       resident blocks per compute unit of the small shape. A problem with at least
  *               fill * compute_units small tiles is not split.
  *   large_fill: resident blocks per compute unit of the large shape, when split problems
@@ -48,6 +48,10 @@ typedef struct dt_gemm_tile {
  *               partial sums cost split * m * n stores and loads against m * n * K
  *               multiply-adds, so squarish problems (1024^3: the H100 lost 6-13% split) run
  *               unsplit and only deep ones (8192 x 128 x 8192, 64 x 64 x 65536) split.
+ *   tail:       for problems the large shape runs in more than its slots (large_fill *
+ *               compute_units blocks), the most its last round may fill, in percent of the
+ *               slots, for the rows past the full rounds to be split off (dt_gemm_tail_plan);
+ *               0: never (FMA rows only: the launcher ignores it on DMMA rows).
  * max <= 1 turns split-K off for the row.
  */
 typedef struct dt_gemm_split_rule {
@@ -56,6 +60,7 @@ typedef struct dt_gemm_split_rule {
     int max;
     int min_k;
     int min_depth;
+    int tail;
 } dt_gemm_split_rule;
 
 /* One row: the engine and two shapes. `large` is used once its grid has at least large_waves
@@ -101,6 +106,23 @@ int dt_gemm_split_k(const dt_gemm_split_rule *r, int64_t m, int64_t n, int64_t k
  * well; else the small shape with dt_gemm_split_k under fill (*split = 1: no split). */
 const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
                                        int64_t batch, int compute_units, int *split);
+
+/*
+ * The tail of a problem the row sends to its large shape (wave quantisation: T large tiles on
+ * S = large_fill * compute_units slots run ceil(T / S) rounds, the last one maybe almost empty).
+ * Returns NULL, with *top_rows = 0 and *split = 1, unless all of these hold:
+ *   - the rule has tail > 0, large_fill > 0 and max > 1;
+ *   - top = the whole rows of large tiles (bm rows of m, all of n, every matrix of the batch)
+ *     that fit in the floor(T / S) full rounds, and the tiles of the rows from there on fill
+ *     less than tail percent of S (with no full round, top = 0 and the tail is the problem);
+ *   - dt_gemm_split_plan splits the rows from top * bm on (*split > 1).
+ * Then *top_rows = top * bm: rows [0, *top_rows) run on the large shape unsplit, rows
+ * [*top_rows, m) on the returned shape split *split times. Plain arithmetic on its arguments,
+ * like the split itself.
+ */
+const dt_gemm_tile *dt_gemm_tail_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                      int64_t batch, int compute_units, int64_t *top_rows,
+                                      int *split);
 
 /* K per slice of a split: ceil(ceil(k / bk) / split) * bk (k itself when split <= 1). The
  * slices are [s * slice_k, min(k, (s + 1) * slice_k)) for s < split. */

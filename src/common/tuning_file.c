@@ -15,6 +15,7 @@
  *     # comment
  *     gemm.fma  sm_90 f32 large=128,128,8,16,8,128,2 small=128,64,16,8,4,256,3 large_waves=1
  *     gemm.dmma sm_90 f64 large=... small=... large_waves=16 split=3,0,256,256,4
+ *     gemm.fma  sm_90 i32 large=... small=... large_waves=1 split=3,2,256,128,0,75
  *
  * A file is used whole or not at all: one malformed line and the context keeps the built-in
  * table (a half-applied file would be a table nobody measured). Rows for another arch are
@@ -74,6 +75,13 @@ static int parse_list(const char *s, int n, long lo, long hi, int *out)
         s = end + 1;
     }
     return 1;
+}
+
+static int count_commas(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == ',';
+    return n;
 }
 
 static int parse_tile(const char *s, dt_gemm_tile *t)
@@ -198,13 +206,17 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
             have = &have_waves;
             ok = parse_int(val, val + strlen(val), 1, 1024, &row.large_waves);
         } else if (strcmp(key, "split") == 0) {
-            int v[5];
+            /* Five values keep the built-in row's tail (files written before it existed). */
+            int v[6];
             have = &have_split;
-            ok = parse_list(val, 5, 0, 1 << 24, v);
+            const int count = strchr(val, ',') ? 1 + count_commas(val) : 1;
+            ok = (count == 5 || count == 6) && parse_list(val, count, 0, 1 << 24, v);
             if (ok) {
                 row.split.fill = v[0], row.split.large_fill = v[1], row.split.max = v[2];
                 row.split.min_k = v[3], row.split.min_depth = v[4];
-                ok = v[0] >= 1 && v[0] <= 64 && v[1] <= 64 && v[2] <= 4096 && v[4] <= 1024;
+                if (count == 6) row.split.tail = v[5];
+                ok = v[0] >= 1 && v[0] <= 64 && v[1] <= 64 && v[2] <= 4096 && v[4] <= 1024 &&
+                     (count == 5 || v[5] <= 100);
             }
         } else {
             snprintf(err, err_size, "unknown key '%.40s' (large, small, large_waves, split)", key);
@@ -217,7 +229,7 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
         *have = 1;
         if (!ok) {
             snprintf(err, err_size, "%s=%.60s is not %s", key, val,
-                     have == &have_split   ? "fill,large_fill,max,min_k,min_depth in range"
+                     have == &have_split   ? "fill,large_fill,max,min_k,min_depth[,tail] in range"
                      : have == &have_waves ? "an integer in 1..1024"
                                            : "seven integers bm,bn,bk,tm,tn,threads,stages");
             return 0;
