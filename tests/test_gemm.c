@@ -917,8 +917,9 @@ static void test_packed_operands(void)
     }
     /* The tail of a large-shape problem (src/common/tuning.c, dt_gemm_tail_plan): on 132 SMs
      * 2047 x 2049 runs 15 rows of 17 tiles (255 of 264 slots) unsplit, then its last 127 rows
-     * split; A's and C's views start 1920 rows on in every layout (C column-major: the
-     * transposed problem, so the cut runs through C's columns). 1536 x 1536 (144 tiles, no
+     * split; A's and C's views start at the first row past the full rounds in every layout
+     * (C column-major: the transposed problem, so the cut runs through C's columns; the i32
+     * case leaves one row). 1536 x 1536 (144 tiles, no
      * full round) splits whole; 3 x 1024 x 1500 cuts each matrix of the batch. */
     static const int64_t tails[][6] = {{2047, 2049, 300, 1, 0, 1},  {2047, 2049, 300, 1, 17, 1},
                                        {2047, 2049, 300, 1, 30, 1}, {2049, 2047, 300, 1, 9, 1},

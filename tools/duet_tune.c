@@ -110,7 +110,8 @@ static void use_row(const char *arch, const dt_gemm_tuning *row)
     }
     tile_text(&row->large, large, sizeof large);
     tile_text(&row->small, small, sizeof small);
-    fprintf(f, "duet-tuning 1\n%s %s %s large=%s small=%s large_waves=%d split=%d,%d,%d,%d,%d,%d\n",
+    fprintf(f,
+            "duet-tuning 1\n%s %s %s large=%s small=%s large_waves=%d split=%d,%d,%d,%d,%d,%d\n",
             row->engine == DT_GEMM_ENGINE_DMMA ? "gemm.dmma" : "gemm.fma", arch, dname(row->dtype),
             large, small, row->large_waves, row->split.fill, row->split.large_fill, row->split.max,
             row->split.min_k, row->split.min_depth, row->split.tail);

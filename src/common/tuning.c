@@ -74,31 +74,31 @@
 #define DMMA_LARGE_SM90 T_(128, 64, 16, 64, 32, 128, 3)
 
 /* Split-K rules {fill, large_fill, max, min_k, min_depth, tail} (tuning.h). fill is the small
- * shape's resident blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA
- * 64 x 64 x 16 are capped for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32 rows
- * split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
- * cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
- * the device with large tiles beats one that fills it with small ones. sm_90's f64 row splits
- * on its large 128 x 64 DMMA shape too (two blocks per SM), but only where both operands are
- * read in 16-byte runs (kernels/gemm_fast.cuh): H100, 2026-11-24, duet-bench --reps 10 against
- * the small-shape split in the same build: 8192 x 128 x 8192 0.833x -> 0.878x cuBLAS,
- * 128 x 8192 x 8192 0.798x -> 0.834x, 256 x 256 x 32768 0.821x -> 0.909x, 1024 x 1024 x 16384
- * 0.768x -> 0.808x, 16384 x 64 x 4096 0.870x -> 0.921x; unaligned shapes stay on the small
- * one (split on the large one they lost: 127 x 129 x 16383 0.63x against 0.97x). sm_80's f64
- * row splits on its small DMMA shape (its large one holds one block per SM; unmeasured). A max of
- * 256 slices of at least 256 K lets a 64 x 64 output with K = 65536 run about 250 blocks (one
- * tile alone would leave all but one SM idle); the partial sums then take 256 * 64 * 64
- * elements of workspace. min_depth 4 (K >= 4 sqrt(m n)): on the H100 (2026-11-24) the deep
- * shapes measured both ways gained or held (f32 8192 x 128 x 8192: 0.57x cuBLAS unsplit, 0.75x
- * split 4; f64: 0.71x both ways) while 512^3-1024^3 lost (f32 1024^3: 0.796x unsplit, 0.750x
- * split 4; f64: 0.627x, 0.538x split 3). The sm_90 f32 and i32 rows no longer bound the depth
- * and take slices of 128 (SPLIT_RING_LARGE_SM90): since the pairwise reduction and on the large
- * shape, every squarish problem that leaves SMs idle gained (H100, 2026-11-24, probe
- * medians of back-to-back calls, same library, built-in rule against this one: f32 384^3 28.3 -> 22.6 us, 640^3 44.6
- * -> 23.9, 768^3 52.9 -> 33.5, 1000^3 78.0 -> 68.3, 1024^3 69.2 -> 57.2, 1152^3 126 -> 78,
- * 1000 x 500 x 2000 146 -> 68, 1023 x 1025 x 1027 141 -> 100, 127 x 129 x 16383 46.5 -> 39.5;
- * i32 768^3 68.4 -> 50.4, 1023 x 1025 x 1027 186 -> 124), none lost, and the deep shapes keep
- * their splits (docs/performance.md). f64 and the other archs keep the bound (unmeasured).
+ * shape's resident blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x
+ * 16 are capped for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32
+ * rows split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
+ * cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills the
+ * device with large tiles beats one that fills it with small ones. sm_90's f64 row splits on its
+ * large 128 x 64 DMMA shape too (two blocks per SM), but only where both operands are read in
+ * 16-byte runs (kernels/gemm_fast.cuh): H100, 2026-11-24, duet-bench --reps 10 against the
+ * small-shape split in the same build: 8192 x 128 x 8192 0.833x -> 0.878x cuBLAS, 128 x 8192 x 8192
+ * 0.798x -> 0.834x, 256 x 256 x 32768 0.821x -> 0.909x, 1024 x 1024 x 16384 0.768x -> 0.808x, 16384
+ * x 64 x 4096 0.870x -> 0.921x; unaligned shapes stay on the small one (split on the large one they
+ * lost: 127 x 129 x 16383 0.63x against 0.97x). sm_80's f64 row splits on its small DMMA shape (its
+ * large one holds one block per SM; unmeasured). A max of 256 slices of at least 256 K lets a 64 x
+ * 64 output with K = 65536 run about 250 blocks (one tile alone would leave all but one SM idle);
+ * the partial sums then take 256 * 64 * 64 elements of workspace. min_depth 4 (K >= 4 sqrt(m n)):
+ * on the H100 (2026-11-24) the deep shapes measured both ways gained or held (f32 8192 x 128 x
+ * 8192: 0.57x cuBLAS unsplit, 0.75x split 4; f64: 0.71x both ways) while 512^3-1024^3 lost (f32
+ * 1024^3: 0.796x unsplit, 0.750x split 4; f64: 0.627x, 0.538x split 3). The sm_90 f32 and i32 rows
+ * no longer bound the depth and take slices of 128 (SPLIT_RING_LARGE_SM90): since the pairwise
+ * reduction and on the large shape, every squarish problem that leaves SMs idle gained (H100,
+ * 2026-11-24, probe medians of back-to-back calls, same library, built-in rule against this one:
+ * f32 384^3 28.3 -> 22.6 us, 640^3 44.6 -> 23.9, 768^3 52.9 -> 33.5, 1000^3 78.0 -> 68.3, 1024^3
+ * 69.2 -> 57.2, 1152^3 126 -> 78, 1000 x 500 x 2000 146 -> 68, 1023 x 1025 x 1027 141 -> 100, 127 x
+ * 129 x 16383 46.5 -> 39.5; i32 768^3 68.4 -> 50.4, 1023 x 1025 x 1027 186 -> 124), none lost, and
+ * the deep shapes keep their splits (docs/performance.md). f64 and the other archs keep the bound
+ * (unmeasured).
  * The same rows split the tail of large-shape problems (tail 75, dt_gemm_tail_plan). H100,
  * 2026-11-24, probe medians of back-to-back calls, the whole problem against the full rounds'
  * rows plus the rest (the rest on the library's own split plan): f32 2047 x 2049 x 2051 (272

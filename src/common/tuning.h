@@ -48,10 +48,11 @@ typedef struct dt_gemm_tile {
  *               partial sums cost split * m * n stores and loads against m * n * K
  *               multiply-adds, so squarish problems (1024^3: the H100 lost 6-13% split) run
  *               unsplit and only deep ones (8192 x 128 x 8192, 64 x 64 x 65536) split.
- *   tail:       for problems the large shape runs in more than its slots (large_fill *
- *               compute_units blocks), the most its last round may fill, in percent of the
- *               slots, for the rows past the full rounds to be split off (dt_gemm_tail_plan);
- *               0: never (FMA rows only: the launcher ignores it on DMMA rows).
+ *   tail:       for problems the row sends to its large shape, the most their last round
+ *               of large_fill * compute_units blocks may fill, in percent, for the rows past
+ *               the full rounds (all of them when there is none) to be split off and split
+ *               (dt_gemm_tail_plan); 0: never (FMA rows only: the launcher ignores it on
+ *               DMMA rows).
  * max <= 1 turns split-K off for the row.
  */
 typedef struct dt_gemm_split_rule {
