@@ -34,7 +34,10 @@
  *   duet_gpu_error_string(e)       a constant description of e
  *   duet_gpu_func_set_max_dynamic_shared(kernel, bytes)
  *                                  opts a kernel in to more than 48 KiB of dynamic shared
- *                                  memory; returns duet_gpu_error_t
+ *                                  memory on the current device; returns duet_gpu_error_t
+ *   duet_gpu_get_device(&device)   the calling thread's current device
+ *   duet_gpu_opt_in_shared(kernel, bytes, ready)
+ *                                  the opt-in once per device (below)
  */
 
 #if defined(__HIPCC__) || defined(DUET_HIP)
@@ -42,5 +45,28 @@
 #else
 #include "compat_cuda.h"
 #endif /* __HIPCC__ || DUET_HIP */
+
+#include <atomic>
+#include <stdint.h>
+
+/* Opts kernel in to `bytes` of dynamic shared memory on the calling thread's current device, once
+ * per device. The attribute belongs to a device: set once per process, a kernel launched on a
+ * second device (duet_group_gemm's members) asked that device for more than its default and
+ * failed to launch. `ready` is the kernel's own mask of the devices done (one static per
+ * instantiation); devices past 63 set it on every launch. Racing first calls set the same value
+ * twice, which is harmless. */
+template <typename Kernel>
+static inline duet_gpu_error_t duet_gpu_opt_in_shared(Kernel kernel, int bytes,
+                                                      std::atomic<uint64_t> &ready)
+{
+    int device = 0;
+    duet_gpu_error_t e = duet_gpu_get_device(&device);
+    if (e != DUET_GPU_SUCCESS) return e;
+    const uint64_t bit = device >= 0 && device < 64 ? (uint64_t)1 << device : 0;
+    if (bit && (ready.load(std::memory_order_acquire) & bit)) return DUET_GPU_SUCCESS;
+    e = duet_gpu_func_set_max_dynamic_shared(kernel, bytes);
+    if (e == DUET_GPU_SUCCESS) ready.fetch_or(bit, std::memory_order_release);
+    return e;
+}
 
 #endif /* DUET_KERNELS_COMPAT_H */

@@ -109,6 +109,11 @@ static inline duet_gpu_error_t duet_gpu_func_set_max_dynamic_shared(Kernel kerne
                                hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 
+/* The same name as the host runtime header's (src/hip/runtime_hip.h). */
+#ifndef duet_gpu_get_device
+#define duet_gpu_get_device(dev) hipGetDevice(dev)
+#endif
+
 /* How many blocks of kernel (threads each, shared bytes of dynamic shared memory) one SM/CU
  * holds at once: the size of a persistent grid. */
 template <typename Kernel>

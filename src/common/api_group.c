@@ -513,7 +513,7 @@ static duet_status cache_get(gr_member *m, gr_cache *c, duet_event *const *free_
  * tile's done and copies that tile's C back. The copy stream thus loads tile n + 1 while
  * tile n computes; a C slot is reloaded only after the copy-back of the tile that last used
  * it (earlier on the same stream), a panel slot only after its free event. */
-static duet_status member_run(gr_job *j, int idx)
+static duet_status member_run(gr_job *j, int idx, char *msg, size_t msg_size)
 {
     dt_group *g = j->g;
     gr_member *m = &g->m[idx];
@@ -572,19 +572,28 @@ static duet_status member_run(gr_job *j, int idx)
         have_prev = 1;
     }
     if (st == DUET_SUCCESS && have_prev && !gr_stopped(j)) st = tile_back(j, m, (n - 1) & 1, &prev);
-    /* The host's C is complete (or the failure is final) only when the copies are done. */
-    const duet_status s1 = duet_stream_synchronize(m->compute);
-    const duet_status s2 = duet_stream_synchronize(m->copy);
-    if (st == DUET_SUCCESS) st = s1 != DUET_SUCCESS ? s1 : s2;
+    /* The host's C is complete (or the failure is final) only when the copies are done. The
+     * failure's message is kept first: every call below clears the thread's last error. */
+    if (st != DUET_SUCCESS) snprintf(msg, msg_size, "%s", duet_last_error());
+    duet_status s = duet_stream_synchronize(m->compute);
+    if (st == DUET_SUCCESS && s != DUET_SUCCESS) {
+        st = s;
+        snprintf(msg, msg_size, "%s", duet_last_error());
+    }
+    s = duet_stream_synchronize(m->copy);
+    if (st == DUET_SUCCESS && s != DUET_SUCCESS) {
+        st = s;
+        snprintf(msg, msg_size, "%s", duet_last_error());
+    }
     return st;
 }
 
 static void *member_main(void *arg)
 {
     gr_worker *w = (gr_worker *)arg;
-    w->st = member_run(w->job, w->idx);
+    w->st = member_run(w->job, w->idx, w->msg, sizeof w->msg);
     if (w->st != DUET_SUCCESS) {
-        snprintf(w->msg, sizeof w->msg, "%s", duet_last_error());
+        if (!w->msg[0]) snprintf(w->msg, sizeof w->msg, "%s", duet_last_error());
         pthread_mutex_lock(&w->job->stop_lock);
         w->job->stop = 1;
         pthread_mutex_unlock(&w->job->stop_lock);

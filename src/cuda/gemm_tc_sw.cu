@@ -4,20 +4,16 @@
 
 #include "gemm_tc_sw.cuh"
 
-/* One instantiation, opted in to its shared memory once per process. */
+/* One instantiation, opted in to its shared memory once per device. */
 template <int KIND, int LA, int LB>
 static cudaError_t tcs_launch(const tc_args &p, dim3 grid, cudaStream_t stream, size_t *shared,
                               int *threads)
 {
     constexpr int bytes = tcs_shared_bytes<TCS_BM, TCS_BN, TCS_STAGES>();
     auto kernel = gemm_tcs_kernel<KIND, TCS_BM, TCS_BN, TCS_STAGES, LA, LB>;
-    static volatile int opted; /* racing first calls each set the same attribute: harmless */
-    if (!opted) {
-        const cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if (e != cudaSuccess) return e;
-        opted = 1;
-    }
+    static std::atomic<uint64_t> ready{0};
+    const cudaError_t e = duet_gpu_opt_in_shared(kernel, bytes, ready);
+    if (e != cudaSuccess) return e;
     *shared = (size_t)bytes;
     *threads = (TCS_BM / TCS_W) * (TCS_BN / TCS_W) * 32;
     kernel<<<grid, *threads, bytes, stream>>>(p);

@@ -3,6 +3,7 @@
 #include "cuda/gemm_wgmma_x3.h"
 
 #include "cuda/runtime_cuda.h"
+#include "compat.h"
 #include "gemm_wgmma.cuh"
 
 #include <cuda.h>
@@ -102,19 +103,11 @@ cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorM
 {
     const int bytes = wg_config<CT>::shared_bytes;
     *shared = (size_t)bytes;
-    /* The opt-in above 48 KiB of shared memory, once per kernel and device (idempotent, so a
-     * race between threads only repeats it; devices past 63 simply set it every time). */
+    /* The opt-in above 48 KiB of shared memory, once per kernel and device. */
     static std::atomic<uint64_t> ready{0};
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
+    const cudaError_t e =
+        duet_gpu_opt_in_shared(gemm_wgmma_kernel<KIND, CT, LAYOUT>, bytes, ready);
     if (e != cudaSuccess) return e;
-    const uint64_t bit = dev >= 0 && dev < 64 ? (uint64_t)1 << dev : 0;
-    if (!bit || !(ready.load(std::memory_order_acquire) & bit)) {
-        e = cudaFuncSetAttribute(gemm_wgmma_kernel<KIND, CT, LAYOUT>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-        if (e != cudaSuccess) return e;
-        ready.fetch_or(bit, std::memory_order_release);
-    }
     gemm_wgmma_kernel<KIND, CT, LAYOUT><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p);
     return cudaGetLastError();
 }

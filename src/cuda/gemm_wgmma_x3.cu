@@ -2,6 +2,7 @@
  * of their own, compiled in parallel with gemm_wgmma.cu). */
 #include "cuda/gemm_wgmma_x3.h"
 
+#include "compat.h"
 #include "gemm_wgmma_x3.cuh"
 
 #include <atomic>
@@ -12,19 +13,10 @@ template <bool PRE>
 cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorMap &tbs,
                    const wg_params &p, int grid, cudaStream_t stream)
 {
-    /* The opt-in above 48 KiB of shared memory, once per kernel and device (as gemm_wgmma.cu
-     * does). */
+    /* The opt-in above 48 KiB of shared memory, once per kernel and device. */
     static std::atomic<uint64_t> ready{0};
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
+    const cudaError_t e = duet_gpu_opt_in_shared(gemm_wgmma_x3_kernel<PRE>, X3_SHARED_BYTES, ready);
     if (e != cudaSuccess) return e;
-    const uint64_t bit = dev >= 0 && dev < 64 ? (uint64_t)1 << dev : 0;
-    if (!bit || !(ready.load(std::memory_order_acquire) & bit)) {
-        e = cudaFuncSetAttribute(gemm_wgmma_x3_kernel<PRE>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, X3_SHARED_BYTES);
-        if (e != cudaSuccess) return e;
-        ready.fetch_or(bit, std::memory_order_release);
-    }
     gemm_wgmma_x3_kernel<PRE><<<grid, WG_THREADS, X3_SHARED_BYTES, stream>>>(ta, tb, tbs, p);
     return cudaGetLastError();
 }
