@@ -12,7 +12,8 @@
  *     cudaMalloc or hipHostRegister, or the cpu backend's own account of an allocation);
  *   - in a message about a device limit ("the device's ..."), a number equal to one of the
  *     device's launch limits reads <limit>, and one above it <limit+1>;
- *   - the number of devices present reads <count>.
+ *   - the number of devices present reads <count>, also as the device asked for ("device (1)
+ *     is out of range" on one device, "(2)" on two, read "(<count>)").
  * The lines are compared with tests/status_table.expected line for line, on whatever backend
  * was built: cpu in CI, cuda and hip in scripts/gpu-check.sh.
  *
@@ -92,6 +93,8 @@ static void normalise(const char *msg, char *out, size_t size)
             token = "<count> device(s)";
             q += 7;
             if (*q == 's') q++;
+        } else if (about_count && v == count && p > cut && p[-1] == '(' && *q == ')') {
+            token = "<count>"; /* the first device past the last: "device (2)" on two GPUs */
         }
         if (token) {
             o += (size_t)snprintf(out + o, size - o, "%s", token);
