@@ -575,15 +575,13 @@ static duet_status member_run(gr_job *j, int idx, char *msg, size_t msg_size)
     /* The host's C is complete (or the failure is final) only when the copies are done. The
      * failure's message is kept first: every call below clears the thread's last error. */
     if (st != DUET_SUCCESS) snprintf(msg, msg_size, "%s", duet_last_error());
-    duet_status s = duet_stream_synchronize(m->compute);
-    if (st == DUET_SUCCESS && s != DUET_SUCCESS) {
-        st = s;
-        snprintf(msg, msg_size, "%s", duet_last_error());
-    }
-    s = duet_stream_synchronize(m->copy);
-    if (st == DUET_SUCCESS && s != DUET_SUCCESS) {
-        st = s;
-        snprintf(msg, msg_size, "%s", duet_last_error());
+    duet_stream *const streams[2] = {m->compute, m->copy};
+    for (int i = 0; i < 2; i++) {
+        const duet_status s = duet_stream_synchronize(streams[i]);
+        if (st == DUET_SUCCESS && s != DUET_SUCCESS) {
+            st = s;
+            snprintf(msg, msg_size, "%s", duet_last_error());
+        }
     }
     return st;
 }

@@ -209,7 +209,7 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
             /* Five values keep the built-in row's tail (files written before it existed). */
             int v[6];
             have = &have_split;
-            const int count = strchr(val, ',') ? 1 + count_commas(val) : 1;
+            const int count = 1 + count_commas(val);
             ok = (count == 5 || count == 6) && parse_list(val, count, 0, 1 << 24, v);
             if (ok) {
                 row.split.fill = v[0], row.split.large_fill = v[1], row.split.max = v[2];
