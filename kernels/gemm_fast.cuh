@@ -6,6 +6,7 @@
 #include "gemm_fast_dmma.cuh"
 #include "gemm_fast_tile.cuh"
 #include "gemm_splitk.cuh"
+#include "transpose.cuh"
 
 #include "common/internal.h"
 #include "common/tuning.h"
@@ -767,6 +768,152 @@ GF_FMA_LISTED(uint32_t, GF_FMA_SHAPES_I32)
 #undef GF_FMA_LISTED
 #undef GF_IS_FMA
 
+/* One launch (and its reduction) of a plan: rows [m0, m0 + m) and columns [n0, n0 + n) of C
+ * (all of K), on tile t, K split `split` times. */
+struct gf_part {
+    int64_t m0, n0, m, n;
+    const dt_gemm_tile *t;
+    int split;
+};
+
+/* g restricted to rows [m0, m0 + m) of op(A) and C and columns [n0, n0 + n) of op(B) and C. */
+template <typename T>
+static dt_gemm gf_view(const dt_gemm *g, int64_t m0, int64_t n0, int64_t m, int64_t n)
+{
+    dt_gemm v = *g;
+    v.m = m;
+    v.n = n;
+    v.a.base = (T *)g->a.base + m0 * g->a.rs;
+    v.b.base = (T *)g->b.base + n0 * g->b.cs;
+    v.c.base = (T *)g->c.base + m0 * g->c.rs + n0 * g->c.cs;
+    return v;
+}
+
+/*
+ * The parts of block v of the problem (at m0, n0) with no edge split off: one part, on the shape
+ * gf_pick_tile picks (split by dt_gemm_split_plan when that is the small one); or two, when the
+ * large shape's last round would leave most slots idle (dt_gemm_tail_plan, FMA rows): the rows
+ * of the full rounds unsplit, then the rows after them split. Returns the count.
+ */
+template <typename T>
+static int gf_plan_rounds(dt_context *ctx, const dt_gemm *v, int64_t m0, int64_t n0,
+                          const duet_device_props *props, const dt_gemm_tuning *row, gf_part *out)
+{
+    const dt_gemm_tile *tp = &gf_pick_tile(row, v, props);
+    const int64_t nb = v->batch < 1 ? 1 : v->batch;
+    int planned = 1;
+    int64_t top = 0;
+    if (ctx && v->ws && tp == &row->small) {
+        /* The DMMA kernel's large shape takes a split only where both operands are read in
+         * 16-byte runs: split on it, 127 x 129 x 16383 and 8191 x 131 x 8189 (rows not 16-byte
+         * aligned) ran at 0.63x and 0.99x of cuBLAS against 0.97x and 1.26x split on the small
+         * shape (H100, 2026-11-24, docs/performance.md). */
+        dt_gemm_tuning r = *row;
+        if (row->engine == DT_GEMM_ENGINE_DMMA) {
+            const int la = gf_operand_layout<T>(v->a.base, v->a.rs, v->a.cs, v->a.bs, nb);
+            const int lb = gf_operand_layout<T>(v->b.base, v->b.cs, v->b.rs, v->b.bs, nb);
+            if ((la != GF_X_VEC && la != GF_K_VEC) || (lb != GF_X_VEC && lb != GF_K_VEC))
+                r.split.large_fill = 0;
+        }
+        tp = dt_gemm_split_plan(&r, v->m, v->n, v->k, nb, props->compute_units, &planned) ==
+                     &r.large
+                 ? &row->large
+                 : &row->small;
+    } else if (ctx && v->ws && row->engine == DT_GEMM_ENGINE_FMA && row->split.tail > 0) {
+        int s = 1;
+        const dt_gemm_tile *tt =
+            dt_gemm_tail_plan(row, v->m, v->n, v->k, nb, props->compute_units, &top, &s);
+        if (tt) {
+            tp = tt;
+            planned = s;
+        } else {
+            top = 0;
+        }
+    }
+    if (top == 0) {
+        out[0] = {m0, n0, v->m, v->n, tp, planned};
+        return 1;
+    }
+    out[0] = {m0, n0, top, v->n, &row->large, 1};
+    out[1] = {m0 + top, n0, v->m - top, v->n, tp, planned};
+    return 2;
+}
+
+/* How one operand is copied before the GEMM (DT_GEMM_EDGE_PACK): `runs` runs of `len`
+ * contiguous elements, each to a row of `ld` (len rounded up to 16 bytes) at ws + offset. */
+struct gf_pack {
+    bool on;
+    bool along_rows; /* the runs are the view's rows (unit column stride), else its columns */
+    int64_t runs, len, ld;
+    size_t offset, bytes;
+};
+
+/* The copy of operand view v (rows x cols, batch 1) when it has a unit stride but rows that are
+ * not 16-byte aligned (the element-wise loaders): in its own orientation, rows padded. */
+template <typename T>
+static gf_pack gf_pack_plan(const dt_view &v, int64_t rows, int64_t cols, int layout)
+{
+    gf_pack p = {};
+    const int64_t vn = 16 / (int64_t)sizeof(T);
+    if (layout == GF_X_VEC || layout == GF_K_VEC || rows <= 1 || cols <= 1) return p;
+    if (v.cs == 1) {
+        p.along_rows = true;
+        p.runs = rows;
+        p.len = cols;
+    } else if (v.rs == 1) {
+        p.runs = cols;
+        p.len = rows;
+    } else {
+        return p; /* no unit stride: not a row copy */
+    }
+    p.on = true;
+    p.ld = (p.len + vn - 1) / vn * vn;
+    p.bytes = ((size_t)p.runs * (size_t)p.ld * sizeof(T) + 255) & ~(size_t)255;
+    return p;
+}
+
+/* Queues the copy of p from view v into ws + p.offset and points v at the copy. */
+template <typename T>
+static duet_gpu_error_t gf_pack_run(const gf_pack &p, dt_view *v, void *ws,
+                                    const duet_device_props *props, duet_gpu_stream_t stream)
+{
+    T *dst = (T *)((unsigned char *)ws + p.offset);
+    dt_copy2d c;
+    memset(&c, 0, sizeof c);
+    c.elem = sizeof(T);
+    c.rows = p.runs;
+    c.cols = p.len;
+    c.batch = 1;
+    c.in.base = v->base;
+    c.in.rs = p.along_rows ? v->rs : v->cs;
+    c.in.cs = 1;
+    c.out.base = dst;
+    c.out.rs = p.ld;
+    c.out.cs = 1;
+    duet_auto_result r;
+    const duet_gpu_error_t e = transpose_auto_launch<T>(&c, props, stream, &r);
+    v->base = dst;
+    v->rs = p.along_rows ? p.ld : 1;
+    v->cs = p.along_rows ? 1 : p.ld;
+    v->bs = 0;
+    return e;
+}
+
+/* The kernel name of part `ran` after the first: without "gemm_auto_" and the dtype (the
+ * first part names them), so that three parts fit duet_launch_info.kernel. */
+static void gf_short_name(const char *name, const char *dtype, char *out, size_t size)
+{
+    if (strncmp(name, "gemm_auto_", 10) == 0) name += 10;
+    char d[16];
+    snprintf(d, sizeof d, "_%s", dtype);
+    const char *at = strstr(name, d);
+    if (!at) {
+        snprintf(out, size, "%s", name);
+        return;
+    }
+    snprintf(out, size, "%.*s%s", (int)(at - name), name, at + strlen(d));
+}
+
 /*
  * Runs g with the given row (tests and benchmarks can pass rows of their own). Returns
  * DUET_ERROR_UNSUPPORTED, without launching, when the row's shape is not compiled for T or
@@ -774,77 +921,145 @@ GF_FMA_LISTED(uint32_t, GF_FMA_SHAPES_I32)
  * ctx and be_stream (the backend's stream pointer, for the workspace) may be NULL: then K is
  * never split.
  *
- * A problem on the large shape whose last round of tiles would leave most slots idle runs in
- * two parts (dt_gemm_tail_plan, FMA rows): the rows of the full rounds unsplit, then the rows
- * after them as a problem of their own, split. Each part is a plain GEMM on views of A and C
- * (the rows of op(A) and C from top on; B whole), so the top rows' results are those of the
- * whole problem run unsplit, and the rest those of its split: fixed by shape and device.
+ * A problem may run in parts, each a plain GEMM on views of A, B and C (gf_part), so that each
+ * part's results are those of that part run alone: fixed by shape and device.
+ *   - The tail (gf_plan_rounds, dt_gemm_tail_plan): a large-shape problem whose last round of
+ *     tiles would leave most slots idle runs the rows of the full rounds unsplit, then the rows
+ *     after them split. "+" in the name.
+ *   - The edges (the row's split.edges, FMA rows, problems gf_pick_tile sends to the large
+ *     shape): with DT_GEMM_EDGE_PACK, operands whose rows are not 16-byte aligned are first
+ *     copied into the stream's workspace with aligned rows when the copy pays
+ *     (dt_gemm_pack_pays; one matrix, not batches), and the parts read the copies; with
+ *     DT_GEMM_EDGE_STRIP, a partial last column of large tiles runs as a GEMM of its own
+ *     (dt_gemm_edge_cols: always when both operands are read in 16-byte vectors, else where it
+ *     saves a round). "|" in the name; a
+ *     packed run reports its workspace in duet_launch_info.workspace_bytes and the copies in
+ *     its launches.
+ * Every part's shape is checked compiled before the first launch: a part refused after another
+ * ran would leave C half written for the fallback row to scale again.
  */
 template <typename T>
 static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_gemm *g,
                                      duet_gpu_stream_t stream, const duet_device_props *props,
                                      const dt_gemm_tuning *row, duet_launch_info *info)
 {
-    const dt_gemm_tile *tp = &gf_pick_tile(row, g, props);
     const int64_t nb = g->batch < 1 ? 1 : g->batch;
-    int planned = 1;
-    int64_t top = 0;
-    if (ctx && g->ws && tp == &row->small) {
-        /* The DMMA kernel's large shape takes a split only where both operands are read in
-         * 16-byte runs: split on it, 127 x 129 x 16383 and 8191 x 131 x 8189 (rows not 16-byte
-         * aligned) ran at 0.63x and 0.99x of cuBLAS against 0.97x and 1.26x split on the small
-         * shape (H100, 2026-11-24, docs/performance.md). */
-        dt_gemm_tuning r = *row;
-        if (row->engine == DT_GEMM_ENGINE_DMMA) {
-            const int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
-            const int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
-            if ((la != GF_X_VEC && la != GF_K_VEC) || (lb != GF_X_VEC && lb != GF_K_VEC))
-                r.split.large_fill = 0;
-        }
-        tp = dt_gemm_split_plan(&r, g->m, g->n, g->k, nb, props->compute_units, &planned) == &r.large
-                 ? &row->large
-                 : &row->small;
-    } else if (ctx && g->ws && row->engine == DT_GEMM_ENGINE_FMA && row->split.tail > 0) {
-        int s = 1;
-        const dt_gemm_tile *tt =
-            dt_gemm_tail_plan(row, g->m, g->n, g->k, nb, props->compute_units, &top, &s);
-        /* Both parts' shapes are checked before the first launches: a part refused after the
-         * other ran would leave C half written for the fallback row to scale again. */
-        const T *tag = NULL;
-        if (tt && gf_fma_listed(row->large, tag) && gf_fma_listed(*tt, tag)) {
-            tp = tt;
-            planned = s;
-        } else {
-            top = 0;
-        }
+    const T *tag = NULL;
+    const bool fma = row->engine == DT_GEMM_ENGINE_FMA;
+    const bool edges = ctx && g->ws && fma && row->split.edges != 0 &&
+                       &gf_pick_tile(row, g, props) == &row->large;
+    int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
+    int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
+
+    /* The copies, when they pay. */
+    gf_pack pa = {}, pb = {};
+    if (edges && nb == 1 && (row->split.edges & DT_GEMM_EDGE_PACK)) {
+        pa = gf_pack_plan<T>(g->a, g->m, g->k, la);
+        pb = gf_pack_plan<T>(g->b, g->k, g->n, lb);
+        const int64_t elements = (pa.on ? pa.runs * pa.len : 0) + (pb.on ? pb.runs * pb.len : 0);
+        if (!dt_gemm_pack_pays(row, g->m, g->n, g->k, elements)) pa.on = pb.on = false;
+        pb.offset = pa.on ? pa.bytes : 0;
     }
 
-    gf_ran ran, rest;
-    duet_status st;
-    if (top == 0) {
-        st = gf_run_tile<T>(ctx, be_stream, g, stream, props, row, *tp, planned,
-                            info ? &ran : NULL);
-        if (st != DUET_SUCCESS || !info) return st;
-        dt_fill_info(info, ran.name, &ran.plan, ran.launches);
-        return DUET_SUCCESS;
+    gf_part parts[4];
+    int count = 0;
+    size_t need = 0; /* the parts' split workspace, the largest of them */
+    for (;;) {
+        /* Layouts after the copies: a copied operand is read in 16-byte vectors. */
+        const bool vectors = (pa.on || la == GF_X_VEC || la == GF_K_VEC) &&
+                             (pb.on || lb == GF_X_VEC || lb == GF_K_VEC);
+        const int64_t n_main =
+            edges ? dt_gemm_edge_cols(row, g->m, g->n, nb, props->compute_units, vectors) : 0;
+        if (n_main > 0) {
+            const dt_gemm left = gf_view<T>(g, 0, 0, g->m, n_main);
+            const dt_gemm right = gf_view<T>(g, 0, n_main, g->m, g->n - n_main);
+            count = gf_plan_rounds<T>(ctx, &left, 0, 0, props, row, parts);
+            count += gf_plan_rounds<T>(ctx, &right, 0, n_main, props, row, parts + count);
+        } else {
+            count = gf_plan_rounds<T>(ctx, g, 0, 0, props, row, parts);
+        }
+        bool listed = true;
+        need = 0;
+        for (int i = 0; i < count; i++) {
+            if (fma && count > 1) listed = listed && gf_fma_listed(*parts[i].t, tag);
+            if (parts[i].split > 1) {
+                const size_t b = (size_t)parts[i].split * (size_t)nb * (size_t)parts[i].m *
+                                 (size_t)parts[i].n * sizeof(T);
+                need = b > need ? b : need;
+            }
+        }
+        if (!listed) {
+            /* A row naming shapes that are not compiled: the problem whole on the shape the row
+             * picks (gf_run_tile refuses it then, with nothing launched). */
+            pa.on = pb.on = false;
+            count = 1;
+            parts[0] = {0, 0, g->m, g->n, &gf_pick_tile(row, g, props), 1};
+            need = 0;
+            break;
+        }
+        if (!pa.on && !pb.on) break;
+        void *ws = NULL;
+        const duet_status st = dt_workspace_reserve(ctx, be_stream, g->ws,
+                                                    pb.offset + pb.bytes + need, "duet_gemm", &ws);
+        if (st == DUET_SUCCESS) break;
+        /* A capture that would grow the workspace (or a lost device) fails as a split does. */
+        if (st != DUET_ERROR_OUT_OF_MEMORY) return st;
+        /* No room for the copies: plan again on the operands as they lie. */
+        dt_clear_error();
+        pa.on = pb.on = false;
     }
-    dt_gemm upper = *g, lower = *g;
-    upper.m = top;
-    lower.m = g->m - top;
-    lower.a.base = (T *)g->a.base + top * g->a.rs;
-    lower.c.base = (T *)g->c.base + top * g->c.rs;
-    st = gf_run_tile<T>(ctx, be_stream, &upper, stream, props, row, row->large, 1,
-                        info ? &ran : NULL);
-    if (st != DUET_SUCCESS) return st;
-    st = gf_run_tile<T>(ctx, be_stream, &lower, stream, props, row, *tp, planned,
-                        info ? &rest : NULL);
-    if (st != DUET_SUCCESS || !info) return st;
-    /* "gemm_auto_128x128x8_f32+128x64x16_f32_splitk4": the top rows' kernel, then the rest's;
-     * config describes the first launch. */
+
+    /* The copies, and a window of the workspace past them for the parts' splits. */
+    dt_gemm work = *g;
+    dt_workspace window = {};
+    int copies = 0;
+    size_t copied = 0;
+    if (pa.on || pb.on) {
+        void *ws = NULL;
+        const size_t total = pb.offset + pb.bytes + need;
+        const duet_status st = dt_workspace_reserve(ctx, be_stream, g->ws, total, "duet_gemm", &ws);
+        if (st != DUET_SUCCESS) return st; /* reserved above: only a lost device fails here */
+        duet_gpu_error_t e = DUET_GPU_SUCCESS;
+        if (pa.on) e = gf_pack_run<T>(pa, &work.a, ws, props, stream), copies++;
+        if (e == DUET_GPU_SUCCESS && pb.on)
+            e = gf_pack_run<T>(pb, &work.b, ws, props, stream), copies++;
+        if (e != DUET_GPU_SUCCESS)
+            return dt_fail(DUET_ERROR_LAUNCH_FAILED, "duet_gemm",
+                           "launch of the operand copy before the GEMM: %s",
+                           duet_gpu_error_string(e));
+        copied = total;
+        window.ptr = (unsigned char *)ws + pb.offset + pb.bytes;
+        window.bytes = need;
+        window.fixed = 1;
+        work.ws = &window;
+    }
+
+    gf_ran ran[4];
+    int launches = copies;
+    for (int i = 0; i < count; i++) {
+        const gf_part &q = parts[i];
+        const dt_gemm v = count == 1 ? work : gf_view<T>(&work, q.m0, q.n0, q.m, q.n);
+        const duet_status st = gf_run_tile<T>(ctx, be_stream, &v, stream, props, row, *q.t,
+                                              q.split, info ? &ran[i] : NULL);
+        if (st != DUET_SUCCESS) return st;
+        if (info) launches += ran[i].launches;
+    }
+    if (!info) return DUET_SUCCESS;
+    /* "gemm_auto_128x128x8_f32+128x64x16_splitk4|128x64x16_splitk12": the first part's kernel,
+     * then "+" for each further part of the same columns (the tail), "|" for the columns split
+     * off; config describes the first launch. */
     char name[64];
-    const size_t skip = strncmp(rest.name, "gemm_auto_", 10) == 0 ? 10 : 0;
-    snprintf(name, sizeof name, "%.30s+%.32s", ran.name, rest.name + skip);
-    dt_fill_info(info, name, &ran.plan, ran.launches + rest.launches);
+    snprintf(name, sizeof name, "%s", ran[0].name);
+    for (int i = 1; i < count; i++) {
+        char part[64];
+        gf_short_name(ran[i].name, gf_dtype<T>::name(), part, sizeof part);
+        const size_t len = strlen(name), plen = strlen(part);
+        if (len + 1 + plen >= sizeof name) break;
+        name[len] = parts[i].n0 == parts[i - 1].n0 ? '+' : '|';
+        memcpy(name + len + 1, part, plen + 1);
+    }
+    dt_fill_info(info, name, &ran[0].plan, launches);
+    if (copied) info->workspace_bytes = copied;
     return DUET_SUCCESS;
 }
 

@@ -526,20 +526,27 @@ static inline duet_gpu_error_t transpose_pack_launch(const dt_copy2d *t,
     return transpose_small_tile_done(res, "pack", T, T, cfg);
 }
 
-/* Both sides contiguous along j (or, with vec == 0, any strides): a row-by-row copy, 16-byte
- * vectors when every row start is aligned, UNROLL vectors per thread in flight. Rows of a
- * fully packed problem are merged into one long row by the launcher. */
+/* Elements per thread in flight where contiguous rows start off 16-byte boundaries. */
+enum { COPY2D_ONE_UNROLL = 8 };
+enum { COPY2D_STRIDED = 0, COPY2D_VECTOR = 1, COPY2D_ELEMENTS = 2 };
+
+/* A row-by-row copy. COPY2D_VECTOR: both sides contiguous along j and every row start 16-byte
+ * aligned: 16-byte vectors, UNROLL per thread in flight. COPY2D_ELEMENTS: contiguous, some row
+ * start not aligned: elements, COPY2D_ONE_UNROLL per thread in flight (one element per thread
+ * moved 67 MB of 4-byte rows at about 1 TB/s on the H100; GEMM packs such operands). Rows of a
+ * fully packed problem are merged into one long row by the launcher. COPY2D_STRIDED: elements
+ * along any strides. */
 template <typename U>
 DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
     copy2d_auto_kernel(const duet_copy_args<U> t, int vec)
 {
-    enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL };
+    enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL, ONE = COPY2D_ONE_UNROLL };
     const int64_t sy = (int64_t)gridDim.y * blockDim.y;
     const int64_t gx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t sx = (int64_t)gridDim.x * blockDim.x;
     for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
         for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < t.rows; i += sy) {
-            if (vec) {
+            if (vec == COPY2D_VECTOR) {
                 const duet_vec16_t *src = reinterpret_cast<const duet_vec16_t *>(t.in.at(bz, i, 0));
                 duet_vec16_t *dst = reinterpret_cast<duet_vec16_t *>(t.out.at(bz, i, 0));
                 const int64_t nvec = t.cols / N;
@@ -558,6 +565,22 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
                 }
                 for (int64_t j = nvec * N + gx; j < t.cols; j += sx)
                     *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
+            } else if (vec == COPY2D_ELEMENTS) {
+                const U *src = t.in.at(bz, i, 0);
+                U *dst = t.out.at(bz, i, 0);
+                const int64_t chunk = (int64_t)blockDim.x * ONE;
+                for (int64_t base = (int64_t)blockIdx.x * chunk + threadIdx.x; base < t.cols;
+                     base += (int64_t)gridDim.x * chunk) {
+                    U v[ONE];
+#pragma unroll
+                    for (int u = 0; u < ONE; ++u)
+                        if (base + (int64_t)u * blockDim.x < t.cols)
+                            v[u] = src[base + (int64_t)u * blockDim.x];
+#pragma unroll
+                    for (int u = 0; u < ONE; ++u)
+                        if (base + (int64_t)u * blockDim.x < t.cols)
+                            dst[base + (int64_t)u * blockDim.x] = v[u];
+                }
             } else {
                 for (int64_t j = gx; j < t.cols; j += sx) *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
             }
@@ -748,19 +771,23 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
         contiguous &&
         duet_aligned16(t.in.base, elem, t.rows > 1 ? t.in.rs : 0, t.batch > 1 ? t.in.bs : 0) &&
         duet_aligned16(t.out.base, elem, t.rows > 1 ? t.out.rs : 0, t.batch > 1 ? t.out.bs : 0);
+    const int mode = vec ? COPY2D_VECTOR : contiguous ? COPY2D_ELEMENTS : COPY2D_STRIDED;
     /* Work along a row: 16-byte vectors (vec) or elements. Short rows share a block. */
     const int64_t work = vec ? dt_ceil_div(t.cols, (int64_t)(16 / elem)) : t.cols;
+    const int64_t per_thread = mode == COPY2D_VECTOR     ? TRANSPOSE_AUTO_UNROLL
+                               : mode == COPY2D_ELEMENTS ? COPY2D_ONE_UNROLL
+                                                         : 1;
     uint32_t bx = TRANSPOSE_AUTO_THREADS;
     while (bx > 32 && (int64_t)bx / 2 >= work) bx /= 2;
     cfg.block.x = bx;
     cfg.block.y = TRANSPOSE_AUTO_THREADS / bx;
     cfg.block.z = 1;
-    cfg.grid.x = duet_clamp_u32(dt_ceil_div(work, (int64_t)bx * (vec ? TRANSPOSE_AUTO_UNROLL : 1)));
+    cfg.grid.x = duet_clamp_u32(dt_ceil_div(work, (int64_t)bx * per_thread));
     cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, cfg.block.y));
     cfg.grid.z = duet_clamp_u32(t.batch);
     dt_fold_grid(props, &cfg.grid);
     copy2d_auto_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
-        duet_copy_args_of<U>(&t), vec);
+        duet_copy_args_of<U>(&t), mode);
     snprintf(res->kernel, sizeof res->kernel, "%s",
              contiguous ? "transpose_auto_copy" : "transpose_auto_strided");
     res->cfg = cfg;

@@ -77,11 +77,17 @@ typedef struct gemm_case {
     int use_stream;   /* run on side_stream instead of the default stream */
     double decimal;   /* > 0: also |C - Cref| < decimal (numpy's assert_almost_equal) */
     int expect_split; /* AUTO on a GPU must split K (the kernel name says "_splitk") */
-    int expect_tail;  /* AUTO with the built-in sm_90 row on 132 SMs (H100, H200) must run the
-                         full rounds' rows, then the rest split: "+" and "_splitk" in the
-                         kernel name, 3 launches */
+    int expect;       /* EXPECT_*: the parts AUTO with the built-in sm_90 row on 132 SMs (H100,
+                         H200) must run (kernels/gemm_fast.cuh, gemm_fast_run_row) */
     const algo_cfg *algo;
 } gemm_case;
+
+/* gemm_case.expect: the tail split off ("+" and "_splitk" in the name, 3 launches or more), the
+ * partial last column of tiles split off ("|"), operands copied into aligned rows first
+ * (workspace reported). */
+#define EXPECT_TAIL  1
+#define EXPECT_STRIP 2
+#define EXPECT_PACK  4
 
 /* Elements of guard before and after C. */
 #define GUARD 13
@@ -200,12 +206,19 @@ static void check_info(const gemm_case *t, const duet_launch_info *info, const c
         DT_CHECK(strstr(info->kernel, "_splitk") != NULL && info->launches == 2,
                  "%s: AUTO ran \"%s\" (%d launches), not a split-K", what, info->kernel,
                  info->launches);
-    if (ac->algo == DUET_ALGO_AUTO && t->expect_tail && props.compute_units == 132 &&
-        strcmp(info->tuning, "builtin:sm_90") == 0)
-        DT_CHECK(strchr(info->kernel, '+') != NULL && strstr(info->kernel, "_splitk") != NULL &&
-                     info->launches == 3,
-                 "%s: AUTO ran \"%s\" (%d launches), not the tail plan", what, info->kernel,
-                 info->launches);
+    if (ac->algo == DUET_ALGO_AUTO && t->expect && props.compute_units == 132 &&
+        strcmp(info->tuning, "builtin:sm_90") == 0) {
+        const int tail = strchr(info->kernel, '+') != NULL &&
+                         strstr(info->kernel, "_splitk") != NULL && info->launches >= 3;
+        const int strip = strchr(info->kernel, '|') != NULL && info->launches >= 2;
+        const int pack = info->workspace_bytes > 0 && info->launches >= 3;
+        DT_CHECK((!(t->expect & EXPECT_TAIL) || tail) && (!(t->expect & EXPECT_STRIP) || strip) &&
+                     (!(t->expect & EXPECT_PACK) || pack),
+                 "%s: AUTO ran \"%s\" (%d launches, %zu bytes of workspace), not the plan%s%s%s",
+                 what, info->kernel, info->launches, info->workspace_bytes,
+                 t->expect & EXPECT_TAIL ? " tail" : "", t->expect & EXPECT_STRIP ? " strip" : "",
+                 t->expect & EXPECT_PACK ? " pack" : "");
+    }
     if (ac->algo == DUET_ALGO_AUTO) {
         /* AUTO reports itself when duet's tuned kernels ran, or the seed algorithm it chose. */
         DT_CHECK(info->algorithm >= DUET_ALGO_AUTO && info->algorithm <= DUET_ALGO_GRID_STRIDE &&
@@ -915,25 +928,42 @@ static void test_packed_operands(void)
         t.pad = 3;
         run_in(&g, &t);
     }
-    /* The tail of a large-shape problem (src/common/tuning.c, dt_gemm_tail_plan): on 132 SMs
-     * 2047 x 2049 runs 15 rows of 17 tiles (255 of 264 slots) unsplit, then its last 127 rows
-     * split; A's and C's views start at the first row past the full rounds in every layout
-     * (C column-major: the transposed problem, so the cut runs through C's columns; the i32
-     * case leaves one row). 1536 x 1536 (144 tiles, no
-     * full round) splits whole; 3 x 1024 x 1500 cuts each matrix of the batch. */
-    static const int64_t tails[][6] = {{2047, 2049, 300, 1, 0, 1},  {2047, 2049, 300, 1, 17, 1},
-                                       {2047, 2049, 300, 1, 30, 1}, {2049, 2047, 300, 1, 9, 1},
-                                       {1536, 1536, 300, 1, 0, 0},  {1024, 1500, 300, 3, 5, 1}};
-    for (int c = 0; c < 6; c++) {
-        if (quick && c % 3) continue;
-        gemm_case t = base_case(c == 3 ? DUET_DTYPE_I32 : DUET_DTYPE_F32, tails[c][0], tails[c][1],
-                                tails[c][2], &ALGOS[0]);
-        t.batch = tails[c][3];
+    /* The parts of a large-shape problem (kernels/gemm_fast.cuh, gemm_fast_run_row) on 132 SMs:
+     * {m, n, k, batch, combo, pad, expect, i32}. The tail (dt_gemm_tail_plan): 2200 x 2048 runs
+     * 16 rows of 16 tiles unsplit, then its last 152 rows split. The partial last column of
+     * tiles (dt_gemm_edge_cols): 2048 x 2052 runs 2048 columns, then 4 as a GEMM of their own;
+     * 2200 x 2180 splits both ways. The copies (dt_gemm_pack_pays): 2047 x 2049 x 300 copies B
+     * (row-major, 2049 a row), 2049 x 2047 copies A's columns (A^T stored row-major), 2500 x
+     * 2501 x 301 both operands' rows, 2501 x 2500 x 301 (both column-major) their columns, and
+     * with both transposed B's columns alone; each then splits off the last column. C
+     * column-major (combo 17) is the transposed problem: 2049 x 2047 with neither copied (1024
+     * multiply-adds per element), whose 1920 columns fill one round where the whole takes two,
+     * so its last column still goes; combo 30 with padded rows (no expectations: correctness in
+     * every layout). 1536^3 (144 tiles) splits whole on the small shape; 3 x 1024 x 1500 (batch
+     * strides not 16-byte multiples) cuts each matrix of the batch at 1408 columns: one round
+     * of 264 tiles instead of two. */
+    static const int64_t parts[][8] = {{2047, 2049, 300, 1, 0, 0, EXPECT_PACK | EXPECT_STRIP, 0},
+                                       {2047, 2049, 300, 1, 17, 0, EXPECT_STRIP, 0},
+                                       {2047, 2049, 300, 1, 30, 3, 0, 0},
+                                       {2049, 2047, 300, 1, 9, 0, EXPECT_PACK | EXPECT_STRIP, 1},
+                                       {1536, 1536, 300, 1, 0, 0, 0, 0},
+                                       {1024, 1500, 300, 3, 5, 0, EXPECT_STRIP, 0},
+                                       {2200, 2048, 300, 1, 0, 0, EXPECT_TAIL, 0},
+                                       {2048, 2052, 300, 1, 0, 0, EXPECT_STRIP, 0},
+                                       {2200, 2180, 300, 1, 2, 0, EXPECT_STRIP, 1},
+                                       {2500, 2501, 301, 1, 0, 0, EXPECT_PACK | EXPECT_STRIP, 0},
+                                       {2501, 2500, 301, 1, 12, 0, EXPECT_PACK | EXPECT_STRIP, 0},
+                                       {2500, 2501, 301, 1, 3, 0, EXPECT_PACK | EXPECT_STRIP, 1}};
+    for (int c = 0; c < (int)(sizeof parts / sizeof parts[0]); c++) {
+        if (quick && (c % 3 || c >= 6)) continue;
+        gemm_case t = base_case(parts[c][7] ? DUET_DTYPE_I32 : DUET_DTYPE_F32, parts[c][0],
+                                parts[c][1], parts[c][2], &ALGOS[0]);
+        t.batch = parts[c][3];
         t.batch_pad = t.batch > 1 ? 3 : 0;
-        set_combo(&t, (int)tails[c][4]);
+        set_combo(&t, (int)parts[c][4]);
         set_scalars(&t, c % 4);
-        t.pad = c == 2 ? 3 : 0;
-        t.expect_tail = (int)tails[c][5];
+        t.pad = parts[c][5];
+        t.expect = (int)parts[c][6];
         t.repeat = 1;
         run_in(&g, &t);
     }

@@ -87,8 +87,10 @@ static void test_properties(void)
                                          {64, 64, 16, 32, 32, 128, 3},
                                          {64, 64, 8, 4, 4, 256, 2},
                                          {128, 128, 8, 16, 8, 128, 2}};
-    static const dt_gemm_split_rule rules[] = {
-        {3, 0, 256, 256, 4, 0}, {2, 2, 256, 256, 0, 0}, {1, 0, 8, 64, 1, 0}, {4, 0, 1, 64, 4, 0}};
+    static const dt_gemm_split_rule rules[] = {{3, 0, 256, 256, 4, 0, 0},
+                                               {2, 2, 256, 256, 0, 0, 0},
+                                               {1, 0, 8, 64, 1, 0, 0},
+                                               {4, 0, 1, 64, 4, 0, 0}};
     static const int units[] = {1, 7, 80, 108, 132, 304};
     static const int64_t dims[] = {1, 5, 63, 64, 65, 128, 300, 1000, 4097};
     static const int64_t ks[] = {0, 1, 15, 255, 256, 511, 512, 513, 1000, 4099, 65536, 1 << 22};
@@ -252,6 +254,105 @@ static void test_tail_properties(void)
 
 /* Every GPU row of the table has a rule that splits a 64 x 64 output with long K (the
  * conformance test relies on it) and none splits past 256. */
+/* The edges of large-shape problems on the H100 rows (dt_gemm_edge_cols, dt_gemm_pack_pays). */
+static void test_h100_edges(void)
+{
+    static const struct {
+        int64_t m, n, batch;
+        int vectors;
+        int64_t want; /* n_main; 0: no strip */
+    } strips[] = {
+        /* Read in vectors: every partial last column within 12 rounds of 264 slots. */
+        {2048, 2052, 1, 1, 2048},
+        {4096, 4100, 1, 1, 4096},
+        {4096, 4223, 1, 1, 4096},
+        {4000, 4000, 1, 1, 3968},
+        {4095, 4097, 1, 1, 4096}, /* its operands copied first */
+        {6144, 6148, 1, 1, 6144}, /* 2352 tiles, 8.9 rounds */
+        {1024, 1500, 3, 1, 1408},
+        /* None: n a multiple of 128, n <= 128, past 12 rounds (4160 tiles of 3168 slots). */
+        {4096, 4096, 1, 1, 0},
+        {4096, 128, 1, 1, 0},
+        {100, 100, 1, 1, 0},
+        {8192, 8196, 1, 1, 0},
+        {8191, 8193, 1, 1, 0},
+        /* Element-wise: only where the columns left take fewer rounds (289 tiles -> 256: two
+         * rounds -> one; 272 -> 255 the same; 1056 -> 1024 four either way; a batch of 3 x 8 x 12
+         * = 288 -> 264). */
+        {2047, 2049, 1, 0, 2048},
+        {2049, 2047, 1, 0, 1920},
+        {1024, 1500, 3, 0, 1408},
+        {4095, 4097, 1, 0, 0},
+        {3500, 3501, 1, 0, 0},
+        {2560, 2561, 1, 0, 0},
+    };
+    const dt_gemm_tuning *f32 = dt_gemm_tuning_lookup("sm_90", DUET_DTYPE_F32);
+    const dt_gemm_tuning *i32 = dt_gemm_tuning_lookup("sm_90", DUET_DTYPE_I32);
+    const dt_gemm_tuning *f64 = dt_gemm_tuning_lookup("sm_90", DUET_DTYPE_F64);
+    const dt_gemm_tuning *a100 = dt_gemm_tuning_lookup("sm_80", DUET_DTYPE_F32);
+    for (size_t i = 0; i < sizeof strips / sizeof strips[0]; i++) {
+        const int64_t got = dt_gemm_edge_cols(f32, strips[i].m, strips[i].n, strips[i].batch, 132,
+                                              strips[i].vectors);
+        DT_CHECK(got == strips[i].want,
+                 "sm_90 f32 %lld x %lld (batch %lld, vectors %d): n_main %lld, want %lld",
+                 (long long)strips[i].m, (long long)strips[i].n, (long long)strips[i].batch,
+                 strips[i].vectors, (long long)got, (long long)strips[i].want);
+        DT_CHECK(dt_gemm_edge_cols(i32, strips[i].m, strips[i].n, strips[i].batch, 132,
+                                   strips[i].vectors) == strips[i].want,
+                 "sm_90 i32 %lld x %lld: not the f32 row's strip", (long long)strips[i].m,
+                 (long long)strips[i].n);
+        /* Rows without the edge rules: never. */
+        DT_CHECK(dt_gemm_edge_cols(f64, strips[i].m, strips[i].n, strips[i].batch, 132, 1) == 0 &&
+                     dt_gemm_edge_cols(a100, strips[i].m, strips[i].n, strips[i].batch, 108, 1) ==
+                         0,
+                 "%lld x %lld: a row without edges split a column off", (long long)strips[i].m,
+                 (long long)strips[i].n);
+    }
+    /* Property: n_main is 0 or the whole tile columns below n, and only with a partial one. */
+    for (int64_t m = 1; m <= 9000; m += 997)
+        for (int64_t n = 1; n <= 9000; n += 61)
+            for (int v = 0; v < 2; v++) {
+                const int64_t got = dt_gemm_edge_cols(f32, m, n, 1, 132, v);
+                DT_CHECK(got == 0 || (got == n / 128 * 128 && n % 128 != 0 && got > 0),
+                         "%lld x %lld: n_main %lld", (long long)m, (long long)n, (long long)got);
+                if (v == 0 && got)
+                    DT_CHECK(dt_gemm_edge_cols(f32, m, n, 1, 132, 1) == got,
+                             "%lld x %lld: element-wise strip without the vector one", (long long)m,
+                             (long long)n);
+            }
+
+    static const struct {
+        int64_t m, n, k, elements;
+        int want;
+    } packs[] = {
+        /* 1200 multiply-adds per copied element or more. */
+        {4095, 4097, 4093, 4095LL * 4093 + 4093LL * 4097, 1},
+        {2560, 2561, 2559, 2560LL * 2559 + 2559LL * 2561, 1},
+        {4096, 4096, 4093, 4096LL * 4093, 1},
+        {2047, 2049, 2051, 2047LL * 2051 + 2051LL * 2049, 0},
+        {2047, 2049, 300, 300LL * 2049, 1},
+        {2049, 2047, 300, 300LL * 2049 + 300LL * 2047, 0},
+        {1000, 1000, 1000, 1000000, 0},
+        {4095, 4097, 4093, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof packs / sizeof packs[0]; i++) {
+        DT_CHECK(dt_gemm_pack_pays(f32, packs[i].m, packs[i].n, packs[i].k, packs[i].elements) ==
+                     packs[i].want,
+                 "sm_90 f32 %lld x %lld x %lld, %lld elements: pays %d", (long long)packs[i].m,
+                 (long long)packs[i].n, (long long)packs[i].k, (long long)packs[i].elements,
+                 !packs[i].want);
+        DT_CHECK(
+            dt_gemm_pack_pays(f64, packs[i].m, packs[i].n, packs[i].k, packs[i].elements) == 0 &&
+                dt_gemm_pack_pays(a100, packs[i].m, packs[i].n, packs[i].k, packs[i].elements) == 0,
+            "a row without edges packs");
+    }
+    /* Overflow-free at the extremes. */
+    DT_CHECK(dt_gemm_pack_pays(f32, INT64_MAX / 2, INT64_MAX / 2, INT64_MAX / 2, 1) == 1 &&
+                 dt_gemm_edge_cols(f32, INT64_MAX / 2, 1000, 1, 132, 1) == 0 &&
+                 dt_gemm_edge_cols(f32, 1000, INT64_MAX / 2, INT64_MAX / 2, 132, 1) == 0,
+             "edge rules at the int64 extremes");
+}
+
 static void test_table_rows(void)
 {
     static const char *const arches[] = {"sm_70",  "sm_80",   "sm_86",   "sm_89",
@@ -280,6 +381,7 @@ int main(void)
     test_h100_tails();
     test_properties();
     test_tail_properties();
+    test_h100_edges();
     test_table_rows();
     return dt_finish("test_split_rule");
 }

@@ -104,6 +104,23 @@ static void test_good(void)
     DT_CHECK(from_file && r && b && b->split.tail > 0 && r->split.tail == b->split.tail,
              "i32 tail %d, built-in %d", r ? r->split.tail : -1, b ? b->split.tail : -1);
     dt_tuning_free(s);
+
+    /* edges= sets the edge rules (after split=, which keeps the built-in's otherwise); without
+     * it the row keeps the built-in row's. */
+    s = load_text("duet-tuning 1\n"
+                  "gemm.fma sm_90 f32 large=128,128,8,16,8,128,2 small=128,64,16,8,4,256,3 "
+                  "large_waves=1 edges=1 split=3,2,256,128,0,75\n"
+                  "gemm.fma sm_90 i32 large=128,128,8,16,8,128,2 small=128,64,16,8,4,256,3 "
+                  "large_waves=1 split=3,2,256,128,0\n",
+                  "sm_90");
+    r = dt_gemm_tuning_select(s, "sm_90", DUET_DTYPE_F32, &from_file);
+    DT_CHECK(from_file && r && r->split.edges == DT_GEMM_EDGE_STRIP && r->split.tail == 75,
+             "f32 edges %d", r ? r->split.edges : -1);
+    r = dt_gemm_tuning_select(s, "sm_90", DUET_DTYPE_I32, &from_file);
+    DT_CHECK(from_file && r && b && b->split.edges == DT_GEMM_EDGE_STRIP + DT_GEMM_EDGE_PACK &&
+                 r->split.edges == b->split.edges,
+             "i32 edges %d, built-in %d", r ? r->split.edges : -1, b ? b->split.edges : -1);
+    dt_tuning_free(s);
 }
 
 /* Every kind of bad file: the built-in table, the reason in the source. */
@@ -167,6 +184,15 @@ static void test_bad(void)
         {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
          "small=128,64,16,8,4,256,3 large_waves=1 split=3,2,256,128\n",
          "split=3,2,256,128 is not"},
+        {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
+         "small=128,64,16,8,4,256,3 large_waves=1 edges=4\n",
+         "edges=4 is not an integer in 0..3"},
+        {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
+         "small=128,64,16,8,4,256,3 large_waves=1 edges=-1\n",
+         "edges=-1 is not"},
+        {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
+         "small=128,64,16,8,4,256,3 large_waves=1 edges=1 edges=1\n",
+         "edges given twice"},
         {"duet-tuning 1\ngemm.fma sm_90 f32 large=128,64,16,8,4,256,3 "
          "small=128,64,16,8,4,256,3 large_waves=1 split=3,2,256,128,0,\n",
          "split=3,2,256,128,0, is not"},

@@ -111,10 +111,11 @@ static void use_row(const char *arch, const dt_gemm_tuning *row)
     tile_text(&row->large, large, sizeof large);
     tile_text(&row->small, small, sizeof small);
     fprintf(f,
-            "duet-tuning 1\n%s %s %s large=%s small=%s large_waves=%d split=%d,%d,%d,%d,%d,%d\n",
+            "duet-tuning 1\n%s %s %s large=%s small=%s large_waves=%d split=%d,%d,%d,%d,%d,%d "
+            "edges=%d\n",
             row->engine == DT_GEMM_ENGINE_DMMA ? "gemm.dmma" : "gemm.fma", arch, dname(row->dtype),
             large, small, row->large_waves, row->split.fill, row->split.large_fill, row->split.max,
-            row->split.min_k, row->split.min_depth, row->split.tail);
+            row->split.min_k, row->split.min_depth, row->split.tail, row->split.edges);
     fclose(f);
     setenv("DUET_TUNING_FILE", path, 1);
 }
@@ -460,13 +461,13 @@ int main(int argc, char **argv)
         tile_text(&chosen->small, small, sizeof small);
         snprintf(lines[nlines++], sizeof lines[0],
                  "# %s: geometric mean over the sizes %.3f ms (built-in row %.3f ms)%s\n"
-                 "%s %s %s large=%s small=%s large_waves=%d split=%d,%d,%d,%d,%d,%d\n",
+                 "%s %s %s large=%s small=%s large_waves=%d split=%d,%d,%d,%d,%d,%d edges=%d\n",
                  dname(dtype), keep_builtin ? built : tuned, built,
                  keep_builtin ? ": built-in kept" : "",
                  chosen->engine == DT_GEMM_ENGINE_DMMA ? "gemm.dmma" : "gemm.fma", arch,
                  dname(dtype), large, small, chosen->large_waves, chosen->split.fill,
                  chosen->split.large_fill, chosen->split.max, chosen->split.min_k,
-                 chosen->split.min_depth, chosen->split.tail);
+                 chosen->split.min_depth, chosen->split.tail, chosen->split.edges);
         for (int i = 0; i < nsizes; i++) {
             free(probs[i].a);
             free(probs[i].b);

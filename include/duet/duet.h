@@ -321,7 +321,8 @@ typedef struct duet_launch_info {
                                   has no TF32 instructions or the op is not f32 gemm)     */
     size_t workspace_bytes;    /* scratch the op used from its stream's workspace (an
                                   in-place rectangular transpose; a streamed 1-byte
-                                  transpose on the cpu backend); 0 where none             */
+                                  transpose on the cpu backend; a GEMM that copied its
+                                  operands into aligned rows first); 0 where none         */
     char tuning[32];           /* the tuning row an AUTO kernel took: "file:sm_90" (a
                                   tuning file), "builtin:sm_90", "builtin:default"; "-"
                                   where no tuning row chose the kernel (docs/tuning.md)   */

@@ -55,6 +55,8 @@ typedef struct dt_buffer {
 typedef struct dt_workspace {
     void *ptr;
     size_t bytes;
+    int fixed; /* a window of another workspace (the room past an op's own data in it): never
+                  grows, a larger request is DUET_ERROR_OUT_OF_MEMORY                        */
 } dt_workspace;
 
 typedef struct dt_stream {

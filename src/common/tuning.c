@@ -73,13 +73,13 @@
 #define DMMA_SMALL T_(64, 64, 16, 32, 32, 128, 3)
 #define DMMA_LARGE_SM90 T_(128, 64, 16, 64, 32, 128, 3)
 
-/* Split-K rules {fill, large_fill, max, min_k, min_depth, tail} (tuning.h). fill is the small
- * shape's resident blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64 x 64 x
- * 16 are capped for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's f32/i32
- * rows split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at 0.80x
- * cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills the
- * device with large tiles beats one that fills it with small ones. sm_90's f64 row splits on its
- * large 128 x 64 DMMA shape too (two blocks per SM), but only where both operands are read in
+/* Split-K rules {fill, large_fill, max, min_k, min_depth, tail, edges} (tuning.h). fill is the
+ * small shape's resident blocks per SM/CU: 3 for the cp.async rings (f32 128 x 64 x 16 and DMMA 64
+ * x 64 x 16 are capped for three by __launch_bounds__), 2 for the register-staged shapes. NVIDIA's
+ * f32/i32 rows split on the large 128 x 128 x 8 shape (2 blocks per SM): on a full H100 it runs at
+ * 0.80x cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
+ * the device with large tiles beats one that fills it with small ones. sm_90's f64 row splits on
+ * its large 128 x 64 DMMA shape too (two blocks per SM), but only where both operands are read in
  * 16-byte runs (kernels/gemm_fast.cuh): H100, 2026-11-24, duet-bench --reps 10 against the
  * small-shape split in the same build: 8192 x 128 x 8192 0.833x -> 0.878x cuBLAS, 128 x 8192 x 8192
  * 0.798x -> 0.834x, 256 x 256 x 32768 0.821x -> 0.909x, 1024 x 1024 x 16384 0.768x -> 0.808x, 16384
@@ -109,12 +109,30 @@
  * 2688^3 922 -> 839, 6144^3 9295 -> 9028), above 75% they lose (2816^3, 83%: 962 -> 989; 1920^3,
  * 85% of one round: 335 -> 355); with no full round the whole problem splits (1536^3 267 ->
  * 200, 1792^3 313 -> 271). The f64 DMMA row gained 1-4% on three shapes and lost 2-3% on
- * 3001 x 2999 x 3003: it keeps tail 0 (docs/performance.md). */
-#define SPLIT_RING {3, 0, 256, 256, 4, 0}
-#define SPLIT_RING_LARGE {3, 2, 256, 256, 4, 0}
-#define SPLIT_RING_LARGE_SM90 {3, 2, 256, 128, 0, 75}
-#define SPLIT_REG {2, 0, 256, 256, 4, 0}
-#define SPLIT_REG_LARGE {2, 2, 256, 256, 4, 0}
+ * 3001 x 2999 x 3003: it keeps tail 0 (docs/performance.md). The sm_90 f32 and i32 rows also
+ * copy unaligned operands and split off the partial last column of large tiles (edges 3, tuning.h:
+ * H100 f32 4095 x 4097 x 4093 0.90x -> 0.93x cuBLAS, 5001 x 4999 x 5003 0.92x -> 0.98x, 2048 x
+ * 2052 x 2048 0.70x -> 1.14x, 4096 x 4100 x 4096 0.78x -> 0.94x; 4000^3 0.92x -> 0.91x). */
+#define SPLIT_RING                                                                                 \
+    {                                                                                              \
+        3, 0, 256, 256, 4, 0, 0                                                                    \
+    }
+#define SPLIT_RING_LARGE                                                                           \
+    {                                                                                              \
+        3, 2, 256, 256, 4, 0, 0                                                                    \
+    }
+#define SPLIT_RING_LARGE_SM90                                                                      \
+    {                                                                                              \
+        3, 2, 256, 128, 0, 75, DT_GEMM_EDGE_STRIP + DT_GEMM_EDGE_PACK                              \
+    }
+#define SPLIT_REG                                                                                  \
+    {                                                                                              \
+        2, 0, 256, 256, 4, 0, 0                                                                    \
+    }
+#define SPLIT_REG_LARGE                                                                            \
+    {                                                                                              \
+        2, 2, 256, 256, 4, 0, 0                                                                    \
+    }
 
 #define FMA DT_GEMM_ENGINE_FMA
 #define DMMA DT_GEMM_ENGINE_DMMA
@@ -372,6 +390,35 @@ const dt_gemm_tile *dt_gemm_tail_plan(const dt_gemm_tuning *row, int64_t m, int6
     *top_rows = rows;
     *split = s;
     return t;
+}
+
+int64_t dt_gemm_edge_cols(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t batch,
+                          int compute_units, int vectors)
+{
+    const dt_gemm_split_rule *r = &row->split;
+    const int64_t bm = row->large.bm, bn = row->large.bn;
+    if (!(r->edges & DT_GEMM_EDGE_STRIP) || bm <= 0 || bn <= 0 || compute_units < 1 || m <= 0 ||
+        n <= bn || n % bn == 0)
+        return 0;
+    if (batch < 1) batch = 1;
+    const int64_t per_cu = r->large_fill > 0 ? r->large_fill : (r->fill > 0 ? r->fill : 1);
+    const int64_t slots = per_cu * compute_units;
+    /* tiles <= ROUNDS * slots, without forming a product that could overflow */
+    const int64_t rows = ceil_div64(m, bm), cols = ceil_div64(n, bn);
+    if (rows > DT_GEMM_EDGE_ROUNDS * slots / cols / batch) return 0;
+    if (!vectors) {
+        /* Element-wise operands: only when the columns left take fewer rounds. */
+        const int64_t tiles = rows * cols * batch, left = rows * (cols - 1) * batch;
+        if (ceil_div64(left, slots) >= ceil_div64(tiles, slots)) return 0;
+    }
+    return n / bn * bn;
+}
+
+int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t elements)
+{
+    if (!(row->split.edges & DT_GEMM_EDGE_PACK) || m <= 0 || n <= 0 || k <= 0 || elements <= 0)
+        return 0;
+    return (double)m * (double)n * (double)k >= (double)DT_GEMM_PACK_RATIO * (double)elements;
 }
 
 /*

@@ -53,6 +53,8 @@ typedef struct dt_gemm_tile {
  *               the full rounds (all of them when there is none) to be split off and split
  *               (dt_gemm_tail_plan); 0: never (FMA rows only: the launcher ignores it on
  *               DMMA rows).
+ *   edges:      what problems the row sends to its large shape do about their edges (FMA
+ *               rows only), a sum of DT_GEMM_EDGE_* below; 0: nothing.
  * max <= 1 turns split-K off for the row.
  */
 typedef struct dt_gemm_split_rule {
@@ -62,7 +64,14 @@ typedef struct dt_gemm_split_rule {
     int min_k;
     int min_depth;
     int tail;
+    int edges;
 } dt_gemm_split_rule;
+
+/* edges: the partial last column of large tiles runs as a GEMM of its own (dt_gemm_edge_cols). */
+#define DT_GEMM_EDGE_STRIP 1
+/* edges: operands whose rows are not 16-byte aligned are copied into rows that are, when the
+ * copy pays (dt_gemm_pack_pays). */
+#define DT_GEMM_EDGE_PACK 2
 
 /* One row: the engine and two shapes. `large` is used once its grid has at least large_waves
  * blocks per compute unit, `small` below that (small or skinny problems, whose large-tile grid
@@ -124,6 +133,43 @@ const dt_gemm_tile *dt_gemm_split_plan(const dt_gemm_tuning *row, int64_t m, int
 const dt_gemm_tile *dt_gemm_tail_plan(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
                                       int64_t batch, int compute_units, int64_t *top_rows,
                                       int *split);
+
+/*
+ * The partial last column of large tiles (n not a multiple of bn): the register-staged large
+ * tile runs it on its tested k-loop, and on the H100 it cost up to a quarter of the whole GEMM
+ * (f32 4096 x 4100 x 4096: 3.45 ms against 2.77 for 4096^3). Returns n_main, the columns
+ * [0, n_main) that run as the problem itself, with the rest [n_main, n) as a GEMM of its own
+ * (split by the row's rule like any other), when all of these hold; else 0:
+ *   - the rule's edges has DT_GEMM_EDGE_STRIP, and n > bn with n % bn != 0;
+ *   - the problem's large tiles, ceil(m / bm) ceil(n / bn) batch, fill at most
+ *     DT_GEMM_EDGE_ROUNDS rounds of large_fill (or fill) * compute_units slots: past that the
+ *     partial column's cost is spread over many rounds and the strip's own cost (it reads all of
+ *     A once more) matched it (H100 8192 x 8196 x 4096: 0.963x cuBLAS whole, 0.955x split off);
+ *   - vectors (both operands read in 16-byte vectors, after DT_GEMM_EDGE_PACK), or else the
+ *     columns left take fewer rounds than the whole: element-wise operands take the tested
+ *     k-loop on every tile, so there the strip only pays where it saves a round (2047 x 2049 x
+ *     2051: 289 tiles in two rounds of 264, 256 in one: 468 -> 443 us; 4095 x 4097 x 4093, four
+ *     rounds either way: 3.20 -> 3.26 ms).
+ * Then n_main = (n / bn) bn.
+ */
+#define DT_GEMM_EDGE_ROUNDS 12
+int64_t dt_gemm_edge_cols(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t batch,
+                          int compute_units, int vectors);
+
+/*
+ * Whether copying `elements` elements of operands into 16-byte aligned rows pays before an
+ * m x n x k GEMM on the row's large shape: the rule's edges has DT_GEMM_EDGE_PACK and
+ * m n k >= DT_GEMM_PACK_RATIO * elements. A copy moves each element twice at memory speed, and
+ * the aligned large tile runs 10-16% faster than the element-wise one (H100 f32: 4096 x 4096 x
+ * 4093 3.23 ms on A as it lies, 2.77 ms on A's copy, which took 48 us); 1200 multiply-adds per
+ * copied element is where the copies cost about 4% (the square problems of about 2500 and
+ * more with both operands unaligned, 1250 with one). Measured (same probe): 2560 x 2561 x 2559
+ * 918 -> 840 us with the copies (and the last column split off), 4095 x 4097 x 4093 3.20 ->
+ * 3.08 ms, 8191 x 8193 x 8191 25.3 -> 22.9 ms; 2047 x 2049 x 2051 (1024 per element) lost
+ * (444 -> 472 us).
+ */
+#define DT_GEMM_PACK_RATIO 1200
+int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t elements);
 
 /* K per slice of a split: ceil(ceil(k / bk) / split) * bk (k itself when split <= 1). The
  * slices are [s * slice_k, min(k, (s + 1) * slice_k)) for s < split. */

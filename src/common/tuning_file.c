@@ -15,7 +15,7 @@
  *     # comment
  *     gemm.fma  sm_90 f32 large=128,128,8,16,8,128,2 small=128,64,16,8,4,256,3 large_waves=1
  *     gemm.dmma sm_90 f64 large=... small=... large_waves=16 split=3,0,256,256,4
- *     gemm.fma  sm_90 i32 large=... small=... large_waves=1 split=3,2,256,128,0,75
+ *     gemm.fma  sm_90 i32 large=... small=... large_waves=1 split=3,2,256,128,0,75 edges=3
  *
  * A file is used whole or not at all: one malformed line and the context keeps the built-in
  * table (a half-applied file would be a table nobody measured). Rows for another arch are
@@ -186,7 +186,7 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
     row.dtype = dtype;
     row.engine = engine;
     if (builtin) row.split = builtin->split;
-    int have_large = 0, have_small = 0, have_waves = 0, have_split = 0;
+    int have_large = 0, have_small = 0, have_waves = 0, have_split = 0, have_edges = 0;
     for (int i = 3; i < n; i++) {
         char *eq = strchr(w[i], '=');
         if (!eq) {
@@ -218,8 +218,13 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
                 ok = v[0] >= 1 && v[0] <= 64 && v[1] <= 64 && v[2] <= 4096 && v[4] <= 1024 &&
                      (count == 5 || v[5] <= 100);
             }
+        } else if (strcmp(key, "edges") == 0) {
+            have = &have_edges;
+            ok = parse_int(val, val + strlen(val), 0, DT_GEMM_EDGE_STRIP + DT_GEMM_EDGE_PACK,
+                           &row.split.edges);
         } else {
-            snprintf(err, err_size, "unknown key '%.40s' (large, small, large_waves, split)", key);
+            snprintf(err, err_size, "unknown key '%.40s' (large, small, large_waves, split, edges)",
+                     key);
             return 0;
         }
         if (*have) {
@@ -231,6 +236,7 @@ static int parse_row(dt_tuning_set *set, const char *arch, char **w, int n, char
             snprintf(err, err_size, "%s=%.60s is not %s", key, val,
                      have == &have_split   ? "fill,large_fill,max,min_k,min_depth[,tail] in range"
                      : have == &have_waves ? "an integer in 1..1024"
+                     : have == &have_edges ? "an integer in 0..3"
                                            : "seven integers bm,bn,bk,tm,tn,threads,stages");
             return 0;
         }

@@ -21,6 +21,10 @@ duet_status dt_workspace_reserve(dt_context *ctx, void *be_stream, dt_workspace 
         *ptr = ws->ptr;
         return DUET_SUCCESS;
     }
+    if (ws->fixed)
+        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func,
+                       "%zu bytes of workspace requested where %zu are set aside", bytes,
+                       ws->bytes);
     /* Growing waits for the stream and allocates: both would break a graph capture (and the
      * graph would keep the old block's address), so a capture needs the workspace grown by an
      * uncaptured run of the same op first. */
