@@ -926,8 +926,11 @@ static void gf_short_name(const char *name, const char *dtype, char *out, size_t
  *   - The tail (gf_plan_rounds, dt_gemm_tail_plan): a large-shape problem whose last round of
  *     tiles would leave most slots idle runs the rows of the full rounds unsplit, then the rows
  *     after them split. "+" in the name.
- *   - The edges (the row's split.edges, FMA rows, problems gf_pick_tile sends to the large
- *     shape): with DT_GEMM_EDGE_PACK, operands whose rows are not 16-byte aligned are first
+ *   - The edges (the row's split.edges, FMA rows): a problem the split plan runs (the small
+ *     shape's, or with the tail rule less than one round of large tiles) splits off its partial
+ *     last column of large tiles where the plan then fills its slots better
+ *     (dt_gemm_edge_cols_split). Problems gf_pick_tile sends to the large shape: with
+ *     DT_GEMM_EDGE_PACK, operands whose rows are not 16-byte aligned are first
  *     copied into the stream's workspace with aligned rows when the copy pays
  *     (dt_gemm_pack_pays; one matrix, not batches), and the parts read the copies; with
  *     DT_GEMM_EDGE_STRIP, a partial last column of large tiles runs as a GEMM of its own
@@ -946,8 +949,12 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
     const int64_t nb = g->batch < 1 ? 1 : g->batch;
     const T *tag = NULL;
     const bool fma = row->engine == DT_GEMM_ENGINE_FMA;
-    const bool edges = ctx && g->ws && fma && row->split.edges != 0 &&
-                       &gf_pick_tile(row, g, props) == &row->large;
+    const bool edge_rules = ctx && g->ws && fma && row->split.edges != 0;
+    const bool edges = edge_rules && &gf_pick_tile(row, g, props) == &row->large;
+    const int64_t large_tiles =
+        dt_ceil_div(g->m, row->large.bm) * dt_ceil_div(g->n, row->large.bn) * nb;
+    const int64_t large_slots =
+        (int64_t)(row->split.large_fill > 0 ? row->split.large_fill : 1) * props->compute_units;
     int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
     int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
 
@@ -957,7 +964,8 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
         pa = gf_pack_plan<T>(g->a, g->m, g->k, la);
         pb = gf_pack_plan<T>(g->b, g->k, g->n, lb);
         const int64_t elements = (pa.on ? pa.runs * pa.len : 0) + (pb.on ? pb.runs * pb.len : 0);
-        if (!dt_gemm_pack_pays(row, g->m, g->n, g->k, elements)) pa.on = pb.on = false;
+        if (!dt_gemm_pack_pays(row, g->m, g->n, g->k, elements, props->compute_units))
+            pa.on = pb.on = false;
         pb.offset = pa.on ? pa.bytes : 0;
     }
 
@@ -968,8 +976,16 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
         /* Layouts after the copies: a copied operand is read in 16-byte vectors. */
         const bool vectors = (pa.on || la == GF_X_VEC || la == GF_K_VEC) &&
                              (pb.on || lb == GF_X_VEC || lb == GF_K_VEC);
-        const int64_t n_main =
-            edges ? dt_gemm_edge_cols(row, g->m, g->n, nb, props->compute_units, vectors) : 0;
+        int64_t n_main = 0;
+        if (edges) {
+            n_main = dt_gemm_edge_cols(row, g->m, g->n, nb, props->compute_units, vectors);
+            /* Less than one round of large tiles goes whole to the split plan
+             * (dt_gemm_tail_plan): that plan's rule then. */
+            if (n_main == 0 && row->split.tail > 0 && large_tiles < large_slots)
+                n_main = dt_gemm_edge_cols_split(row, g->m, g->n, g->k, nb, props->compute_units);
+        } else if (edge_rules) {
+            n_main = dt_gemm_edge_cols_split(row, g->m, g->n, g->k, nb, props->compute_units);
+        }
         if (n_main > 0) {
             const dt_gemm left = gf_view<T>(g, 0, 0, g->m, n_main);
             const dt_gemm right = gf_view<T>(g, 0, n_main, g->m, g->n - n_main);

@@ -334,20 +334,59 @@ static void test_h100_edges(void)
         {2049, 2047, 300, 300LL * 2049 + 300LL * 2047, 0},
         {1000, 1000, 1000, 1000000, 0},
         {4095, 4097, 4093, 0, 0},
+        /* 144 large tiles, less than a round of 264: never (2000 per element). */
+        {2000, 1030, 500, 500LL * 1030, 0},
+        {3840, 1030, 500, 500LL * 1030, 1},
     };
     for (size_t i = 0; i < sizeof packs / sizeof packs[0]; i++) {
-        DT_CHECK(dt_gemm_pack_pays(f32, packs[i].m, packs[i].n, packs[i].k, packs[i].elements) ==
-                     packs[i].want,
+        DT_CHECK(dt_gemm_pack_pays(f32, packs[i].m, packs[i].n, packs[i].k, packs[i].elements,
+                                   132) == packs[i].want,
                  "sm_90 f32 %lld x %lld x %lld, %lld elements: pays %d", (long long)packs[i].m,
                  (long long)packs[i].n, (long long)packs[i].k, (long long)packs[i].elements,
                  !packs[i].want);
-        DT_CHECK(
-            dt_gemm_pack_pays(f64, packs[i].m, packs[i].n, packs[i].k, packs[i].elements) == 0 &&
-                dt_gemm_pack_pays(a100, packs[i].m, packs[i].n, packs[i].k, packs[i].elements) == 0,
-            "a row without edges packs");
+        DT_CHECK(dt_gemm_pack_pays(f64, packs[i].m, packs[i].n, packs[i].k, packs[i].elements,
+                                   132) == 0 &&
+                     dt_gemm_pack_pays(a100, packs[i].m, packs[i].n, packs[i].k, packs[i].elements,
+                                       108) == 0,
+                 "a row without edges packs");
     }
+
+    /* Problems on the split plan: the strip where the plan fills its rounds 3% better without
+     * the last column (1023 x 1025 x 1027: 858 -> 969 thousandths), not where the whole
+     * already fills them (1025^3, 333 x 777 x 5555) or the columns left fill them worse. */
+    static const struct {
+        int64_t m, n, k, batch, want;
+    } splits[] = {
+        {1023, 1025, 1027, 1, 1024}, {1024, 1028, 1024, 1, 1024}, {700, 900, 3000, 1, 896},
+        {1536, 1537, 1535, 1, 1536}, {600, 2049, 1500, 1, 2048},  {640, 1030, 1000, 2, 1024},
+        {1025, 1025, 1025, 1, 0},    {333, 777, 5555, 1, 0},      {513, 769, 4097, 1, 0},
+        {127, 129, 16383, 1, 0},     {1000, 1001, 1000, 1, 0},    {8191, 131, 8189, 1, 0},
+        {1000, 1000, 1000, 1, 0},    {512, 512, 512, 1, 0},       {64, 100, 1000, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) {
+        const int64_t got = dt_gemm_edge_cols_split(f32, splits[i].m, splits[i].n, splits[i].k,
+                                                    splits[i].batch, 132);
+        DT_CHECK(got == splits[i].want,
+                 "sm_90 f32 split %lld x %lld x %lld: n_main %lld, want %lld",
+                 (long long)splits[i].m, (long long)splits[i].n, (long long)splits[i].k,
+                 (long long)got, (long long)splits[i].want);
+        DT_CHECK(dt_gemm_edge_cols_split(f64, splits[i].m, splits[i].n, splits[i].k,
+                                         splits[i].batch, 132) == 0,
+                 "f64 split-plan strip");
+    }
+    for (int64_t m = 1; m <= 3000; m += 331)
+        for (int64_t n = 1; n <= 3000; n += 97)
+            for (int64_t k = 1; k <= 20000; k += 4999) {
+                const int64_t got = dt_gemm_edge_cols_split(f32, m, n, k, 1, 132);
+                DT_CHECK(got == 0 || (got == n / 128 * 128 && n % 128 != 0 && got > 0),
+                         "split %lld x %lld x %lld: n_main %lld", (long long)m, (long long)n,
+                         (long long)k, (long long)got);
+            }
+
     /* Overflow-free at the extremes. */
-    DT_CHECK(dt_gemm_pack_pays(f32, INT64_MAX / 2, INT64_MAX / 2, INT64_MAX / 2, 1) == 1 &&
+    DT_CHECK(dt_gemm_pack_pays(f32, INT64_MAX / 2, INT64_MAX / 2, INT64_MAX / 2, 1, 132) == 1 &&
+                 dt_gemm_edge_cols_split(f32, INT64_MAX / 2, 1000, 1000, 1, 132) == 0 &&
+                 dt_gemm_edge_cols_split(f32, 1000, 1000, 1000, INT64_MAX / 2, 132) == 0 &&
                  dt_gemm_edge_cols(f32, INT64_MAX / 2, 1000, 1, 132, 1) == 0 &&
                  dt_gemm_edge_cols(f32, 1000, INT64_MAX / 2, INT64_MAX / 2, 132, 1) == 0,
              "edge rules at the int64 extremes");

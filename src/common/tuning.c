@@ -112,7 +112,8 @@
  * 3001 x 2999 x 3003: it keeps tail 0 (docs/performance.md). The sm_90 f32 and i32 rows also
  * copy unaligned operands and split off the partial last column of large tiles (edges 3, tuning.h:
  * H100 f32 4095 x 4097 x 4093 0.90x -> 0.93x cuBLAS, 5001 x 4999 x 5003 0.92x -> 0.98x, 2048 x
- * 2052 x 2048 0.70x -> 1.14x, 4096 x 4100 x 4096 0.78x -> 0.94x; 4000^3 0.92x -> 0.91x). */
+ * 2052 x 2048 0.70x -> 1.15x, 4096 x 4100 x 4096 0.78x -> 0.94x, on the split plan 1023 x 1025 x
+ * 1027 0.78x -> 0.90x; 4000^3 0.92x -> 0.91x). */
 #define SPLIT_RING                                                                                 \
     {                                                                                              \
         3, 0, 256, 256, 4, 0, 0                                                                    \
@@ -414,10 +415,47 @@ int64_t dt_gemm_edge_cols(const dt_gemm_tuning *row, int64_t m, int64_t n, int64
     return n / bn * bn;
 }
 
-int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t elements)
+/* How well a problem's split plan fills the slots of its last round, in thousandths. */
+static int64_t plan_fill(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t batch,
+                         int compute_units)
 {
-    if (!(row->split.edges & DT_GEMM_EDGE_PACK) || m <= 0 || n <= 0 || k <= 0 || elements <= 0)
+    int s = 1;
+    const dt_gemm_tile *t = dt_gemm_split_plan(row, m, n, k, batch, compute_units, &s);
+    const int64_t per = t == &row->large ? row->split.large_fill : row->split.fill;
+    int64_t num, den;
+    split_fill(m, n, batch, t, s, (per > 0 ? per : 1) * compute_units, &num, &den);
+    return den > 0 ? 1000 * num / den : 0;
+}
+
+int64_t dt_gemm_edge_cols_split(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                int64_t batch, int compute_units)
+{
+    const dt_gemm_split_rule *r = &row->split;
+    const int64_t bn = row->large.bn;
+    if (!(r->edges & DT_GEMM_EDGE_STRIP) || bn <= 0 || row->large.bm <= 0 || row->small.bm <= 0 ||
+        row->small.bn <= 0 || r->max <= 1 || compute_units < 1 || m <= 0 || k <= 0 || n <= bn ||
+        n % bn == 0 || m > (INT64_C(1) << 24) || n > (INT64_C(1) << 24) ||
+        batch > (INT64_C(1) << 24))
         return 0;
+    if (batch < 1) batch = 1;
+    const int64_t n_main = n / bn * bn;
+    if (plan_fill(row, m, n_main, k, batch, compute_units) <
+        plan_fill(row, m, n, k, batch, compute_units) + DT_GEMM_EDGE_SPLIT_GAIN)
+        return 0;
+    return n_main;
+}
+
+int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t elements,
+                      int compute_units)
+{
+    const dt_gemm_split_rule *r = &row->split;
+    if (!(r->edges & DT_GEMM_EDGE_PACK) || m <= 0 || n <= 0 || k <= 0 || elements <= 0 ||
+        compute_units < 1 || row->large.bm <= 0 || row->large.bn <= 0)
+        return 0;
+    /* At least one full round of large tiles (without a product that could overflow). */
+    const int64_t per_cu = r->large_fill > 0 ? r->large_fill : (r->fill > 0 ? r->fill : 1);
+    const int64_t rows = ceil_div64(m, row->large.bm), cols = ceil_div64(n, row->large.bn);
+    if (rows < ceil_div64(per_cu * compute_units, cols)) return 0;
     return (double)m * (double)n * (double)k >= (double)DT_GEMM_PACK_RATIO * (double)elements;
 }
 

@@ -158,18 +158,39 @@ int64_t dt_gemm_edge_cols(const dt_gemm_tuning *row, int64_t m, int64_t n, int64
 
 /*
  * Whether copying `elements` elements of operands into 16-byte aligned rows pays before an
- * m x n x k GEMM on the row's large shape: the rule's edges has DT_GEMM_EDGE_PACK and
+ * m x n x k GEMM (one matrix) on the row's large shape: the rule's edges has DT_GEMM_EDGE_PACK,
+ * the large tiles fill at least one round of large_fill * compute_units slots, and
  * m n k >= DT_GEMM_PACK_RATIO * elements. A copy moves each element twice at memory speed, and
- * the aligned large tile runs 10-16% faster than the element-wise one (H100 f32: 4096 x 4096 x
- * 4093 3.23 ms on A as it lies, 2.77 ms on A's copy, which took 48 us); 1200 multiply-adds per
- * copied element is where the copies cost about 4% (the square problems of about 2500 and
- * more with both operands unaligned, 1250 with one). Measured (same probe): 2560 x 2561 x 2559
- * 918 -> 840 us with the copies (and the last column split off), 4095 x 4097 x 4093 3.20 ->
- * 3.08 ms, 8191 x 8193 x 8191 25.3 -> 22.9 ms; 2047 x 2049 x 2051 (1024 per element) lost
- * (444 -> 472 us).
+ * the aligned large tile runs 10-16% faster than the element-wise one on its long k-loop (H100
+ * f32: 4096 x 4096 x 4093 3.23 ms on A as it lies, 2.77 ms on A's copy, which took 48 us);
+ * 1200 multiply-adds per copied element is where the copies cost about 4% (square problems of
+ * about 2500 and more with both operands unaligned, 1250 with one). Measured (same probe):
+ * 2560 x 2561 x 2559 918 -> 840 us with the copies (and the last column split off),
+ * 4095 x 4097 x 4093 3.20 -> 3.08 ms, 8191 x 8193 x 8191 25.3 -> 22.9 ms; 2047 x 2049 x 2051
+ * (1024 per element) lost (444 -> 472 us), and so did 2000 x 1030 x 500 (144 tiles, less than a
+ * round: its parts then run split, on short k-loops that the copy does not speed up; 91 us
+ * without the copy of B, 96 with it).
  */
 #define DT_GEMM_PACK_RATIO 1200
-int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t elements);
+int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t elements,
+                      int compute_units);
+
+/*
+ * The partial last column of large tiles of a problem the row's split plan runs (one gf_pick_tile
+ * sends to the small shape): returns n_main = (n / bn) bn when DT_GEMM_EDGE_STRIP is set, n > bn
+ * with n % bn != 0, and dt_gemm_split_plan fills the slots of its last round at least
+ * DT_GEMM_EDGE_SPLIT_GAIN thousandths better for the columns [0, n_main) than for the whole
+ * (the fill: blocks / whole rounds of slots, as dt_gemm_split_plan weighs its shapes); else 0.
+ * The columns [n_main, n) then run as a GEMM of their own. H100 f32, probe of
+ * docs/performance.md: 1023 x 1025 x 1027 (858 -> 969) 100 -> 86 us, 1024 x 1028 x 1024 83 -> 77,
+ * 700 x 900 x 3000 (909 -> 954) 141 -> 136, 1536 x 1537 x 1535 (757 -> 818) 255 -> 243,
+ * 600 x 2049 x 1500 (833 -> 909) 152 -> 137; where the whole already filled its rounds the strip
+ * lost: 1025^3 (965 -> 954) 101 -> 105, 333 x 777 x 5555 (984 -> 988) 116 -> 123, 513 x 769 x
+ * 4097 (984 -> 965) 135 -> 146.
+ */
+#define DT_GEMM_EDGE_SPLIT_GAIN 30
+int64_t dt_gemm_edge_cols_split(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
+                                int64_t batch, int compute_units);
 
 /* K per slice of a split: ceil(ceil(k / bk) / split) * bk (k itself when split <= 1). The
  * slices are [s * slice_k, min(k, (s + 1) * slice_k)) for s < split. */
