@@ -926,18 +926,16 @@ static void gf_short_name(const char *name, const char *dtype, char *out, size_t
  *   - The tail (gf_plan_rounds, dt_gemm_tail_plan): a large-shape problem whose last round of
  *     tiles would leave most slots idle runs the rows of the full rounds unsplit, then the rows
  *     after them split. "+" in the name.
- *   - The edges (the row's split.edges, FMA rows): a problem the split plan runs (the small
- *     shape's, or with the tail rule less than one round of large tiles) splits off its partial
- *     last column of large tiles where the plan then fills its slots better
- *     (dt_gemm_edge_cols_split). Problems gf_pick_tile sends to the large shape: with
- *     DT_GEMM_EDGE_PACK, operands whose rows are not 16-byte aligned are first
+ *   - The edges (the row's split.edges, FMA rows). Problems gf_pick_tile sends to the large
+ *     shape: with DT_GEMM_EDGE_PACK, operands whose rows are not 16-byte aligned are first
  *     copied into the stream's workspace with aligned rows when the copy pays
  *     (dt_gemm_pack_pays; one matrix, not batches), and the parts read the copies; with
  *     DT_GEMM_EDGE_STRIP, a partial last column of large tiles runs as a GEMM of its own
  *     (dt_gemm_edge_cols: always when both operands are read in 16-byte vectors, else where it
- *     saves a round). "|" in the name; a
- *     packed run reports its workspace in duet_launch_info.workspace_bytes and the copies in
- *     its launches.
+ *     saves a round). A problem the split plan runs (the small shape's, or with the tail rule
+ *     one of less than a round of large tiles) splits off that column where the plan then
+ *     fills its slots better (dt_gemm_edge_cols_split). "|" in the name; a packed run reports
+ *     its workspace in duet_launch_info.workspace_bytes and the copies in its launches.
  * Every part's shape is checked compiled before the first launch: a part refused after another
  * ran would leave C half written for the fallback row to scale again.
  */
@@ -955,8 +953,8 @@ static duet_status gemm_fast_run_row(dt_context *ctx, void *be_stream, const dt_
         dt_ceil_div(g->m, row->large.bm) * dt_ceil_div(g->n, row->large.bn) * nb;
     const int64_t large_slots =
         (int64_t)(row->split.large_fill > 0 ? row->split.large_fill : 1) * props->compute_units;
-    int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
-    int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
+    const int la = gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, nb);
+    const int lb = gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, nb);
 
     /* The copies, when they pay. */
     gf_pack pa = {}, pb = {};

@@ -538,7 +538,7 @@ enum { COPY2D_STRIDED = 0, COPY2D_VECTOR = 1, COPY2D_ELEMENTS = 2 };
  * along any strides. */
 template <typename U>
 DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
-    copy2d_auto_kernel(const duet_copy_args<U> t, int vec)
+    copy2d_auto_kernel(const duet_copy_args<U> t, int mode)
 {
     enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL, ONE = COPY2D_ONE_UNROLL };
     const int64_t sy = (int64_t)gridDim.y * blockDim.y;
@@ -546,7 +546,7 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
     const int64_t sx = (int64_t)gridDim.x * blockDim.x;
     for (int64_t bz = blockIdx.z; bz < t.batch; bz += gridDim.z) {
         for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < t.rows; i += sy) {
-            if (vec == COPY2D_VECTOR) {
+            if (mode == COPY2D_VECTOR) {
                 const duet_vec16_t *src = reinterpret_cast<const duet_vec16_t *>(t.in.at(bz, i, 0));
                 duet_vec16_t *dst = reinterpret_cast<duet_vec16_t *>(t.out.at(bz, i, 0));
                 const int64_t nvec = t.cols / N;
@@ -565,7 +565,7 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
                 }
                 for (int64_t j = nvec * N + gx; j < t.cols; j += sx)
                     *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
-            } else if (vec == COPY2D_ELEMENTS) {
+            } else if (mode == COPY2D_ELEMENTS) {
                 const U *src = t.in.at(bz, i, 0);
                 U *dst = t.out.at(bz, i, 0);
                 const int64_t chunk = (int64_t)blockDim.x * ONE;

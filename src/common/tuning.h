@@ -53,8 +53,8 @@ typedef struct dt_gemm_tile {
  *               the full rounds (all of them when there is none) to be split off and split
  *               (dt_gemm_tail_plan); 0: never (FMA rows only: the launcher ignores it on
  *               DMMA rows).
- *   edges:      what problems the row sends to its large shape do about their edges (FMA
- *               rows only), a sum of DT_GEMM_EDGE_* below; 0: nothing.
+ *   edges:      what GEMMs do about the edges of the large tile (FMA rows only), a sum of
+ *               DT_GEMM_EDGE_* below; 0: nothing.
  * max <= 1 turns split-K off for the row.
  */
 typedef struct dt_gemm_split_rule {
@@ -67,7 +67,8 @@ typedef struct dt_gemm_split_rule {
     int edges;
 } dt_gemm_split_rule;
 
-/* edges: the partial last column of large tiles runs as a GEMM of its own (dt_gemm_edge_cols). */
+/* edges: the partial last column of large tiles runs as a GEMM of its own (dt_gemm_edge_cols,
+ * and dt_gemm_edge_cols_split for problems the split plan runs). */
 #define DT_GEMM_EDGE_STRIP 1
 /* edges: operands whose rows are not 16-byte aligned are copied into rows that are, when the
  * copy pays (dt_gemm_pack_pays). */
@@ -177,11 +178,12 @@ int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k
 
 /*
  * The partial last column of large tiles of a problem the row's split plan runs (one gf_pick_tile
- * sends to the small shape): returns n_main = (n / bn) bn when DT_GEMM_EDGE_STRIP is set, n > bn
- * with n % bn != 0, and dt_gemm_split_plan fills the slots of its last round at least
- * DT_GEMM_EDGE_SPLIT_GAIN thousandths better for the columns [0, n_main) than for the whole
- * (the fill: blocks / whole rounds of slots, as dt_gemm_split_plan weighs its shapes); else 0.
- * The columns [n_main, n) then run as a GEMM of their own. H100 f32, probe of
+ * sends to the small shape, or with the tail rule one of less than a round of large tiles, which
+ * dt_gemm_tail_plan sends whole to the split plan): returns n_main = (n / bn) bn when
+ * DT_GEMM_EDGE_STRIP is set, n > bn with n % bn != 0, and dt_gemm_split_plan fills the slots of its
+ * last round at least DT_GEMM_EDGE_SPLIT_GAIN thousandths better for the columns [0, n_main) than
+ * for the whole (the fill: blocks / whole rounds of slots, as dt_gemm_split_plan weighs its
+ * shapes); else 0. The columns [n_main, n) then run as a GEMM of their own. H100 f32, probe of
  * docs/performance.md: 1023 x 1025 x 1027 (858 -> 969) 100 -> 86 us, 1024 x 1028 x 1024 83 -> 77,
  * 700 x 900 x 3000 (909 -> 954) 141 -> 136, 1536 x 1537 x 1535 (757 -> 818) 255 -> 243,
  * 600 x 2049 x 1500 (833 -> 909) 152 -> 137; where the whole already filled its rounds the strip
