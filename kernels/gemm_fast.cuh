@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <type_traits>
+
 /*
  * The FMA kernel (every dtype, every device).
  *
@@ -890,8 +892,11 @@ static duet_gpu_error_t gf_pack_run(const gf_pack &p, dt_view *v, void *ws,
     c.out.base = dst;
     c.out.rs = p.ld;
     c.out.cs = 1;
+    /* Moved as unsigned integers of T's size: the instantiations duet_transpose has. */
+    typedef typename std::conditional<sizeof(T) == 8, uint64_t, uint32_t>::type U;
+    static_assert(sizeof(U) == sizeof(T), "4- or 8-byte elements");
     duet_auto_result r;
-    const duet_gpu_error_t e = transpose_auto_launch<T>(&c, props, stream, &r);
+    const duet_gpu_error_t e = transpose_auto_launch<U>(&c, props, stream, &r);
     v->base = dst;
     v->rs = p.along_rows ? p.ld : 1;
     v->cs = p.along_rows ? 1 : p.ld;

@@ -526,8 +526,9 @@ static inline duet_gpu_error_t transpose_pack_launch(const dt_copy2d *t,
     return transpose_small_tile_done(res, "pack", T, T, cfg);
 }
 
-/* Elements per thread in flight where contiguous rows start off 16-byte boundaries. */
-enum { COPY2D_ONE_UNROLL = 8 };
+/* Elements per thread in flight where contiguous rows start off 16-byte boundaries (8 took the
+ * kernel past its register budget on gfx908/gfx90a/gfx940: scratch). */
+enum { COPY2D_ONE_UNROLL = 4 };
 enum { COPY2D_STRIDED = 0, COPY2D_VECTOR = 1, COPY2D_ELEMENTS = 2 };
 
 /* A row-by-row copy. COPY2D_VECTOR: both sides contiguous along j and every row start 16-byte
@@ -571,15 +572,14 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
                 const int64_t chunk = (int64_t)blockDim.x * ONE;
                 for (int64_t base = (int64_t)blockIdx.x * chunk + threadIdx.x; base < t.cols;
                      base += (int64_t)gridDim.x * chunk) {
+                    const int64_t left = t.cols - base; /* elements from base on, >= 1 */
                     U v[ONE];
 #pragma unroll
                     for (int u = 0; u < ONE; ++u)
-                        if (base + (int64_t)u * blockDim.x < t.cols)
-                            v[u] = src[base + (int64_t)u * blockDim.x];
+                        if ((int64_t)u * blockDim.x < left) v[u] = src[base + u * blockDim.x];
 #pragma unroll
                     for (int u = 0; u < ONE; ++u)
-                        if (base + (int64_t)u * blockDim.x < t.cols)
-                            dst[base + (int64_t)u * blockDim.x] = v[u];
+                        if ((int64_t)u * blockDim.x < left) dst[base + u * blockDim.x] = v[u];
                 }
             } else {
                 for (int64_t j = gx; j < t.cols; j += sx) *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
