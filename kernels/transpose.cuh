@@ -526,14 +526,17 @@ static inline duet_gpu_error_t transpose_pack_launch(const dt_copy2d *t,
     return transpose_small_tile_done(res, "pack", T, T, cfg);
 }
 
-/* Elements per thread in flight where contiguous rows start off 16-byte boundaries (8 took the
- * kernel past its register budget on gfx908/gfx90a/gfx940: scratch). */
-enum { COPY2D_ONE_UNROLL = 4 };
+/* Elements per thread in flight where contiguous rows start off 16-byte boundaries: 4, and 2 of
+ * 8 bytes (8 took the kernel past its register budget into scratch on gfx908, gfx90a and gfx940,
+ * and 4 of 8 bytes on gfx908: docs/hip-resources.md). */
+template <typename U> struct copy2d_one_unroll {
+    enum { value = sizeof(U) >= 8 ? 2 : 4 };
+};
 enum { COPY2D_STRIDED = 0, COPY2D_VECTOR = 1, COPY2D_ELEMENTS = 2 };
 
 /* A row-by-row copy. COPY2D_VECTOR: both sides contiguous along j and every row start 16-byte
  * aligned: 16-byte vectors, UNROLL per thread in flight. COPY2D_ELEMENTS: contiguous, some row
- * start not aligned: elements, COPY2D_ONE_UNROLL per thread in flight (one element per thread
+ * start not aligned: elements, copy2d_one_unroll per thread in flight (one element per thread
  * moved 67 MB of 4-byte rows at about 1 TB/s on the H100; GEMM packs such operands). Rows of a
  * fully packed problem are merged into one long row by the launcher. COPY2D_STRIDED: elements
  * along any strides. */
@@ -541,7 +544,7 @@ template <typename U>
 DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_BLOCKS)
     copy2d_auto_kernel(const duet_copy_args<U> t, int mode)
 {
-    enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL, ONE = COPY2D_ONE_UNROLL };
+    enum { N = 16 / sizeof(U), UNROLL = TRANSPOSE_AUTO_UNROLL, ONE = copy2d_one_unroll<U>::value };
     const int64_t sy = (int64_t)gridDim.y * blockDim.y;
     const int64_t gx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t sx = (int64_t)gridDim.x * blockDim.x;
@@ -775,7 +778,7 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
     /* Work along a row: 16-byte vectors (vec) or elements. Short rows share a block. */
     const int64_t work = vec ? dt_ceil_div(t.cols, (int64_t)(16 / elem)) : t.cols;
     const int64_t per_thread = mode == COPY2D_VECTOR     ? TRANSPOSE_AUTO_UNROLL
-                               : mode == COPY2D_ELEMENTS ? COPY2D_ONE_UNROLL
+                               : mode == COPY2D_ELEMENTS ? (int64_t)copy2d_one_unroll<U>::value
                                                          : 1;
     uint32_t bx = TRANSPOSE_AUTO_THREADS;
     while (bx > 32 && (int64_t)bx / 2 >= work) bx /= 2;
