@@ -777,9 +777,9 @@ transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
     const int mode = vec ? COPY2D_VECTOR : contiguous ? COPY2D_ELEMENTS : COPY2D_STRIDED;
     /* Work along a row: 16-byte vectors (vec) or elements. Short rows share a block. */
     const int64_t work = vec ? dt_ceil_div(t.cols, (int64_t)(16 / elem)) : t.cols;
-    const int64_t per_thread = mode == COPY2D_VECTOR     ? TRANSPOSE_AUTO_UNROLL
+    const int64_t per_thread = mode == COPY2D_VECTOR     ? (int64_t)TRANSPOSE_AUTO_UNROLL
                                : mode == COPY2D_ELEMENTS ? (int64_t)copy2d_one_unroll<U>::value
-                                                         : 1;
+                                                         : (int64_t)1;
     uint32_t bx = TRANSPOSE_AUTO_THREADS;
     while (bx > 32 && (int64_t)bx / 2 >= work) bx /= 2;
     cfg.block.x = bx;
