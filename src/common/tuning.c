@@ -114,26 +114,13 @@
  * H100 f32 4095 x 4097 x 4093 0.90x -> 0.93x cuBLAS, 5001 x 4999 x 5003 0.92x -> 0.98x, 2048 x
  * 2052 x 2048 0.70x -> 1.15x, 4096 x 4100 x 4096 0.78x -> 0.94x, on the split plan 1023 x 1025 x
  * 1027 0.78x -> 0.90x; 4000^3 0.92x -> 0.91x). */
-#define SPLIT_RING                                                                                 \
-    {                                                                                              \
-        3, 0, 256, 256, 4, 0, 0                                                                    \
-    }
-#define SPLIT_RING_LARGE                                                                           \
-    {                                                                                              \
-        3, 2, 256, 256, 4, 0, 0                                                                    \
-    }
-#define SPLIT_RING_LARGE_SM90                                                                      \
-    {                                                                                              \
-        3, 2, 256, 128, 0, 75, DT_GEMM_EDGE_STRIP + DT_GEMM_EDGE_PACK                              \
-    }
-#define SPLIT_REG                                                                                  \
-    {                                                                                              \
-        2, 0, 256, 256, 4, 0, 0                                                                    \
-    }
-#define SPLIT_REG_LARGE                                                                            \
-    {                                                                                              \
-        2, 2, 256, 256, 4, 0, 0                                                                    \
-    }
+/* clang-format off */
+#define SPLIT_RING {3, 0, 256, 256, 4, 0, 0}
+#define SPLIT_RING_LARGE {3, 2, 256, 256, 4, 0, 0}
+#define SPLIT_RING_LARGE_SM90 {3, 2, 256, 128, 0, 75, DT_GEMM_EDGE_STRIP + DT_GEMM_EDGE_PACK}
+#define SPLIT_REG {2, 0, 256, 256, 4, 0, 0}
+#define SPLIT_REG_LARGE {2, 2, 256, 256, 4, 0, 0}
+/* clang-format on */
 
 #define FMA DT_GEMM_ENGINE_FMA
 #define DMMA DT_GEMM_ENGINE_DMMA
