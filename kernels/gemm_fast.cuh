@@ -4,6 +4,9 @@
 
 #include "compat.h"
 #include "gemm_fast_dmma.cuh"
+#if defined(DUET_HAVE_WGMMA) && DUET_GPU_CUDA
+#include "cuda/gemm_dmma_tma.h" /* the sm_90a f64 kernel on TMA loads (its own translation unit) */
+#endif
 #include "gemm_fast_tile.cuh"
 #include "gemm_splitk.cuh"
 #include "transpose.cuh"
@@ -678,12 +681,15 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
     const int code = 4 * gf_operand_layout<T>(g->a.base, g->a.rs, g->a.cs, g->a.bs, args.batch) +
                      gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, args.batch);
 
+    bool tma = false; /* the sm_90a kernel on TMA loads ran (its own tile and grid) */
+    int threads = t.threads, tile_n = t.bn;
     /* The kernel's name (tile, "_splitk" and slices), formatted only for info or an error:
      * formatting costs more host time than the rest of a small GEMM's call. */
     char name[64];
     auto format_name = [&]() {
         if (dmma)
-            snprintf(name, sizeof name, "gemm_auto_dmma_%dx%dx%d_f64", t.bm, t.bn, t.bk);
+            snprintf(name, sizeof name, "gemm_auto_dmma%s_%dx%dx%d_f64", tma ? "_tma" : "", t.bm,
+                     tile_n, t.bk);
         else
             snprintf(name, sizeof name, "gemm_auto_%dx%dx%d_%s", t.bm, t.bn, t.bk,
                      gf_dtype<T>::name());
@@ -694,7 +700,26 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
     };
     size_t shared = 0;
     duet_gpu_error_t err = DUET_GPU_SUCCESS;
-    if (dmma) {
+#if defined(DUET_HAVE_WGMMA) && DUET_GPU_CUDA
+    if constexpr (gf_dtype<T>::id == DUET_DTYPE_F64) {
+        /* On sm_90, problems of the large DMMA tile that fill at most two rounds run on the
+         * kernel fed by TMA where the operands allow (src/cuda/gemm_dmma_tma.cu); the
+         * cp.async kernel below takes the rest. */
+        gemm_dmma_tma_ran tr;
+        if (dmma && gf_same_tile(t, 128, 64, 16, 64, 32, 128, 3) &&
+            gemm_dmma_tma_launch(args, split, stream, props, &err, &tr)) {
+            tma = true;
+            gx = tr.grid_x;
+            gz = 1;
+            threads = tr.threads;
+            shared = tr.shared;
+            tile_n = tr.tile_n;
+        }
+    }
+#endif /* DUET_HAVE_WGMMA */
+    if (tma) {
+        /* launched above */
+    } else if (dmma) {
         /* The ring lives in dynamic shared memory, past the 48 KiB default. */
         shared = (size_t)t.stages * t.bk * ((t.bm + GF_PAD) + (t.bn + GF_PAD)) * sizeof(T);
         if (shared > props->shared_mem_per_block_optin) return DUET_ERROR_UNSUPPORTED;
@@ -734,7 +759,7 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
                            "launch of gemm_splitk_reduce<<<%u, %d>>> after %s: %s", reduce_grid,
                            GEMM_SPLITK_THREADS, name, duet_gpu_error_string(err));
         return dt_fail(status, "duet_gemm", "launch of %s<<<(%u,%d,%u), %d, %zu>>>: %s", name,
-                       (unsigned)gx, split, (unsigned)gz, t.threads, shared,
+                       (unsigned)gx, split, (unsigned)gz, threads, shared,
                        duet_gpu_error_string(err));
     }
 
@@ -747,7 +772,7 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
     ran->plan.cfg.grid.x = (uint32_t)gx;
     ran->plan.cfg.grid.y = (uint32_t)split;
     ran->plan.cfg.grid.z = (uint32_t)gz;
-    ran->plan.cfg.block.x = (uint32_t)t.threads;
+    ran->plan.cfg.block.x = (uint32_t)threads;
     ran->plan.cfg.block.y = 1;
     ran->plan.cfg.block.z = 1;
     ran->plan.cfg.shared_bytes = shared;

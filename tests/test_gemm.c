@@ -88,6 +88,7 @@ typedef struct gemm_case {
 #define EXPECT_TAIL  1
 #define EXPECT_STRIP 2
 #define EXPECT_PACK  4
+#define EXPECT_TMA   8 /* f64 on the sm_90a kernel fed by TMA ("dmma_tma" in the name) */
 
 /* Elements of guard before and after C. */
 #define GUARD 13
@@ -212,12 +213,13 @@ static void check_info(const gemm_case *t, const duet_launch_info *info, const c
                          strstr(info->kernel, "_splitk") != NULL && info->launches >= 3;
         const int strip = strchr(info->kernel, '|') != NULL && info->launches >= 2;
         const int pack = info->workspace_bytes > 0 && info->launches >= 3;
+        const int tma = strstr(info->kernel, "dmma_tma") != NULL;
         DT_CHECK((!(t->expect & EXPECT_TAIL) || tail) && (!(t->expect & EXPECT_STRIP) || strip) &&
-                     (!(t->expect & EXPECT_PACK) || pack),
-                 "%s: AUTO ran \"%s\" (%d launches, %zu bytes of workspace), not the plan%s%s%s",
+                     (!(t->expect & EXPECT_PACK) || pack) && (!(t->expect & EXPECT_TMA) || tma),
+                 "%s: AUTO ran \"%s\" (%d launches, %zu bytes of workspace), not the plan%s%s%s%s",
                  what, info->kernel, info->launches, info->workspace_bytes,
                  t->expect & EXPECT_TAIL ? " tail" : "", t->expect & EXPECT_STRIP ? " strip" : "",
-                 t->expect & EXPECT_PACK ? " pack" : "");
+                 t->expect & EXPECT_PACK ? " pack" : "", t->expect & EXPECT_TMA ? " tma" : "");
     }
     if (ac->algo == DUET_ALGO_AUTO) {
         /* AUTO reports itself when duet's tuned kernels ran, or the seed algorithm it chose. */
@@ -989,6 +991,49 @@ static void test_packed_operands(void)
     group_done(&g);
 }
 
+/* f64 on the large DMMA tile, which sm_90 runs on the kernel fed by TMA (src/cuda/gemm_dmma_tma.cu:
+ * here 240-255 of its 128 x 128 tiles, two rounds at least 90% full on 132 SMs) when A and B
+ * have a unit stride and 16-byte aligned bases, leading and batch strides: {m, n, k, batch,
+ * combo, pad, off_a, bcast, expect}. The four operand
+ * layouts that kernel has (A K- or M-major, B K- or N-major), C column-major (the transposed
+ * problem), padded rows (even leading dimensions stay aligned; an odd one goes to the cp.async
+ * kernel), batches (a gap of 2 elements keeps the batch stride aligned, 3 does not), a shared B,
+ * A one element off its alignment (the cp.async kernel), a k of 5 (one partial slice) and 100
+ * (a partial last one), and K split in 32 slices of 256 (128 tiles). */
+static void test_dmma_tma(void)
+{
+    group g = {"f64 on the large DMMA tile (TMA on sm_90)", 0, 0};
+    static const int64_t cases[][9] = {{2048, 1920, 100, 1, 0, 0, 0, BC_NONE, EXPECT_TMA},
+                                       {2048, 1920, 100, 1, 2, 0, 0, BC_NONE, EXPECT_TMA},
+                                       {2000, 1900, 100, 1, 1, 0, 0, BC_NONE, EXPECT_TMA},
+                                       {2000, 1900, 100, 1, 3, 0, 0, BC_NONE, EXPECT_TMA},
+                                       {2049, 1901, 99, 1, 12, 1, 0, BC_NONE, EXPECT_TMA},
+                                       {2047, 1901, 101, 1, 16, 0, 0, BC_NONE, 0},
+                                       {2048, 1920, 100, 1, 0, 1, 0, BC_NONE, 0},
+                                       {2048, 1921, 5, 1, 0, 1, 0, BC_NONE, EXPECT_TMA},
+                                       {1030, 1100, 100, 3, 0, 0, 0, BC_NONE, EXPECT_TMA},
+                                       {1030, 1100, 100, 3, 2, 0, 0, BC_NONE, 0},
+                                       {1000, 1920, 100, 2, 0, 0, 0, BC_B_STRIDE0, EXPECT_TMA},
+                                       {2048, 1920, 100, 1, 0, 0, 1, BC_NONE, 0},
+                                       {256, 256, 8192, 1, 0, 0, 0, BC_NONE, EXPECT_TMA}};
+    for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
+        if (quick && c % 3) continue;
+        gemm_case t = base_case(DUET_DTYPE_F64, cases[c][0], cases[c][1], cases[c][2], &ALGOS[0]);
+        t.batch = cases[c][3];
+        t.batch_pad = t.batch > 1 ? (c == 9 ? 3 : 2) : 0;
+        set_combo(&t, (int)cases[c][4]);
+        set_scalars(&t, c % 4);
+        t.pad = cases[c][5];
+        t.off_a = (size_t)cases[c][6];
+        t.bcast = (int)cases[c][7];
+        t.expect = (int)cases[c][8];
+        t.expect_split = t.k >= 8192; /* 32 slices on the large tile */
+        t.repeat = 1;
+        run_in(&g, &t);
+    }
+    group_done(&g);
+}
+
 /* The PyCUDA notebook: 1024^3 randn f32 against a double reference, numpy decimal=3. */
 static void test_big(void)
 {
@@ -1192,6 +1237,7 @@ int main(int argc, char **argv)
     test_determinism();
     test_split_k();
     test_packed_operands();
+    test_dmma_tma();
     test_big();
     test_unsupported();
     test_bad_arguments();

@@ -1,6 +1,7 @@
 /* gemm_wgmma.cu - host side of the Hopper GEMM: coverage checks, tensor maps, the launch. */
 #include "cuda/gemm_wgmma.h"
 #include "cuda/gemm_wgmma_x3.h"
+#include "cuda/tma_map.h"
 
 #include "cuda/runtime_cuda.h"
 #include "compat.h"
@@ -15,23 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-namespace {
-
-/* The 3xTF32 kernel (gemm_wgmma_x3.cu): f32 inputs split into two TF32 parts, 128 x 128 tiles. */
-constexpr int WG_X3 = 4;
-
-/* With fewer 128 x 256 tiles (all batches together) than this many quarters of the SM count,
- * most SMs idle: on the H100 the path fell from 0.89x cuBLAS at 2048^3 (128 tiles, one wave)
- * to 0.67x at 1536^3 (72 tiles) and about 0.5x at 1024^3 (docs/results/wgmma-lab-*.log),
- * where the portable kernel's smaller tiles spread better. The lab sets it to 0 to run every
- * shape here. */
-#ifndef DUET_WGMMA_MIN_WAVE_QUARTERS
-#define DUET_WGMMA_MIN_WAVE_QUARTERS 3
-#endif
-
 /* cuTensorMapEncodeTiled through the runtime's driver entry point, so that duet does not
  * link libcuda; looked up once. */
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
+static PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
 {
     static std::once_flag once;
     static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
@@ -53,13 +40,9 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
     return fn;
 }
 
-/* A 3D (inner, outer, batch) map of an operand whose inner dimension is contiguous, with the
- * 128-byte swizzle and zero fill out of range. K-major: (K, rows) with a box of one 128-byte
- * K slice by box_outer rows; MN-major: (M or N, K) with 64 x 64 boxes. batch_stride 0 (a
- * shared operand) maps a batch dimension of 1 that every batch reads at coordinate 0. */
-bool encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, void *base,
-                    int64_t inner, int64_t outer, int64_t ld, int64_t batch, int64_t batch_stride,
-                    int box_inner, int box_outer)
+bool duet_tma_encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, void *base,
+                             int64_t inner, int64_t outer, int64_t ld, int64_t batch,
+                             int64_t batch_stride, int box_inner, int box_outer)
 {
     PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn();
     if (!fn) return false;
@@ -73,6 +56,20 @@ bool encode_operand(CUtensorMap *map, CUtensorMapDataType type, size_t elem, voi
               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+
+namespace {
+
+/* The 3xTF32 kernel (gemm_wgmma_x3.cu): f32 inputs split into two TF32 parts, 128 x 128 tiles. */
+constexpr int WG_X3 = 4;
+
+/* With fewer 128 x 256 tiles (all batches together) than this many quarters of the SM count,
+ * most SMs idle: on the H100 the path fell from 0.89x cuBLAS at 2048^3 (128 tiles, one wave)
+ * to 0.67x at 1536^3 (72 tiles) and about 0.5x at 1024^3 (docs/results/wgmma-lab-*.log),
+ * where the portable kernel's smaller tiles spread better. The lab sets it to 0 to run every
+ * shape here. */
+#ifndef DUET_WGMMA_MIN_WAVE_QUARTERS
+#define DUET_WGMMA_MIN_WAVE_QUARTERS 3
+#endif
 
 bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 bool stride16(int64_t stride, size_t elem) { return ((stride * (int64_t)elem) & 15) == 0; }
@@ -130,6 +127,7 @@ cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &
 }
 
 } /* namespace */
+
 
 /* gemm_wgmma_run, or with dry only its coverage checks (no tensor maps, no launch). */
 static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
@@ -212,15 +210,18 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     CUtensorMap ta, tb;
     const int kbox = (int)(WG_KBYTES / elem);
     const bool maps_ok =
-        (a_mn ? encode_operand(&ta, type, elem, g->a.base, m, k, lda, batch, g->a.bs, 64, 64)
-              : encode_operand(&ta, type, elem, g->a.base, k, m, lda, batch, g->a.bs, kbox,
-                               WG_BM)) &&
-        (b_mn ? encode_operand(&tb, type, elem, g->b.base, n, k, ldb, batch, g->b.bs, 64, 64)
-              : encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs, kbox, bn));
+        (a_mn ? duet_tma_encode_operand(&ta, type, elem, g->a.base, m, k, lda, batch, g->a.bs,
+                                        64, 64)
+              : duet_tma_encode_operand(&ta, type, elem, g->a.base, k, m, lda, batch, g->a.bs,
+                                        kbox, WG_BM)) &&
+        (b_mn ? duet_tma_encode_operand(&tb, type, elem, g->b.base, n, k, ldb, batch, g->b.bs,
+                                        64, 64)
+              : duet_tma_encode_operand(&tb, type, elem, g->b.base, k, n, ldb, batch, g->b.bs,
+                                        kbox, bn));
     CUtensorMap tbs;
     if (maps_ok && b_small && kind == WG_X3 &&
-        !encode_operand(&tbs, type, elem, const_cast<void *>(b_small), k, n, ldb, batch, g->b.bs,
-                        kbox, bn))
+        !duet_tma_encode_operand(&tbs, type, elem, const_cast<void *>(b_small), k, n, ldb, batch,
+                                 g->b.bs, kbox, bn))
         return DUET_ERROR_UNSUPPORTED;
     if (!maps_ok) return DUET_ERROR_UNSUPPORTED;
     const int layout = (a_mn ? 1 : 0) | (b_mn ? 2 : 0);

@@ -1,0 +1,29 @@
+/* gemm_dmma_tma.h - the Hopper (sm_90a) f64 GEMM on TMA loads: the launcher's entry point. */
+#ifndef DUET_CUDA_GEMM_DMMA_TMA_H
+#define DUET_CUDA_GEMM_DMMA_TMA_H
+
+#include <cuda_runtime.h>
+
+#include "common/internal.h"
+#include "gemm_fast_tile.cuh"
+
+/* What gemm_dmma_tma_launch ran. */
+struct gemm_dmma_tma_ran {
+    unsigned grid_x; /* blocks (gridDim.y is the split) */
+    int threads;
+    size_t shared;
+    int tile_n; /* the tile is 128 x tile_n x 16 */
+};
+
+/* Queues the f64 GEMM of args (gemm_fast.cuh's arguments for the large DMMA tile, split-K
+ * slices included: `split` slices of args.slice_k, a multiple of 16) on the sm_90a kernel of
+ * kernels/gemm_dmma_tma.cuh, on its own 128 x 128 tiles. Returns false, with nothing queued,
+ * when that kernel does not cover it: not an sm_90 device, more than DUET_DMMA_TMA_MAX_ROUNDS
+ * rounds of its tiles or a last round under DUET_DMMA_TMA_MIN_FILL percent full, m or n of 64
+ * or less, A or B without a unit stride, TMA's 16-byte rules
+ * (bases, leading and batch strides), sizes past int32 coordinates, a tensor map the driver
+ * refuses. Otherwise true, with the launch's error in *err and its geometry in *ran. */
+bool gemm_dmma_tma_launch(const gf_args<double> &args, int split, cudaStream_t stream,
+                          const duet_device_props *props, cudaError_t *err, gemm_dmma_tma_ran *ran);
+
+#endif /* DUET_CUDA_GEMM_DMMA_TMA_H */
