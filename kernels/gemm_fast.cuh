@@ -652,6 +652,19 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
     /* The partial products of a split: raw sums (alpha 1, beta 0) into the workspace; C's
      * arguments stay in `out` for the reduction. */
     const gf_args<T> out = args;
+#if defined(DUET_HAVE_WGMMA) && DUET_GPU_CUDA
+    /* On sm_90 a DMMA problem of at most two well-filled rounds of 128 x 128 tiles (with the
+     * planned split, or for the small tile's problems a split of its own) runs on the kernel fed
+     * by TMA where the operands allow (src/cuda/gemm_dmma_tma.cu). */
+    int tma_split = 0;
+    if constexpr (gf_dtype<T>::id == DUET_DTYPE_F64) {
+        if (dmma) {
+            tma_split = gemm_dmma_tma_split(args, planned, props);
+            if (tma_split > 1 && !(ctx && g->ws)) tma_split = 0; /* no workspace: no split */
+            if (tma_split > 0) planned = tma_split;
+        }
+    }
+#endif /* DUET_HAVE_WGMMA */
     T *ws = NULL;
     duet_status split_status = DUET_SUCCESS;
     const int split = gf_reserve_split<T>(ctx, be_stream, g, planned, &ws, &split_status);
@@ -682,13 +695,13 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
                      gf_operand_layout<T>(g->b.base, g->b.cs, g->b.rs, g->b.bs, args.batch);
 
     bool tma = false; /* the sm_90a kernel on TMA loads ran (its own tile and grid) */
-    int threads = t.threads, tile_n = t.bn;
+    int threads = t.threads, tile_m = t.bm, tile_n = t.bn;
     /* The kernel's name (tile, "_splitk" and slices), formatted only for info or an error:
      * formatting costs more host time than the rest of a small GEMM's call. */
     char name[64];
     auto format_name = [&]() {
         if (dmma)
-            snprintf(name, sizeof name, "gemm_auto_dmma%s_%dx%dx%d_f64", tma ? "_tma" : "", t.bm,
+            snprintf(name, sizeof name, "gemm_auto_dmma%s_%dx%dx%d_f64", tma ? "_tma" : "", tile_m,
                      tile_n, t.bk);
         else
             snprintf(name, sizeof name, "gemm_auto_%dx%dx%d_%s", t.bm, t.bn, t.bk,
@@ -702,17 +715,16 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
     duet_gpu_error_t err = DUET_GPU_SUCCESS;
 #if defined(DUET_HAVE_WGMMA) && DUET_GPU_CUDA
     if constexpr (gf_dtype<T>::id == DUET_DTYPE_F64) {
-        /* On sm_90, problems of the large DMMA tile that fill at most two rounds run on the
-         * kernel fed by TMA where the operands allow (src/cuda/gemm_dmma_tma.cu); the
-         * cp.async kernel below takes the rest. */
+        /* The TMA kernel declines when the workspace gave no split (or a smaller one) and the
+         * rounds no longer fill: the cp.async kernel below runs the tile then. */
         gemm_dmma_tma_ran tr;
-        if (dmma && gf_same_tile(t, 128, 64, 16, 64, 32, 128, 3) &&
-            gemm_dmma_tma_launch(args, split, stream, props, &err, &tr)) {
+        if (tma_split > 0 && gemm_dmma_tma_launch(args, split, stream, props, &err, &tr)) {
             tma = true;
             gx = tr.grid_x;
             gz = 1;
             threads = tr.threads;
             shared = tr.shared;
+            tile_m = tr.tile_m;
             tile_n = tr.tile_n;
         }
     }

@@ -991,18 +991,19 @@ static void test_packed_operands(void)
     group_done(&g);
 }
 
-/* f64 on the large DMMA tile, which sm_90 runs on the kernel fed by TMA (src/cuda/gemm_dmma_tma.cu:
- * here 240-255 of its 128 x 128 tiles, two rounds at least 90% full on 132 SMs) when A and B
+/* f64 GEMMs that sm_90 runs on the DMMA kernel fed by TMA (src/cuda/gemm_dmma_tma.cu: here
+ * 240-255 of its 128 x 128 tiles, two rounds at least 90% full on 132 SMs) when A and B
  * have a unit stride and 16-byte aligned bases, leading and batch strides: {m, n, k, batch,
  * combo, pad, off_a, bcast, expect}. The four operand
  * layouts that kernel has (A K- or M-major, B K- or N-major), C column-major (the transposed
  * problem), padded rows (even leading dimensions stay aligned; an odd one goes to the cp.async
  * kernel), batches (a gap of 2 elements keeps the batch stride aligned, 3 does not), a shared B,
  * A one element off its alignment (the cp.async kernel), a k of 5 (one partial slice) and 100
- * (a partial last one), and K split in 32 slices of 256 (128 tiles). */
+ * (a partial last one), K split in 32 slices of 256 (128 tiles), and a problem of the small
+ * tile that the TMA kernel takes with a split of its own (32 tiles, 4 slices). */
 static void test_dmma_tma(void)
 {
-    group g = {"f64 on the large DMMA tile (TMA on sm_90)", 0, 0};
+    group g = {"f64 on the DMMA kernel fed by TMA (sm_90)", 0, 0};
     static const int64_t cases[][9] = {{2048, 1920, 100, 1, 0, 0, 0, BC_NONE, EXPECT_TMA},
                                        {2048, 1920, 100, 1, 2, 0, 0, BC_NONE, EXPECT_TMA},
                                        {2000, 1900, 100, 1, 1, 0, 0, BC_NONE, EXPECT_TMA},
@@ -1015,7 +1016,8 @@ static void test_dmma_tma(void)
                                        {1030, 1100, 100, 3, 2, 0, 0, BC_NONE, 0},
                                        {1000, 1920, 100, 2, 0, 0, 0, BC_B_STRIDE0, EXPECT_TMA},
                                        {2048, 1920, 100, 1, 0, 0, 1, BC_NONE, 0},
-                                       {256, 256, 8192, 1, 0, 0, 0, BC_NONE, EXPECT_TMA}};
+                                       {256, 256, 8192, 1, 0, 0, 0, BC_NONE, EXPECT_TMA},
+                                       {512, 1000, 1024, 1, 0, 0, 0, BC_NONE, EXPECT_TMA}};
     for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
         if (quick && c % 3) continue;
         gemm_case t = base_case(DUET_DTYPE_F64, cases[c][0], cases[c][1], cases[c][2], &ALGOS[0]);
@@ -1027,7 +1029,7 @@ static void test_dmma_tma(void)
         t.off_a = (size_t)cases[c][6];
         t.bcast = (int)cases[c][7];
         t.expect = (int)cases[c][8];
-        t.expect_split = t.k >= 8192; /* 32 slices on the large tile */
+        t.expect_split = t.k >= 1024; /* the last two: 32 and 4 slices */
         t.repeat = 1;
         run_in(&g, &t);
     }

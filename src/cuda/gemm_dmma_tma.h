@@ -12,7 +12,7 @@ struct gemm_dmma_tma_ran {
     unsigned grid_x; /* blocks (gridDim.y is the split) */
     int threads;
     size_t shared;
-    int tile_n; /* the tile is 128 x tile_n x 16 */
+    int tile_m, tile_n; /* the tile is tile_m x tile_n x 16 */
 };
 
 /* Queues the f64 GEMM of args (gemm_fast.cuh's arguments for the large DMMA tile, split-K
@@ -23,6 +23,12 @@ struct gemm_dmma_tma_ran {
  * or less, A or B without a unit stride, TMA's 16-byte rules
  * (bases, leading and batch strides), sizes past int32 coordinates, a tensor map the driver
  * refuses. Otherwise true, with the launch's error in *err and its geometry in *ran. */
+/* The split of K the kernel below would run args with (unsplit arguments of the launcher's DMMA
+ * tile), given the launcher's planned split: `planned` when the kernel takes the problem with
+ * it, else for a problem of the small tile a split that fills the kernel's rounds, else 0 (the
+ * launcher keeps its own kernel and plan). */
+int gemm_dmma_tma_split(const gf_args<double> &args, int planned, const duet_device_props *props);
+
 bool gemm_dmma_tma_launch(const gf_args<double> &args, int split, cudaStream_t stream,
                           const duet_device_props *props, cudaError_t *err, gemm_dmma_tma_ran *ran);
 
