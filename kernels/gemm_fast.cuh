@@ -660,7 +660,11 @@ static duet_status gf_run_tile(dt_context *ctx, void *be_stream, const dt_gemm *
     if constexpr (gf_dtype<T>::id == DUET_DTYPE_F64) {
         if (dmma) {
             tma_split = gemm_dmma_tma_split(args, planned, props);
-            if (tma_split > 1 && !(ctx && g->ws)) tma_split = 0; /* no workspace: no split */
+            /* A split of its own needs the workspace and stays within the row's bound (a
+             * tuning file with split-K off gets none). */
+            if (tma_split > 1 && tma_split != planned &&
+                (!(ctx && g->ws) || tma_split > row->split.max))
+                tma_split = 0;
             if (tma_split > 0) planned = tma_split;
         }
     }

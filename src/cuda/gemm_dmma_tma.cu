@@ -102,8 +102,8 @@ int gemm_dmma_tma_split(const gf_args<double> &p, int planned, const duet_device
     const int sms = props->compute_units > 0 ? props->compute_units : 1;
     const int64_t tiles = gd_tiles(p);
     if (planned >= 1 && gd_fills(tiles * planned, sms)) return planned;
-    /* Smaller problems (the launcher's small tile): a split that fills the rounds, if its
-     * slices stay deep and the tiles are mostly inside C. */
+    /* Else (mostly the problems of the launcher's small tile) a split of its own that fills the
+     * rounds, if its slices stay deep and the tiles are mostly inside C. */
     const int64_t tm = (p.m + GD_BM - 1) / GD_BM, tn = (p.n + GD_BN - 1) / GD_BN;
     if (100.0 * (double)p.m * (double)p.n <
         (double)DUET_DMMA_TMA_MIN_INSIDE * (double)(tm * tn) * GD_BM * GD_BN)
