@@ -24,8 +24,10 @@
  * Where it runs (src/cuda/gemm_dmma_tma.cu, gemm_dmma_tma_split): problems of at most two
  * well-filled rounds of its tiles, split slices counted (the launcher's split, or for the small
  * DMMA tile's problems a split of its own), where it measured 2-13% faster than the cp.async
- * kernel on the H100 (the small tile's problems up to 1.6x); on more rounds, or a partial last
- * round, that kernel (two 128 x 64 blocks per SM) was as fast or faster (docs/performance.md).
+ * kernel on the H100 (the small tile's problems up to 1.6x), and problems of 6 rounds or more:
+ * those run at the 700 W cap, where this kernel holds a 7-10% higher clock. Between, the
+ * partial last round costs it more than that kernel (two 128 x 64 blocks per SM)
+ * (docs/performance.md).
  *
  * Shared layout: a stage holds BM x 16 doubles of A and BN x 16 of B. K-major operands come
  * as one box of 128-byte rows (16 doubles of k, the 128-byte swizzle's width: 16-byte chunk c

@@ -9,12 +9,14 @@
  * back-to-back calls between CUDA events, cuBLAS and duet samples interleaved; prints the medians,
  * the ratio cuBLAS time / duet time, duet's kernel name and the largest difference from cuBLAS's
  * result over sqrt(K) (both round each product's sum in their own order). PROBE_ONCE=1: one
- * checked call per shape, no timing (for compute-sanitizer). */
+ * checked call per shape, no timing (for compute-sanitizer). PROBE_SEPARATE=1: cuBLAS's samples
+ * all first, then duet's, with time stamps. PROBE_REPS=n: calls per sample. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <duet/duet.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -65,7 +67,9 @@ int main(int argc, char **argv)
         }
         long m, n, k;
         if (sscanf(argv[i], "%ldx%ldx%ld", &m, &n, &k) < 3) continue;
-        const int reps = 2.0 * m * n * k > 4e11 ? 2 : (2.0 * m * n * k > 2e10 ? 5 : 20);
+        const int reps = getenv("PROBE_REPS")
+                             ? atoi(getenv("PROBE_REPS"))
+                             : (2.0 * m * n * k > 4e11 ? 2 : (2.0 * m * n * k > 2e10 ? 5 : 20));
         double *a, *b, *c, *c2;
         CK(cudaMalloc(&a, m * k * 8));
         CK(cudaMalloc(&b, k * n * 8));
@@ -130,9 +134,26 @@ int main(int argc, char **argv)
         double md = 0;
         for (size_t q = 0; q < r1.size(); ++q) md = std::max(md, fabs(r1[q] - r2[q]));
         std::vector<double> tc, td;
-        for (int r = 0; r < 11; ++r) {
-            tc.push_back(sample(cub, reps));
-            td.push_back(sample(duet, reps));
+        if (getenv("PROBE_SEPARATE")) {
+            /* All of cuBLAS's samples, then all of duet's, each phase stamped (Unix ms) so
+             * that clock and power logs can be matched to it. */
+            auto stamp = [](const char *what) {
+                const auto t = std::chrono::system_clock::now().time_since_epoch();
+                printf("stamp %s %lld\n", what,
+                       (long long)std::chrono::duration_cast<std::chrono::milliseconds>(t).count());
+            };
+            stamp("cublas-begin");
+            for (int r = 0; r < 11; ++r) tc.push_back(sample(cub, reps));
+            stamp("cublas-end");
+            for (int w = 0; w < 3; ++w) duet();
+            stamp("duet-begin");
+            for (int r = 0; r < 11; ++r) td.push_back(sample(duet, reps));
+            stamp("duet-end");
+        } else {
+            for (int r = 0; r < 11; ++r) {
+                tc.push_back(sample(cub, reps));
+                td.push_back(sample(duet, reps));
+            }
         }
         std::sort(tc.begin(), tc.end());
         std::sort(td.begin(), td.end());

@@ -12,8 +12,9 @@
  * rounds of one block per SM, the last of them at least DUET_DMMA_TMA_MIN_FILL percent full.
  * On the H100 (docs/performance.md, 2026-11-25) it ran 2-13% faster than the cp.async kernel on
  * such problems (2048^3, 4096 x 1024 x 4096, and the split ones: 1024 x 1024 x 16384, 128 x 8192
- * x 8192, 8192 x 128 x 8192, 2048 x 512 x 8192, 1024 x 2048 x 8192, 256 x 256 x 32768); from
- * 2304^3 (2.5 rounds) up to 8192^3 it was as fast or up to 11% slower. A partial last round costs
+ * x 8192, 8192 x 128 x 8192, 2048 x 512 x 8192, 1024 x 2048 x 8192, 256 x 256 x 32768); in
+ * short runs from 2304^3 (2.5 rounds) up to 8192^3 it was as fast or up to 11% slower (but see
+ * DUET_DMMA_TMA_MANY_ROUNDS). A partial last round costs
  * it more than the cp.async kernel, whose half-size tiles spread over twice the SMs there: 1536 x
  * 2048 x 2048 (1.45 rounds) ran at 0.73x cuBLAS against 0.87-0.93x. */
 #ifndef DUET_DMMA_TMA_MAX_ROUNDS
@@ -21,6 +22,15 @@
 #endif
 #ifndef DUET_DMMA_TMA_MIN_FILL
 #define DUET_DMMA_TMA_MIN_FILL 90
+#endif
+/* Problems of this many rounds or more run here too. A DGEMM that lasts runs at the H100's
+ * 700 W cap, and there this kernel holds a higher clock than the cp.async kernel (1756-1773
+ * against 1586-1607 MHz over 2-second runs of 6144^3 and 4096^3: 5-10% faster, 0.96-0.99x
+ * cuBLAS against 0.90-0.93x); in short runs, below the cap, the two take the same time on
+ * 4096^3-8192^3, and the partial last round weighs less the more rounds there are (3072^3,
+ * 4.4 rounds: 5% slower). */
+#ifndef DUET_DMMA_TMA_MANY_ROUNDS
+#define DUET_DMMA_TMA_MANY_ROUNDS 6
 #endif
 /* Problems the launcher plans on the small DMMA tile (64 x 64) move here when a split of K into
  * at most DUET_DMMA_TMA_MAX_SPLIT slices of DUET_DMMA_TMA_MIN_SLICE or more fills the rounds as
@@ -88,10 +98,11 @@ static int64_t gd_tiles(const gf_args<double> &p)
 }
 
 /* Whether `blocks` fill at most DUET_DMMA_TMA_MAX_ROUNDS rounds, the last DUET_DMMA_TMA_MIN_FILL
- * percent full. */
+ * percent full, or DUET_DMMA_TMA_MANY_ROUNDS rounds or more. */
 static bool gd_fills(int64_t blocks, int sms)
 {
     const int64_t rounds = (blocks + sms - 1) / sms;
+    if (rounds >= DUET_DMMA_TMA_MANY_ROUNDS) return true;
     return rounds <= DUET_DMMA_TMA_MAX_ROUNDS &&
            100 * blocks >= DUET_DMMA_TMA_MIN_FILL * rounds * sms;
 }

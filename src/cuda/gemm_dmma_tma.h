@@ -25,7 +25,8 @@ int gemm_dmma_tma_split(const gf_args<double> &args, int planned, const duet_dev
  * included: `split` slices of args.slice_k, a multiple of 16) on the sm_90a kernel of
  * kernels/gemm_dmma_tma.cuh, on its own 128 x 128 tiles. Returns false, with nothing queued,
  * when that kernel does not cover it: not an sm_90 device, more than DUET_DMMA_TMA_MAX_ROUNDS
- * rounds of its tiles or a last round under DUET_DMMA_TMA_MIN_FILL percent full, m or n of 64
+ * and fewer than DUET_DMMA_TMA_MANY_ROUNDS rounds of its tiles, or a last round of the few
+ * under DUET_DMMA_TMA_MIN_FILL percent full, m or n of 64
  * or less, A or B without a unit stride, TMA's 16-byte rules (bases, leading and batch
  * strides), sizes past int32 coordinates, a tensor map the driver refuses. Otherwise true,
  * with the launch's error in *err and its geometry in *ran. */
