@@ -104,28 +104,10 @@ int main(int argc, char **argv)
         memset(&o, 0, sizeof o);
         o.info = &info;
         CK(duet_gemm(s, DUET_OP_N, opb, 1, &Am, &Bm, 0, &Cm, &o));
-        if (getenv("PROBE_ONCE")) { /* one checked call (for compute-sanitizer) */
+        const bool once = getenv("PROBE_ONCE") != NULL; /* one checked call (compute-sanitizer) */
+        for (int w = 0; w < (once ? 1 : 3); ++w) {
             cub();
-            CK(cudaStreamSynchronize(cs));
-            std::vector<double> r1(m * n), r2(m * n);
-            cudaMemcpy(r1.data(), c, m * n * 8, cudaMemcpyDeviceToHost);
-            cudaMemcpy(r2.data(), c2, m * n * 8, cudaMemcpyDeviceToHost);
-            double md = 0;
-            for (size_t q = 0; q < r1.size(); ++q) md = std::max(md, fabs(r1[q] - r2[q]));
-            printf("%ldx%ldx%ld%s %s diff/sqrtk %.2g\n", m, n, k, bt ? " bt" : "", info.kernel,
-                   md / sqrt((double)k));
-            duet_buffer_destroy(A);
-            duet_buffer_destroy(B);
-            duet_buffer_destroy(C);
-            cudaFree(a);
-            cudaFree(b);
-            cudaFree(c);
-            cudaFree(c2);
-            continue;
-        }
-        for (int w = 0; w < 3; ++w) {
-            cub();
-            duet();
+            if (!once) duet();
         }
         CK(cudaStreamSynchronize(cs));
         std::vector<double> r1(m * n), r2(m * n);
@@ -133,35 +115,41 @@ int main(int argc, char **argv)
         cudaMemcpy(r2.data(), c2, m * n * 8, cudaMemcpyDeviceToHost);
         double md = 0;
         for (size_t q = 0; q < r1.size(); ++q) md = std::max(md, fabs(r1[q] - r2[q]));
-        std::vector<double> tc, td;
-        if (getenv("PROBE_SEPARATE")) {
-            /* All of cuBLAS's samples, then all of duet's, each phase stamped (Unix ms) so
-             * that clock and power logs can be matched to it. */
-            auto stamp = [](const char *what) {
-                const auto t = std::chrono::system_clock::now().time_since_epoch();
-                printf("stamp %s %lld\n", what,
-                       (long long)std::chrono::duration_cast<std::chrono::milliseconds>(t).count());
-            };
-            stamp("cublas-begin");
-            for (int r = 0; r < 11; ++r) tc.push_back(sample(cub, reps));
-            stamp("cublas-end");
-            for (int w = 0; w < 3; ++w) duet();
-            stamp("duet-begin");
-            for (int r = 0; r < 11; ++r) td.push_back(sample(duet, reps));
-            stamp("duet-end");
-        } else {
-            for (int r = 0; r < 11; ++r) {
-                tc.push_back(sample(cub, reps));
-                td.push_back(sample(duet, reps));
+        if (once)
+            printf("%ldx%ldx%ld%s %s diff/sqrtk %.2g\n", m, n, k, bt ? " bt" : "", info.kernel,
+                   md / sqrt((double)k));
+        else {
+            std::vector<double> tc, td;
+            if (getenv("PROBE_SEPARATE")) {
+                /* All of cuBLAS's samples, then all of duet's, each phase stamped (Unix ms) so
+                 * that clock and power logs can be matched to it. */
+                auto stamp = [](const char *what) {
+                    const auto t = std::chrono::system_clock::now().time_since_epoch();
+                    printf("stamp %s %lld\n", what,
+                           (long long)std::chrono::duration_cast<std::chrono::milliseconds>(t)
+                               .count());
+                };
+                stamp("cublas-begin");
+                for (int r = 0; r < 11; ++r) tc.push_back(sample(cub, reps));
+                stamp("cublas-end");
+                for (int w = 0; w < 3; ++w) duet();
+                stamp("duet-begin");
+                for (int r = 0; r < 11; ++r) td.push_back(sample(duet, reps));
+                stamp("duet-end");
+            } else {
+                for (int r = 0; r < 11; ++r) {
+                    tc.push_back(sample(cub, reps));
+                    td.push_back(sample(duet, reps));
+                }
             }
+            std::sort(tc.begin(), tc.end());
+            std::sort(td.begin(), td.end());
+            const double flops = 2.0 * m * n * k;
+            printf("%ldx%ldx%ld%s cublas %.1f us (%.1f TF) duet %.1f us (%.1f TF) ratio %.3f "
+                   "[duet min %.1f max %.1f] %s diff/sqrtk %.2g\n",
+                   m, n, k, bt ? " bt" : "", tc[5], flops / tc[5] / 1e6, td[5], flops / td[5] / 1e6,
+                   tc[5] / td[5], td[0], td[10], info.kernel, md / sqrt((double)k));
         }
-        std::sort(tc.begin(), tc.end());
-        std::sort(td.begin(), td.end());
-        const double flops = 2.0 * m * n * k;
-        printf("%ldx%ldx%ld%s cublas %.1f us (%.1f TF) duet %.1f us (%.1f TF) ratio %.3f "
-               "[duet min %.1f max %.1f] %s diff/sqrtk %.2g\n",
-               m, n, k, bt ? " bt" : "", tc[5], flops / tc[5] / 1e6, td[5], flops / td[5] / 1e6,
-               tc[5] / td[5], td[0], td[10], info.kernel, md / sqrt((double)k));
         fflush(stdout);
         duet_buffer_destroy(A);
         duet_buffer_destroy(B);
