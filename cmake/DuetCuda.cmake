@@ -48,6 +48,7 @@ find_package(CUDAToolkit REQUIRED)
 # Each kernel family compiles in a translation unit of its own, so builds parallelise.
 target_sources(duet PRIVATE src/cuda/backend_cuda.cu src/cuda/gemm_lowp.cu src/cuda/gemm_tc_sw.cu
   src/cuda/transpose_inplace.cu src/common/tuning.c)
+target_sources(duet PRIVATE src/cuda/gemm_skinny.cu)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CUDA=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels

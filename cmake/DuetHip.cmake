@@ -271,6 +271,7 @@ enable_language(HIP)
 # Each kernel family compiles in a translation unit of its own, so builds parallelise.
 target_sources(duet PRIVATE src/hip/backend_hip.hip src/hip/gemm_lowp.hip
   src/hip/transpose_inplace.hip)
+target_sources(duet PRIVATE src/hip/gemm_skinny.hip)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_HIP=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels ${CMAKE_CURRENT_SOURCE_DIR}/src)

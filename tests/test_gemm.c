@@ -79,6 +79,7 @@ typedef struct gemm_case {
     int expect_split; /* AUTO on a GPU must split K (the kernel name says "_splitk") */
     int expect;       /* EXPECT_*: the parts AUTO with the built-in sm_90 row on 132 SMs (H100,
                          H200) must run (kernels/gemm_fast.cuh, gemm_fast_run_row) */
+    const char *expect_kernel; /* GPU AUTO: the kernel name must begin with this */
     const algo_cfg *algo;
 } gemm_case;
 
@@ -203,6 +204,9 @@ static void check_info(const gemm_case *t, const duet_launch_info *info, const c
     DT_CHECK(strstr(info->kernel, dname) != NULL, "%s: kernel name \"%s\" does not name %s", what,
              info->kernel, dname);
     const algo_cfg *ac = t->algo;
+    if (t->expect_kernel && strcmp(duet_backend_name(), "cpu") != 0)
+        DT_CHECK(strncmp(info->kernel, t->expect_kernel, strlen(t->expect_kernel)) == 0,
+                 "%s: AUTO ran \"%s\", not %s...", what, info->kernel, t->expect_kernel);
     if (ac->algo == DUET_ALGO_AUTO && t->expect_split && strcmp(duet_backend_name(), "cpu") != 0)
         DT_CHECK(strstr(info->kernel, "_splitk") != NULL && info->launches == 2,
                  "%s: AUTO ran \"%s\" (%d launches), not a split-K", what, info->kernel,
@@ -890,6 +894,43 @@ static void test_split_k(void)
     group_done(&g);
 }
 
+/* A narrow C (n or m <= 16): the memory-bound family (kernels/gemm_skinny.cuh) on a GPU, A
+ * contiguous along k or along m, B either way, C either way (the transposed problem when m is
+ * the narrow side), every column count of its kernels (4, 8, 16) and a partial last one, K from
+ * one chunk to many slices (split and not), batches with a broadcast operand, padded and
+ * misaligned operands (read element by element), run twice for the same bits. */
+static void test_narrow(void)
+{
+    group g = {"narrow C, memory-bound family", 0, 0};
+    static const int64_t shapes[][4] = {
+        /* m, n, k, batch */
+        {4096, 1, 4096, 1}, {4096, 4, 4096, 1}, {3000, 7, 2000, 1}, {4100, 16, 4097, 1},
+        {16, 4096, 4096, 1}, {1, 2048, 3000, 1}, {13, 777, 1500, 1}, {300, 9, 64, 1},
+        {257, 13, 5, 1},     {64, 2, 65536, 1},  {200, 16, 1000, 5}, {5, 333, 77, 7},
+        {1, 1, 20000, 1},    {70, 3, 129, 300},  {2, 2, 2, 1},       {1000, 11, 1, 1}};
+    const int n_shapes = (int)(sizeof shapes / sizeof shapes[0]);
+    int idx = 0;
+    for (int d = 0; d < N_DTYPES; d++)
+        for (int s = 0; s < n_shapes; s++)
+            for (int x = 0; x < 4; x++, idx++) {
+                if (quick && (x + s + d) % 4 != 0) continue;
+                gemm_case t = base_case(DTYPES[d], shapes[s][0], shapes[s][1], shapes[s][2],
+                                        &ALGOS[0]);
+                set_combo(&t, (idx * 5 + x) % 32);
+                set_scalars(&t, idx);
+                t.batch = shapes[s][3];
+                t.batch_pad = t.batch > 1 ? idx % 3 : 0;
+                t.bcast = t.batch > 1 ? x % 3 : BC_NONE;
+                t.pad = x == 3 ? 1 : 0;
+                t.off_a = (size_t)(x == 2);
+                t.repeat = 1;
+                t.use_stream = idx % 2;
+                if (t.k > 1) t.expect_kernel = "gemm_skinny_";
+                run_in(&g, &t);
+            }
+    group_done(&g);
+}
+
 /* Large problems whose A or B rows are not 16-byte aligned (odd leading dimensions), so the
  * GPU AUTO kernels read them element by element over many tiles, interior and edge, and tall
  * ones (below): A stored
@@ -1238,6 +1279,7 @@ int main(int argc, char **argv)
     test_i32_wrap();
     test_determinism();
     test_split_k();
+    test_narrow();
     test_packed_operands();
     test_dmma_tma();
     test_big();

@@ -60,6 +60,7 @@ typedef struct gemm_case {
     int poison;  /* one NaN in A (row 0) and one inf in B (column n - 1) */
     int repeat;  /* a second call must give the same bits */
     double *err; /* if not NULL: receives the Frobenius norm of C - Cref */
+    const char *expect_kernel; /* GPU: the kernel name must begin with this */
 } gemm_case;
 
 #define GUARD 11
@@ -210,6 +211,9 @@ static void check_info(const gemm_case *t, const duet_launch_info *info, const c
     const char *dname = duet_dtype_name(t->cb->in);
     DT_CHECK(strstr(info->kernel, dname) != NULL, "%s: kernel name \"%s\" does not name %s", what,
              info->kernel, dname);
+    if (t->expect_kernel && !is_cpu)
+        DT_CHECK(strncmp(info->kernel, t->expect_kernel, strlen(t->expect_kernel)) == 0,
+                 "%s: ran \"%s\", not %s...", what, info->kernel, t->expect_kernel);
 }
 
 /* Runs one case end to end; returns 1 when every check of it passed. */
@@ -527,6 +531,48 @@ static void test_skinny(void)
             set_scalars(&t, s + d);
             run_in(&g, &t);
         }
+    group_done(&g);
+}
+
+/* A narrow C (n or m <= 64): the memory-bound family (kernels/gemm_skinny.cuh) on a GPU. A
+ * contiguous along k on 16-byte boundaries takes the matrix-core form on NVIDIA (up to 64
+ * columns: 8, 16, 32, 64 and partial ones), otherwise the SIMT forms (up to 16); C either way
+ * (the transposed problem when m is narrow), K from a few elements to many slices, batches
+ * with broadcast operands, misaligned operands, run twice for the same bits. */
+static void test_narrow(void)
+{
+    group g = {"narrow C, memory-bound family", 0, 0};
+    static const int64_t shapes[][5] = {
+        /* m, n, k, batch, pad (16-bit: 8 keeps rows of a multiple of 8 on 16 bytes) */
+        {4096, 1, 4096, 1, 0}, {4096, 16, 4096, 1, 0}, {16, 4096, 4096, 1, 0},
+        {2048, 8, 2048, 1, 0}, {1000, 24, 1024, 1, 0}, {40, 1024, 2048, 1, 0},
+        {3000, 64, 512, 1, 0}, {64, 3000, 512, 1, 0},  {4100, 33, 4104, 1, 0},
+        {300, 5, 1000, 1, 3},  {129, 3, 77, 1, 1},     {256, 16, 256, 9, 0},
+        {1, 1, 16384, 1, 0},   {2, 700, 64, 1, 0},     {96, 12, 128, 300, 0}};
+    const int n_shapes = (int)(sizeof shapes / sizeof shapes[0]);
+    int idx = 0;
+    for (int d = 0; d < N_COMBOS; d++) {
+        if (COMBOS[d].math == DUET_MATH_3XTF32) continue;
+        for (int s = 0; s < n_shapes; s++)
+            for (int x = 0; x < 4; x++, idx++) {
+                if (quick && (x + s + d) % 4 != 0) continue;
+                gemm_case t = base_case(&COMBOS[d], shapes[s][0], shapes[s][1], shapes[s][2]);
+                /* x 0, 1: A k-contiguous (op N row-major, op T column-major); 2, 3: m-contiguous. */
+                const int a_bits = x < 2 ? (x == 0 ? 0 : 5) : (x == 2 ? 4 : 1);
+                const int b_bits = ((idx % 4) << 1) & 10;
+                set_layouts(&t, a_bits | b_bits | (idx & 1) << 4);
+                set_scalars(&t, idx);
+                t.batch = shapes[s][3];
+                t.batch_pad = t.batch > 1 ? 16 : 0;
+                t.bcast = t.batch > 1 ? idx % 3 : BC_NONE;
+                t.pad = shapes[s][4];
+                t.off_a = (size_t)(x == 1 && s % 2 ? 1 : 0);
+                t.repeat = 1;
+                const int64_t narrow = t.m < t.n ? t.m : t.n;
+                if (narrow <= 16 && COMBOS[d].math == DUET_MATH_DEFAULT) t.expect_kernel = "gemm_skinny_";
+                run_in(&g, &t);
+            }
+    }
     group_done(&g);
 }
 
@@ -854,6 +900,7 @@ int main(int argc, char **argv)
     test_tile_edges();
     test_aligned();
     test_skinny();
+    test_narrow();
     test_batches();
     test_blas_edges();
     test_ieee();

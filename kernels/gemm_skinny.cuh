@@ -1,0 +1,522 @@
+/* gemm_skinny.cuh - the memory-bound GEMM of a narrow C (n <= 64): A read once, K split over the device. */
+#ifndef DUET_KERNELS_GEMM_SKINNY_CUH
+#define DUET_KERNELS_GEMM_SKINNY_CUH
+
+#include "duet/duet.h"
+
+#include "compat.h"
+#include "lowp_convert.cuh"
+#include "mma_atom.cuh"
+
+#include <stdint.h>
+
+/*
+ * C (m x n) = alpha * A (m x k) * B (k x n) + beta * C with n small (the launcher solves
+ * C^T = B^T A^T when m is the small side). Such a GEMM does about 2n operations per element of
+ * A, so its time is the time to read A once: the kernels stream A straight from global memory
+ * into registers, keep the small B in shared memory, and split K over the grid (gridDim.y) so a
+ * problem of few rows still has enough loads in flight to fill the memory system. Each slice
+ * writes raw partial sums to the workspace and gemm_skinny_reduce_kernel adds them in slice
+ * order and applies alpha, beta and C's dtype: no atomics, the same bits on every run.
+ *
+ * Two forms, by which of A's strides is 1:
+ *
+ * K-major A (rows contiguous along k): a warp owns 2 * G rows (G = warp / 4 lane groups);
+ * lane (g, t) = (lane / 4, lane % 4) reads 16 bytes of rows g and g + G per step, at k offset
+ * t * VEC within the step's 4 * VEC elements. The order in which a dot product visits k is free,
+ * so the lane's 16 bytes are taken as the k positions the matrix-core fragment wants:
+ *   - MMA (NVIDIA mma.sync m16n8k*, f16/bf16/tf32/i8): the four 32-bit words of row g are words
+ *     {t, t + 4} of two consecutive atoms (mma_sync_nv.cuh's layout: a0 = (g, t), a2 = (g, t + 4)),
+ *     and B's column (n) g supplies the same k positions from shared memory; a 16 x 8 atom per
+ *     8 columns of C, two atoms per step;
+ *   - SIMT (every dtype, both vendors): the lane multiplies its VEC elements of both rows by
+ *     the same k positions of every column of B (broadcast reads of shared memory) and the four
+ *     lanes of a group add their sums at the end.
+ * M-major A (columns contiguous along m): SIMT only. A lane owns LV adjacent rows (4 or 8 bytes
+ * of a column), a warp LV * warp rows; the block's four warps take every fourth k of each
+ * chunk and add their sums in warp order through shared memory at the end.
+ *
+ * B is staged per chunk of k into shared memory (converted to the accumulator's type for SIMT,
+ * raw words for MMA), read from global in the order that is contiguous for its layout. Out of
+ * range rows, columns and k read as zeros. Plain CUDA syntax: the SIMT kernels compile as HIP.
+ */
+
+#define SK_WARPS 4 /* warps of a block */
+
+/* A and B's dtype as the kernels see it: bytes, the accumulator, one element read as it. */
+template <int DT> struct sk_type;
+template <> struct sk_type<DUET_DTYPE_F32> {
+    typedef float acc;
+    static constexpr int ELEM = 4;
+};
+template <> struct sk_type<DUET_DTYPE_F64> {
+    typedef double acc;
+    static constexpr int ELEM = 8;
+};
+template <> struct sk_type<DUET_DTYPE_I32> {
+    typedef uint32_t acc; /* products and sums modulo 2^32 */
+    static constexpr int ELEM = 4;
+};
+template <> struct sk_type<DUET_DTYPE_F16> {
+    typedef float acc;
+    static constexpr int ELEM = 2;
+};
+template <> struct sk_type<DUET_DTYPE_BF16> {
+    typedef float acc;
+    static constexpr int ELEM = 2;
+};
+template <> struct sk_type<DUET_DTYPE_I8> {
+    typedef uint32_t acc;
+    static constexpr int ELEM = 1;
+};
+
+/* The accumulator of an MMA atom: int32 for i8, else f32. */
+template <int DT> struct sk_mma_acc {
+    typedef float type;
+};
+template <> struct sk_mma_acc<DUET_DTYPE_I8> {
+    typedef int32_t type;
+};
+
+/* Element e of the little-endian words w (ELEM bytes each) as the accumulator type. */
+template <int DT>
+DUET_INLINE typename sk_type<DT>::acc sk_word_elem(const uint32_t *w, int e)
+{
+    if constexpr (DT == DUET_DTYPE_F32) return __uint_as_float(w[e]);
+    else if constexpr (DT == DUET_DTYPE_I32) return w[e];
+    else if constexpr (DT == DUET_DTYPE_F64)
+        return __longlong_as_double((long long)(((uint64_t)w[2 * e + 1] << 32) | w[2 * e]));
+    else if constexpr (DT == DUET_DTYPE_F16)
+        return duet_f16_to_f32((uint16_t)(w[e / 2] >> (16 * (e % 2))));
+    else if constexpr (DT == DUET_DTYPE_BF16)
+        return duet_bf16_to_f32((uint16_t)(w[e / 2] >> (16 * (e % 2))));
+    else
+        return (uint32_t)(int32_t)(int8_t)(w[e / 4] >> (8 * (e % 4)));
+}
+
+/* One element at p as the accumulator type. */
+template <int DT> DUET_INLINE typename sk_type<DT>::acc sk_load_elem(const unsigned char *p)
+{
+    if constexpr (DT == DUET_DTYPE_F32) return *(const float *)p;
+    else if constexpr (DT == DUET_DTYPE_F64) return *(const double *)p;
+    else if constexpr (DT == DUET_DTYPE_I32) return *(const uint32_t *)p;
+    else if constexpr (DT == DUET_DTYPE_F16) return duet_f16_to_f32(*(const uint16_t *)p);
+    else if constexpr (DT == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)p);
+    else return (uint32_t)(int32_t)(*(const int8_t *)p);
+}
+
+/* One element at p as raw bits (the low ELEM bytes). */
+template <int ELEM> DUET_INLINE uint32_t sk_load_bits(const unsigned char *p)
+{
+    if constexpr (ELEM == 4) return *(const uint32_t *)p;
+    else if constexpr (ELEM == 2) return *(const uint16_t *)p;
+    else return *(const uint8_t *)p;
+}
+
+struct sk_args {
+    const unsigned char *a, *b;
+    unsigned char *c;
+    void *ws;                 /* split > 1: split x batch x m x n partial sums (accumulator) */
+    int64_t m, n, k, batch;
+    int64_t a_rs, a_cs, a_bs; /* elements */
+    int64_t b_rs, b_cs, b_bs;
+    int64_t c_rs, c_cs, c_bs;
+    int64_t kslice;           /* k of one slice (gridDim.y slices), a multiple of the chunk */
+    int split;
+    int a_vec;                /* A's rows (K-major) or columns (M-major) may be read in vectors */
+    int b_nmajor;             /* B's unit stride is along n: stage it column-fastest */
+    int c_imajor;             /* C's unit stride is along m: partial sums kept that way too */
+    int c_dtype;
+    double alpha, beta;       /* f64 C */
+    float falpha, fbeta;      /* f32, f16, bf16 C */
+    uint32_t ialpha, ibeta;   /* i32 C: modulo 2^32 */
+    int beta_zero;            /* C is never read */
+};
+
+/* C(bz, i, j) = alpha * v + beta * C, rounded once to C's dtype. */
+template <typename ACC> DUET_INLINE void sk_store_c(const sk_args &p, int64_t bz, int64_t i, int64_t j, ACC v)
+{
+    const int64_t off = bz * p.c_bs + i * p.c_rs + j * p.c_cs;
+    if constexpr (sizeof(ACC) == 8) {
+        double *c = (double *)p.c + off;
+        *c = p.beta_zero ? p.alpha * v : p.alpha * v + p.beta * *c;
+    } else if constexpr (ACC(-1) > ACC(0)) { /* uint32_t: i32 C */
+        uint32_t *c = (uint32_t *)p.c + off;
+        *c = p.beta_zero ? p.ialpha * v : p.ialpha * v + p.ibeta * *c;
+    } else if (p.c_dtype == DUET_DTYPE_F32) {
+        float *c = (float *)p.c + off;
+        *c = p.beta_zero ? p.falpha * v : p.falpha * v + p.fbeta * *c;
+    } else {
+        uint16_t *c = (uint16_t *)p.c + off;
+        const bool h = p.c_dtype == DUET_DTYPE_F16;
+        float r = p.falpha * v;
+        if (!p.beta_zero) r += p.fbeta * (h ? duet_f16_to_f32(*c) : duet_bf16_to_f32(*c));
+        *c = h ? duet_f32_to_f16(r) : duet_f32_to_bf16(r);
+    }
+}
+
+/* A slice's result for (bz, i, j): final when the problem is not split, else a partial sum. */
+template <typename ACC>
+DUET_INLINE void sk_out(const sk_args &p, int64_t bz, int64_t i, int64_t j, ACC v)
+{
+    if (i >= p.m || j >= p.n) return;
+    if (p.split == 1) {
+        sk_store_c<ACC>(p, bz, i, j, v);
+    } else {
+        ACC *w = (ACC *)p.ws;
+        w[((int64_t)blockIdx.y * p.batch + bz) * p.m * p.n + (p.c_imajor ? j * p.m + i : i * p.n + j)] = v;
+    }
+}
+
+/* ---- K-major A ------------------------------------------------------------------------------ */
+
+/* Compile-time shape of the K-major kernel. */
+template <int DT, int NMAX, bool MMA> struct sk_kmajor_shape {
+    typedef typename sk_type<DT>::acc acc;
+    static constexpr int ELEM = sk_type<DT>::ELEM;
+    static constexpr int VEC = 16 / ELEM;  /* elements of a lane's 16 bytes */
+    static constexpr int STEP = 4 * VEC;   /* k of one step (a lane group's 64 bytes) */
+    /* B in shared: raw words (MMA) or accumulators (SIMT), per column a row of CH steps. */
+    static constexpr int BS = MMA ? ELEM : (int)sizeof(acc);
+    static constexpr int CH = NMAX * STEP * 8 * BS <= 32768 ? 8 : NMAX * STEP * 4 * BS <= 32768 ? 4 : 2;
+    static constexpr int KCH = CH * STEP; /* k of one chunk */
+    /* The pitch of a column's row, in bytes: 16-byte aligned and 64 mod 128, so the eight
+     * columns the lanes of an MMA quarter-warp read fall in distinct bank groups. */
+    static constexpr int PITCH = ((KCH * BS + 127) / 128) * 128 + 64;
+    static constexpr int SMEM = NMAX * PITCH;
+};
+
+template <int DT, int NMAX, bool MMA>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
+    gemm_skinny_kmajor_kernel(const sk_args p)
+{
+    typedef sk_kmajor_shape<DT, NMAX, MMA> S;
+    typedef typename S::acc acc;
+    constexpr int G = DUET_WARP_SIZE / 4;          /* lane groups of a warp */
+    constexpr int WR = 2 * G;                       /* rows of a warp */
+    constexpr int THREADS = SK_WARPS * DUET_WARP_SIZE;
+    constexpr int NT = NMAX / 8;                    /* MMA: atoms along n */
+    constexpr int MK = DT == DUET_DTYPE_F16    ? DUET_MMA_F16
+                       : DT == DUET_DTYPE_BF16 ? DUET_MMA_BF16
+                       : DT == DUET_DTYPE_I8   ? DUET_MMA_I8
+                                               : DUET_MMA_TF32;
+#if DUET_GPU_CUDA
+    typedef duet_mma_atom<MK> atom;
+    static_assert(!MMA || NMAX % 8 == 0, "MMA columns come in atoms of 8");
+    static_assert(!MMA || DUET_WARP_SIZE == 32, "the MMA form is NVIDIA's");
+    if constexpr (MMA) {
+        if (!atom::available) return; /* never launched: the launcher checks the device */
+    }
+#else
+    static_assert(!MMA, "the MMA form is NVIDIA's");
+#endif /* DUET_GPU_CUDA */
+    (void)MK;
+    (void)NT;
+
+    extern __shared__ __align__(16) unsigned char sk_smem[];
+
+    const int tid = (int)threadIdx.x;
+    const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
+    const int g = lane / 4, t = lane % 4;
+    /* Batches past the grid's z limit: the grid strides over them. */
+    for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
+        const int64_t r0 = (int64_t)blockIdx.x * (SK_WARPS * WR) + warp * WR + g, r1 = r0 + G;
+        const int64_t kbeg = (int64_t)blockIdx.y * p.kslice;
+        const int64_t kend = kbeg + p.kslice < p.k ? kbeg + p.kslice : p.k;
+        const unsigned char *pa0 = p.a + (bz * p.a_bs + (r0 < p.m ? r0 : 0) * p.a_rs) * S::ELEM;
+        const unsigned char *pa1 = p.a + (bz * p.a_bs + (r1 < p.m ? r1 : 0) * p.a_rs) * S::ELEM;
+        const bool in0 = r0 < p.m, in1 = r1 < p.m;
+        const unsigned char *pb = p.b + bz * p.b_bs * S::ELEM;
+
+        /* SIMT: sums of rows g, g + G for every column over this lane's k positions. MMA: the
+         * atoms' accumulators (four per lane per atom). */
+        acc sum[MMA ? 1 : 2][MMA ? 1 : NMAX];
+        typename sk_mma_acc<DT>::type mac[MMA ? NT : 1][4];
+    #pragma unroll
+        for (int j = 0; j < (MMA ? 1 : NMAX); ++j) sum[0][j] = sum[MMA ? 0 : 1][j] = acc(0);
+    #pragma unroll
+        for (int j = 0; j < (MMA ? NT : 1); ++j)
+    #pragma unroll
+            for (int e = 0; e < 4; ++e) mac[j][e] = 0;
+
+        for (int64_t kc = kbeg; kc < kend; kc += S::KCH) {
+            /* This chunk's A, read before B is staged so the loads overlap the staging. */
+            uint32_t va[S::CH][2][4];
+    #pragma unroll
+            for (int s = 0; s < S::CH; ++s) {
+                const int64_t k = kc + s * S::STEP + t * S::VEC;
+                if (p.a_vec && k + S::VEC <= kend) {
+                    /* Rows past m read row 0 (always there) and are never written. */
+                    const duet_vec16_t x0 = *(const duet_vec16_t *)(pa0 + k * S::ELEM);
+                    const duet_vec16_t x1 = *(const duet_vec16_t *)(pa1 + k * S::ELEM);
+                    va[s][0][0] = x0.x, va[s][0][1] = x0.y, va[s][0][2] = x0.z, va[s][0][3] = x0.w;
+                    va[s][1][0] = x1.x, va[s][1][1] = x1.y, va[s][1][2] = x1.z, va[s][1][3] = x1.w;
+                } else {
+    #pragma unroll
+                    for (int w = 0; w < 4; ++w) va[s][0][w] = va[s][1][w] = 0u;
+    #pragma unroll
+                    for (int e = 0; e < S::VEC; ++e) {
+                        if (k + e >= kend) break;
+                        if constexpr (S::ELEM == 8) {
+                            const uint64_t u0 = in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
+                            const uint64_t u1 = in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
+                            va[s][0][2 * e] = (uint32_t)u0, va[s][0][2 * e + 1] = (uint32_t)(u0 >> 32);
+                            va[s][1][2 * e] = (uint32_t)u1, va[s][1][2 * e + 1] = (uint32_t)(u1 >> 32);
+                        } else {
+                            constexpr int PER = 4 / S::ELEM;
+                            const int sh = 8 * S::ELEM * (e % PER);
+                            if (in0) va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh;
+                            if (in1) va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh;
+                        }
+                    }
+                }
+            }
+
+            /* B's chunk: column j's k positions kc .. kc + KCH at sk_smem + j * PITCH. */
+            duet_barrier();
+            for (int idx = tid; idx < NMAX * S::KCH; idx += THREADS) {
+                int j, kk;
+                if (p.b_nmajor) {
+                    j = idx % NMAX;
+                    kk = idx / NMAX;
+                } else {
+                    j = idx / S::KCH;
+                    kk = idx % S::KCH;
+                }
+                const int64_t k = kc + kk;
+                const bool in = j < p.n && k < kend;
+                const unsigned char *src = pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM;
+                unsigned char *dst = sk_smem + j * S::PITCH + kk * S::BS;
+                if constexpr (MMA) {
+                    if constexpr (S::ELEM == 4) {
+                        uint32_t v = in ? *(const uint32_t *)src : 0u;
+                        if constexpr (DT == DUET_DTYPE_F32) v = duet_f32_to_tf32(v);
+                        *(uint32_t *)dst = v;
+                    } else if constexpr (S::ELEM == 2) {
+                        *(uint16_t *)dst = in ? *(const uint16_t *)src : (uint16_t)0;
+                    } else {
+                        *(uint8_t *)dst = in ? *(const uint8_t *)src : (uint8_t)0;
+                    }
+                } else {
+                    *(acc *)dst = in ? sk_load_elem<DT>(src) : acc(0);
+                }
+            }
+            duet_barrier();
+
+    #pragma unroll
+            for (int s = 0; s < S::CH; ++s) {
+    #if DUET_GPU_CUDA
+                if constexpr (MMA) {
+                    uint32_t w0[4], w1[4];
+    #pragma unroll
+                    for (int w = 0; w < 4; ++w) {
+                        w0[w] = va[s][0][w];
+                        w1[w] = va[s][1][w];
+                        if constexpr (DT == DUET_DTYPE_F32) {
+                            w0[w] = duet_f32_to_tf32(w0[w]);
+                            w1[w] = duet_f32_to_tf32(w1[w]);
+                        }
+                    }
+                    const uint32_t a_lo[4] = {w0[0], w1[0], w0[1], w1[1]};
+                    const uint32_t a_hi[4] = {w0[2], w1[2], w0[3], w1[3]};
+    #pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) {
+                        const duet_vec16_t bq = *(const duet_vec16_t *)(sk_smem + (nt * 8 + g) * S::PITCH +
+                                                                         (s * 4 + t) * 16);
+                        const uint32_t b_lo[2] = {bq.x, bq.y}, b_hi[2] = {bq.z, bq.w};
+                        atom::mma(mac[nt], a_lo, b_lo);
+                        atom::mma(mac[nt], a_hi, b_hi);
+                    }
+                } else
+    #endif /* DUET_GPU_CUDA */
+                {
+                    acc x0[S::VEC], x1[S::VEC];
+    #pragma unroll
+                    for (int e = 0; e < S::VEC; ++e) {
+                        x0[e] = sk_word_elem<DT>(va[s][0], e);
+                        x1[e] = sk_word_elem<DT>(va[s][1], e);
+                    }
+                    const unsigned char *bs = sk_smem + (s * S::STEP + t * S::VEC) * S::BS;
+    #pragma unroll
+                    for (int j = 0; j < NMAX; ++j) {
+                        const acc *bj = (const acc *)(bs + j * S::PITCH);
+    #pragma unroll
+                        for (int e = 0; e < S::VEC; ++e) {
+                            const acc b = bj[e];
+                            sum[0][j] += x0[e] * b;
+                            sum[MMA ? 0 : 1][j] += x1[e] * b;
+                        }
+                    }
+                }
+            }
+        }
+
+        if constexpr (MMA) {
+            /* Accumulator e of atom nt: row g (e < 2) or g + 8, column nt * 8 + 2t + e % 2. */
+    #pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+    #pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int64_t i = e < 2 ? r0 : r1;
+                    const int64_t j = nt * 8 + 2 * t + e % 2;
+                    if constexpr (DT == DUET_DTYPE_I8)
+                        sk_out<uint32_t>(p, bz, i, j, (uint32_t)mac[nt][e]);
+                    else
+                        sk_out<float>(p, bz, i, j, mac[nt][e]);
+                }
+        } else {
+            /* The four lanes of a group hold sums over disjoint k: add them (the same bits in each
+             * lane), then lane t writes columns t, t + 4, ... */
+    #pragma unroll
+            for (int j = 0; j < NMAX; ++j)
+    #pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    acc v = sum[MMA ? 0 : r][j];
+                    v += duet_shfl_xor(v, 1);
+                    v += duet_shfl_xor(v, 2);
+                    sum[MMA ? 0 : r][j] = v;
+                }
+    #pragma unroll
+            for (int j = 0; j < NMAX; ++j)
+                if (j % 4 == t) {
+                    sk_out<acc>(p, bz, r0, j, sum[0][j]);
+                    sk_out<acc>(p, bz, r1, j, sum[MMA ? 0 : 1][j]);
+                }
+        }
+    }
+}
+
+/* ---- M-major A ------------------------------------------------------------------------------ */
+
+template <int DT, int NMAX> struct sk_mmajor_shape {
+    typedef typename sk_type<DT>::acc acc;
+    static constexpr int ELEM = sk_type<DT>::ELEM;
+    static constexpr int LV = ELEM >= 4 ? 8 / ELEM : 4 / ELEM; /* rows of a lane */
+    static constexpr int KCH = 64;                              /* k of one chunk */
+    static constexpr int SMEM_B = KCH * NMAX * (int)sizeof(acc);
+    static constexpr int SMEM_R = LV * NMAX * (int)sizeof(acc); /* x the warp's lanes */
+};
+
+template <int DT, int NMAX>
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
+    gemm_skinny_mmajor_kernel(const sk_args p)
+{
+    typedef sk_mmajor_shape<DT, NMAX> S;
+    typedef typename S::acc acc;
+    constexpr int THREADS = SK_WARPS * DUET_WARP_SIZE;
+    constexpr int BM = S::LV * DUET_WARP_SIZE;
+    extern __shared__ __align__(16) unsigned char sk_smem[];
+    acc *const bsm = (acc *)sk_smem; /* [KCH][NMAX] */
+
+    const int tid = (int)threadIdx.x;
+    const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
+    /* Batches past the grid's z limit: the grid strides over them. */
+    for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
+        const int64_t i0 = (int64_t)blockIdx.x * BM + lane * S::LV;
+        const int64_t kbeg = (int64_t)blockIdx.y * p.kslice;
+        const int64_t kend = kbeg + p.kslice < p.k ? kbeg + p.kslice : p.k;
+        const bool full = p.a_vec && i0 + S::LV <= p.m;
+        const unsigned char *pa = p.a + (bz * p.a_bs + (i0 < p.m ? i0 : 0)) * S::ELEM;
+        const unsigned char *pb = p.b + bz * p.b_bs * S::ELEM;
+
+        acc sum[S::LV][NMAX];
+    #pragma unroll
+        for (int l = 0; l < S::LV; ++l)
+    #pragma unroll
+            for (int j = 0; j < NMAX; ++j) sum[l][j] = acc(0);
+
+        constexpr int KW = S::KCH / SK_WARPS; /* k of a warp per chunk */
+        for (int64_t kc = kbeg; kc < kend; kc += S::KCH) {
+            acc x[KW][S::LV];
+    #pragma unroll
+            for (int q = 0; q < KW; ++q) {
+                const int64_t k = kc + q * SK_WARPS + warp;
+                const unsigned char *src = pa + k * p.a_cs * S::ELEM;
+                if (k < kend && full) {
+                    if constexpr (S::LV * S::ELEM == 8) {
+                        const uint2 u = *(const uint2 *)src;
+                        const uint32_t w[2] = {u.x, u.y};
+    #pragma unroll
+                        for (int l = 0; l < S::LV; ++l) x[q][l] = sk_word_elem<DT>(w, l);
+                    } else {
+                        const uint32_t w[1] = {*(const uint32_t *)src};
+    #pragma unroll
+                        for (int l = 0; l < S::LV; ++l) x[q][l] = sk_word_elem<DT>(w, l);
+                    }
+                } else {
+    #pragma unroll
+                    for (int l = 0; l < S::LV; ++l)
+                        x[q][l] = k < kend && i0 + l < p.m ? sk_load_elem<DT>(src + l * S::ELEM) : acc(0);
+                }
+            }
+
+            duet_barrier();
+            for (int idx = tid; idx < S::KCH * NMAX; idx += THREADS) {
+                int j, kk;
+                if (p.b_nmajor) {
+                    j = idx % NMAX;
+                    kk = idx / NMAX;
+                } else {
+                    j = idx / S::KCH;
+                    kk = idx % S::KCH;
+                }
+                const int64_t k = kc + kk;
+                bsm[kk * NMAX + j] =
+                    j < p.n && k < kend ? sk_load_elem<DT>(pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM)
+                                        : acc(0);
+            }
+            duet_barrier();
+
+    #pragma unroll
+            for (int q = 0; q < KW; ++q) {
+                const acc *bk = bsm + (q * SK_WARPS + warp) * NMAX;
+    #pragma unroll
+                for (int j = 0; j < NMAX; ++j) {
+                    const acc b = bk[j];
+    #pragma unroll
+                    for (int l = 0; l < S::LV; ++l) sum[l][j] += x[q][l] * b;
+                }
+            }
+        }
+
+        /* The warps' sums over their k positions meet in warp order, one warp at a time. */
+        acc *const red = (acc *)sk_smem; /* [lane][LV][NMAX] */
+        for (int w = 0; w < SK_WARPS; ++w) {
+            duet_barrier();
+            if (warp == w) {
+#pragma unroll
+                for (int l = 0; l < S::LV; ++l)
+#pragma unroll
+                    for (int j = 0; j < NMAX; ++j) {
+                        acc *r = red + (lane * S::LV + l) * NMAX + j;
+                        const acc v = w == 0 ? sum[l][j] : *r + sum[l][j];
+                        if (w < SK_WARPS - 1) *r = v;
+                        else sk_out<acc>(p, bz, i0 + l, j, v);
+                    }
+            }
+        }
+        duet_barrier();
+    }
+}
+
+/* ---- the reduction of the slices --------------------------------------------------------------- */
+
+#define SK_REDUCE_THREADS 256
+
+/* C(bz, i, j) from the split slices' partial sums, added in slice order; consecutive threads
+ * take elements adjacent in C. */
+template <typename ACC> DUET_GLOBAL void __launch_bounds__(SK_REDUCE_THREADS) gemm_skinny_reduce_kernel(const sk_args p)
+{
+    const int64_t total = p.batch * p.m * p.n;
+    const ACC *w = (const ACC *)p.ws;
+    for (int64_t idx = (int64_t)blockIdx.x * SK_REDUCE_THREADS + threadIdx.x; idx < total;
+         idx += (int64_t)gridDim.x * SK_REDUCE_THREADS) {
+        ACC v = w[idx];
+        for (int s = 1; s < p.split; ++s) v += w[(int64_t)s * total + idx];
+        const int64_t mn = idx % (p.m * p.n), bz = idx / (p.m * p.n);
+        const int64_t i = p.c_imajor ? mn % p.m : mn / p.n, j = p.c_imajor ? mn / p.m : mn % p.n;
+        sk_store_c<ACC>(p, bz, i, j, v);
+    }
+}
+
+#endif /* DUET_KERNELS_GEMM_SKINNY_CUH */

@@ -1,0 +1,112 @@
+/* gemm_plan.c - GEMM planning in plain C: the memory-bound family's plan (gemm_plan.h). */
+#include "gemm_plan.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Blocks the grid should hold for the memory system to have loads enough in flight: about
+ * four resident blocks of four warps on every SM or compute unit. */
+#define SKINNY_BLOCKS_PER_UNIT 4
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int aligned(const void *p, int64_t stride_elems, int64_t batch_stride, int64_t batch,
+                   size_t elem, size_t to)
+{
+    if ((uintptr_t)p % to != 0) return 0;
+    if (((uint64_t)stride_elems * elem) % to != 0) return 0;
+    if (batch > 1 && ((uint64_t)batch_stride * elem) % to != 0) return 0;
+    return 1;
+}
+
+void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *out)
+{
+    *out = *g;
+    if (!plan->transpose) return;
+    out->m = g->n;
+    out->n = g->m;
+    out->a.base = g->b.base;
+    out->a.rs = g->b.cs;
+    out->a.cs = g->b.rs;
+    out->a.bs = g->b.bs;
+    out->b.base = g->a.base;
+    out->b.rs = g->a.cs;
+    out->b.cs = g->a.rs;
+    out->b.bs = g->a.bs;
+    out->c.rs = g->c.cs;
+    out->c.cs = g->c.rs;
+}
+
+/* The k a block stages per step, mirroring kernels/gemm_skinny.cuh's shapes. */
+static int64_t kmajor_chunk(size_t elem, int bs, int nmax)
+{
+    const int64_t step = 4 * (16 / (int64_t)elem);
+    const int64_t per = (int64_t)nmax * step * bs;
+    const int64_t ch = per * 8 <= 32768 ? 8 : per * 4 <= 32768 ? 4 : 2;
+    return ch * step;
+}
+
+int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_skinny_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1) return 0;
+    const duet_dtype dt = g->dtype;
+    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
+    const int tf32 = dt == DUET_DTYPE_F32 && g->math == DUET_MATH_TF32;
+    if (!lowp && dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32) return 0;
+    /* 3xTF32 keeps its own family (its accuracy is the point). */
+    if (dt == DUET_DTYPE_F32 && g->math != DUET_MATH_DEFAULT && !tf32) return 0;
+
+    plan->transpose = g->n > g->m;
+    dt_gemm v;
+    dt_gemm_skinny_view(g, plan, &v);
+    if (v.n > DT_SKINNY_MAX_N_MMA) return 0;
+
+    const size_t elem = duet_dtype_size(dt);
+    const int warp = props->warp_size > 0 ? props->warp_size : 32;
+    const int nvidia = strncmp(props->arch, "sm_", 3) == 0;
+    const int kmajor = v.a.cs == 1 && v.k > 1;
+    const int mmajor = v.a.rs == 1 && !kmajor;
+    const int kvec = kmajor && aligned(v.a.base, v.a.rs, v.a.bs, v.batch, elem, 16);
+
+    /* mma.sync (sm_80+) multiplies at tensor-core rate, so up to 64 columns stay memory-bound;
+     * SIMT does n multiply-adds per element of A, which past 16 columns would outrun a GPU's
+     * FMA rate for 16-bit inputs. TF32 runs only on the matrix cores (an exact-f32 SIMT run
+     * would report a different math mode than the device offers). */
+    if (nvidia && props->capability_major >= 8 && kvec && (lowp || tf32)) {
+        plan->form = DT_SKINNY_KMAJOR_MMA;
+        plan->nmax = v.n <= 8 ? 8 : v.n <= 16 ? 16 : v.n <= 32 ? 32 : 64;
+    } else if (!tf32 && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
+        plan->form = kmajor ? DT_SKINNY_KMAJOR : DT_SKINNY_MMAJOR;
+        plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
+    } else {
+        plan->form = DT_SKINNY_NONE;
+        return 0;
+    }
+
+    const int acc = dt == DUET_DTYPE_F64 ? 8 : 4;
+    plan->threads = 4 * warp;
+    if (plan->form == DT_SKINNY_MMAJOR) {
+        const int lv = elem >= 4 ? (int)(8 / elem) : (int)(4 / elem);
+        plan->block_rows = lv * warp;
+        plan->kchunk = 64;
+        plan->a_vec = aligned(v.a.base, v.a.cs, v.a.bs, v.batch, elem, (size_t)lv * elem);
+    } else {
+        plan->block_rows = 2 * warp;
+        plan->kchunk = kmajor_chunk(elem, plan->form == DT_SKINNY_KMAJOR_MMA ? (int)elem : acc,
+                                    plan->nmax);
+        plan->a_vec = kvec;
+    }
+
+    /* Split K until the grid holds enough blocks, each slice at least one chunk. */
+    const int64_t blocks = cdiv(v.m, plan->block_rows) * v.batch;
+    const int64_t target = (int64_t)SKINNY_BLOCKS_PER_UNIT * (props->compute_units > 0 ? props->compute_units : 1);
+    int64_t split = blocks >= target ? 1 : cdiv(target, blocks);
+    const int64_t chunks = cdiv(v.k, plan->kchunk);
+    if (split > chunks) split = chunks;
+    plan->kslice = cdiv(chunks, split) * plan->kchunk;
+    plan->split = (int)cdiv(v.k, plan->kslice);
+    plan->workspace =
+        plan->split > 1 ? (size_t)plan->split * (size_t)v.batch * (size_t)v.m * (size_t)v.n * (size_t)acc : 0;
+    return 1;
+}

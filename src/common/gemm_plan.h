@@ -1,0 +1,51 @@
+/* gemm_plan.h - GEMM planning in plain C: which kernel family runs a problem, and how. */
+#ifndef DUET_GEMM_PLAN_H
+#define DUET_GEMM_PLAN_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The memory-bound family (kernels/gemm_skinny.cuh) for a narrow C: after an optional
+ * transposition (C^T = B^T A^T) the problem has n <= 64 columns, so each element of A takes
+ * part in at most 2n operations and reading A once is the whole cost. Its plan:
+ */
+typedef enum dt_skinny_form {
+    DT_SKINNY_NONE = 0,     /* the family does not take the problem              */
+    DT_SKINNY_KMAJOR = 1,   /* A contiguous along k, SIMT (every dtype)           */
+    DT_SKINNY_KMAJOR_MMA,   /* A contiguous along k, NVIDIA mma.sync (f16, bf16, i8, tf32) */
+    DT_SKINNY_MMAJOR        /* A contiguous along m, SIMT (every dtype)           */
+} dt_skinny_form;
+
+typedef struct dt_skinny_plan {
+    dt_skinny_form form;
+    int transpose;    /* run C^T = B^T A^T (the narrow side was m)                        */
+    int nmax;         /* the kernel's column count (>= n after transposition)             */
+    int block_rows;   /* rows of C a block computes                                        */
+    int threads;      /* threads of a block                                                */
+    int64_t kchunk;   /* k a block stages per step; kslice is a multiple of it             */
+    int64_t kslice;   /* k of one slice                                                    */
+    int split;        /* slices (gridDim.y); > 1: partial sums in the workspace, reduced   */
+    int a_vec;        /* A's contiguous runs may be read in vectors (alignment checked)    */
+    size_t workspace; /* bytes of partial sums (split > 1)                                 */
+} dt_skinny_plan;
+
+/* The widest n each form takes. */
+enum { DT_SKINNY_MAX_N_SIMT = 16, DT_SKINNY_MAX_N_MMA = 64 };
+
+/* Plans g (AUTO) on the memory-bound family for a device of props, or returns 0 (plan->form
+ * DT_SKINNY_NONE) when another family should run it. Pure: the same inputs, the same plan.
+ * g's operand bases are read only for their alignment. */
+int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_skinny_plan *plan);
+
+/* g as the kernels see it under plan: transposed (C^T = B^T A^T) when plan->transpose. */
+void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUET_GEMM_PLAN_H */
