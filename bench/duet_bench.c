@@ -1766,6 +1766,7 @@ static void bench_overhead(int n)
            "b2b / raw");
     double raw_burst = 0, raw_b2b = 0;
     for (int op = have_raw ? OV_RAW : OV_FILL; op < OV_COUNT; op++) {
+        progress("overhead %s: %d calls in bursts, %d back to back", k_overhead_names[op], n, n);
         for (int w = 0; w < 100; w++) overhead_call(op, &o); /* warm caches and the runtime */
         const double burst = overhead_time(op, &o, n, 1);
         const double b2b = overhead_time(op, &o, n, 0);
@@ -1787,6 +1788,7 @@ static void bench_overhead(int n)
                     k_overhead_names[op], b2b / 1e3, b2b, rr);
         }
     }
+    progress("overhead: interleaved rounds");
     overhead_interleaved(&o, n, have_raw);
 #if defined(DUET_BENCH_RAW_LAUNCH)
     if (have_raw && duet_bench_raw_check() != 0) {
@@ -2480,12 +2482,12 @@ static int bench_sweep(void)
     have_vendor = 1;
 #endif /* DUET_BENCH_CUBLAS */
     printf("\n== GEMM shape sweep: %d problems per dtype, seed %llu, work bound %.4g "
-           "(batch m n k; 2^%.1f), %.0f ms per side per problem ==\n",
+           "(batch m n k; 2^%.1f), %g ms per side per problem ==\n",
            g_sweep_n, (unsigned long long)g_sweep_seed, max_work, log2(max_work), g_sweep_ms);
-    printf("%ld problems: %.0f%% with m or n <= 64, %.0f%% batched; L2 flushed before every "
-           "timed run%s\n",
-           (long)np, 100.0 * (double)small / (double)(np ? np : 1),
-           100.0 * (double)batched / (double)(np ? np : 1), g_on_gpu ? "" : " (GPU only)");
+    printf("%ld problems: %.0f%% with m or n <= 64, %.0f%% batched; %s\n", (long)np,
+           100.0 * (double)small / (double)(np ? np : 1),
+           100.0 * (double)batched / (double)(np ? np : 1),
+           g_on_gpu ? "L2 flushed before every timed run" : "wall-clock times (cpu backend)");
     if (have_vendor)
         printf("vendor: cuBLAS (cublasGemmEx, cublasGemmStridedBatchedEx for batches); ratio = "
                "vendor time / duet time (> 1: duet faster)\n");
@@ -2770,6 +2772,7 @@ int main(int argc, char **argv)
 {
     int quick = 0, overhead = 0, sweep_opts = 0;
     const char *only = NULL, *out = NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each finished table shows at once, also through a pipe */
 #if !defined(_WIN32)
     g_progress = isatty(2);
 #endif
