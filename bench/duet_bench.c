@@ -2356,11 +2356,11 @@ static void sweep_run(const sweep_problem *prob, int64_t index, sweep_result *re
     }
 #if defined(DUET_BENCH_CUBLAS)
     {
-        const cublasStatus_t st = run_sweep_vendor(&j);
+        const cublasStatus_t vst = run_sweep_vendor(&j);
         CU(cudaStreamSynchronize(g_cstream));
-        if (st != CUBLAS_STATUS_SUCCESS) {
+        if (vst != CUBLAS_STATUS_SUCCESS) {
             vendor = 0;
-            vendor_status = (int)st;
+            vendor_status = (int)vst;
         }
     }
 #endif /* DUET_BENCH_CUBLAS */
