@@ -1,18 +1,68 @@
 /* dist_bench.c - times duet_dist_gemm on all ranks of MPI_COMM_WORLD (one rank per device). */
+#define _POSIX_C_SOURCE 200809L /* isatty */
 #include <duet/duet_dist.h>
 
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
 
 /* Usage: mpiexec -np P dist-bench [--dtype f64|f32|bf16] [--n N] [--block B] [--iters I]
- *                                 [--warmup W] [--grid PxQ] [--nccl]
+ *                                 [--warmup W] [--grid PxQ] [--nccl] [--progress]
  * C (N x N, f64 or f32; f32 for bf16) = A (N x N) * B (N x N), all column-major, B x B blocks.
  * Rank r takes device r % count. Prints one line on rank 0:
  *   dist-bench: ranks P grid PxQ dtype D transport mpi|nccl n N block B time_s T tflops F
  * where T is the median over the iterations of the slowest rank's time. Matrices hold a
  * constant pattern written on the device (no host generation of N^2 values). */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpiexec -np P dist-bench [--dtype f64|f32|bf16] [--n N] [--block B]\n"
+            "                                [--iters I] [--warmup W] [--grid PxQ] [--nccl]\n"
+            "                                [--progress]\n"
+            "\n"
+            "Times duet_dist_gemm, C = A B of N x N column-major matrices in B x B blocks over a\n"
+            "P x Q grid of the ranks (one rank per device, rank r on device r %% count), and\n"
+            "prints one line on rank 0: the median over I iterations (after W untimed ones) of\n"
+            "the slowest rank's time, and the rate.\n"
+            "\n"
+            "  --dtype D   f64 (default), f32, bf16 (f32 C)\n"
+            "  --n N       matrix order (default 8192)\n"
+            "  --block B   block edge (default 512)\n"
+            "  --iters I   timed iterations (default 5); --warmup W untimed first (default 1)\n"
+            "  --grid PxQ  the process grid, P * Q = ranks (default: the squarest)\n"
+            "  --nccl      the NCCL transport instead of MPI\n"
+            "  --progress  a line on rank 0's stderr per iteration (default: when its stderr is a\n"
+            "              terminal)\n"
+            "\n"
+            "exit status: 0 done, 1 a call failed, 2 bad usage.\n");
+}
+
+/* An option's integer value in [lo, hi]; else one line on rank 0's stderr and 0. */
+static int int_value(int rank, const char *opt, const char *v, long long lo, long long hi,
+                     long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const long long x = v ? strtoll(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x < lo || x > hi) {
+        if (rank == 0) {
+            if (!v) fprintf(stderr, "dist-bench: %s needs a value (dist-bench --help)\n", opt);
+            else
+                fprintf(stderr, "dist-bench: %s %s: want an integer in %lld..%lld\n", opt, v,
+                        lo, hi);
+        }
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -30,45 +80,84 @@ static duet_status fill(duet_buffer *buf, duet_dtype dt, int64_t elems, double v
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    /* line-buffered: the result line shows when it is printed, also through a pipe */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int64_t n = 8192, block = 512;
-    int iters = 5, warmup = 1, prow = 0, pcol = 0;
+    int iters = 5, warmup = 1, prow = 0, pcol = 0, progress = 0, bad = 0;
     const char *dtname = "f64";
     duet_dist_grid_options go;
     memset(&go, 0, sizeof go);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--dtype") && i + 1 < argc)
-            dtname = argv[++i];
-        else if (!strcmp(argv[i], "--n") && i + 1 < argc)
-            n = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--block") && i + 1 < argc)
-            block = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-            iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
-            warmup = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--nccl"))
-            go.transport = DUET_DIST_TRANSPORT_NCCL;
-        else if (!strcmp(argv[i], "--grid") && i + 1 < argc) {
-            if (sscanf(argv[++i], "%dx%d", &prow, &pcol) != 2) prow = pcol = 0;
-        } else {
-            if (rank == 0) fprintf(stderr, "dist-bench: unknown argument %s\n", argv[i]);
+#if !defined(_WIN32)
+    progress = isatty(2);
+#endif
+    /* One branch per option; a bad option or value is one line on rank 0's stderr, exit 2. */
+    for (int i = 1; i < argc && !bad; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long long x = 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            if (rank == 0) usage(stdout);
             MPI_Finalize();
-            return 2;
+            return 0;
+        } else if (!strcmp(a, "--dtype")) {
+            if (!v || (strcmp(v, "f64") && strcmp(v, "f32") && strcmp(v, "bf16"))) {
+                if (rank == 0)
+                    fprintf(stderr, "dist-bench: unknown dtype '%s' for --dtype (f64, f32, bf16)\n",
+                            v ? v : "");
+                bad = 1;
+            }
+            dtname = v;
+            i++;
+        } else if (!strcmp(a, "--n")) {
+            bad = !int_value(rank, a, v, 1, INT32_MAX, &x);
+            n = x;
+            i++;
+        } else if (!strcmp(a, "--block")) {
+            bad = !int_value(rank, a, v, 1, INT32_MAX, &x);
+            block = x;
+            i++;
+        } else if (!strcmp(a, "--iters")) {
+            bad = !int_value(rank, a, v, 1, 1000000, &x);
+            iters = (int)x;
+            i++;
+        } else if (!strcmp(a, "--warmup")) {
+            bad = !int_value(rank, a, v, 0, 1000000, &x);
+            warmup = (int)x;
+            i++;
+        } else if (!strcmp(a, "--nccl")) {
+            go.transport = DUET_DIST_TRANSPORT_NCCL;
+        } else if (!strcmp(a, "--grid")) {
+            char tail = 0;
+            if (!v || sscanf(v, "%dx%d%c", &prow, &pcol, &tail) != 2 || prow < 1 || pcol < 1 ||
+                prow * pcol != size) {
+                if (rank == 0)
+                    fprintf(stderr, "dist-bench: --grid %s: want PxQ with P * Q = %d, the ranks of "
+                                    "this run\n",
+                            v ? v : "", size);
+                bad = 1;
+            }
+            i++;
+        } else if (!strcmp(a, "--progress")) {
+            progress = 1;
+        } else {
+            if (rank == 0)
+                fprintf(stderr, "dist-bench: unknown option '%s' (dist-bench --help lists them)\n",
+                        a);
+            bad = 1;
         }
     }
-    duet_dtype ab = DUET_DTYPE_F64, cdt = DUET_DTYPE_F64;
-    if (!strcmp(dtname, "f32"))
-        ab = cdt = DUET_DTYPE_F32;
-    else if (!strcmp(dtname, "bf16")) {
-        ab = DUET_DTYPE_BF16;
-        cdt = DUET_DTYPE_F32;
-    } else if (strcmp(dtname, "f64") != 0) {
-        if (rank == 0) fprintf(stderr, "dist-bench: dtype %s (f64, f32 or bf16)\n", dtname);
+    if (bad) {
         MPI_Finalize();
         return 2;
+    }
+    duet_dtype ab = DUET_DTYPE_F64, cdt = DUET_DTYPE_F64;
+    if (!strcmp(dtname, "f32")) {
+        ab = cdt = DUET_DTYPE_F32;
+    } else if (!strcmp(dtname, "bf16")) {
+        ab = DUET_DTYPE_BF16;
+        cdt = DUET_DTYPE_F32;
     }
     if (prow * pcol != size) {
         /* The squarest grid: prow the largest divisor of size not above its square root. */
@@ -126,6 +215,10 @@ int main(int argc, char **argv)
         }
         MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (it >= 0) times[it] = slowest;
+        if (progress && rank == 0)
+            fprintf(stderr, "dist-bench progress: %s %d of %d: %.4f s (slowest rank)\n",
+                    it < 0 ? "warm-up" : "iteration", it < 0 ? it + warmup + 1 : it + 1,
+                    it < 0 ? warmup : iters, slowest);
     }
     qsort(times, (size_t)iters, sizeof *times, cmp_double);
     const double t = times[iters / 2];

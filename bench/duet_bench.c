@@ -1,10 +1,13 @@
 /* duet_bench.c - duet-bench: duet's ops timed beside cuBLAS (CUDA) and a device copy, checked. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, sysconf */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sysconf, isatty */
 
 #include <duet/duet.h>
 
+#include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +36,13 @@ int duet_bench_raw_check(void);
 /*
  * Method (docs/performance.md): every timed run is one op between two events on one stream;
  * before each, a 256 MiB scratch buffer is memset outside the events so the op starts with a
- * cold L2 (50 MB on an H100); WARMUP untimed runs first; the median of REPS runs is reported.
- * Inputs are random, non-zero and non-NaN. Every timed result is checked: GEMM by Freivalds'
- * test in long double on the host (C x against A (B x) for two random x, bounded per row by
- * the gauge |A| (|B| |x|)), which checks duet's and cuBLAS's results alike; transposes exactly
- * against a host transpose; elementwise ops against the host.
+ * cold L2 (50 MB on an H100); WARMUP untimed runs first; the median of REPS runs is reported,
+ * with the 10th and 90th percentiles beside it (the spread). Inputs are random, non-zero and
+ * non-NaN. Every timed result is checked: GEMM by Freivalds' test in long double on the host
+ * (C x against A (B x) for two random x, bounded per row by the gauge |A| (|B| |x|)), which
+ * checks duet's and cuBLAS's results alike; transposes exactly against a host transpose;
+ * elementwise ops against the host. The shape sweep (--sweep) has its own method: see the
+ * section "shape sweep" below and docs/bench.md.
  */
 
 #define EXIT_SKIP 77
@@ -52,7 +57,8 @@ static duet_stream *g_stream = NULL;
 static duet_buffer *g_flush = NULL;
 static duet_event *g_ev0 = NULL, *g_ev1 = NULL;
 static int g_on_gpu = 0;
-static double g_copy_gbs = 0; /* the device-to-device copy ceiling, GB/s (read + write) */
+static double g_copy_gbs = 0; /* the measured device copy bandwidth, GB/s (read + write) */
+static int g_progress = 0;    /* progress lines on stderr (a terminal, or --progress) */
 
 #if defined(DUET_BENCH_CUBLAS)
 static cublasHandle_t g_cublas;
@@ -100,6 +106,49 @@ static void *xmalloc(size_t n)
     return p;
 }
 
+/* Host wall-clock milliseconds. */
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- progress and host load (stderr; stdout keeps the tables and nothing else) ------------ */
+
+static double g_start_ms = 0;
+
+/* One line per row or problem as it starts, with the seconds since the start. */
+static void progress(const char *fmt, ...)
+{
+    if (!g_progress) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "duet-bench: [%7.1f s] ", (wall_ms() - g_start_ms) * 1e-3);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* A warning when the host's 1-minute load average is above half its online processors: the
+ * host-side parts of a timing (launch, synchronize; every cpu backend op) then share cores. */
+static void warn_if_loaded(void)
+{
+#if !defined(_WIN32)
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return;
+    double load = 0;
+    const int got = fscanf(f, "%lf", &load);
+    fclose(f);
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (got == 1 && cores > 0 && load > 0.5 * (double)cores)
+        fprintf(stderr,
+                "duet-bench: warning: the host is loaded (1-minute load average %.2f on %ld "
+                "cores); timings may be noisy\n",
+                load, cores);
+#endif /* !_WIN32 */
+}
+
 /* ---- random data (xorshift64*) ----------------------------------------------------------- */
 
 static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
@@ -117,23 +166,43 @@ static double rnd_unit(void)
     return u == 0.0 ? 0.5 : u;
 }
 
-static double median(double *v, int n)
+/* ---- statistics -------------------------------------------------------------------------- */
+
+static int cmp_double(const void *x, const void *y)
 {
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    const double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The p-quantile (0..1) of v[0..n), sorting v: linear between order statistics. */
+static double quantile(double *v, int n, double p)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    const double pos = p * (n - 1);
+    const int i = (int)pos;
+    return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* A timed row: the median of its runs and the 10th and 90th percentiles (the spread). */
+typedef struct timing {
+    double ms, p10, p90;
+} timing;
+
+static timing timing_of(double *v, int n)
+{
+    timing t;
+    t.ms = quantile(v, n, 0.5);
+    t.p10 = quantile(v, n, 0.1);
+    t.p90 = quantile(v, n, 0.9);
+    return t;
 }
 
 /* ---- timing ------------------------------------------------------------------------------ */
 
 typedef duet_status (*op_fn)(void *user);
 
-/* Median ms of fn on duet's stream, L2 flushed before each timed run. */
-static double time_duet(op_fn fn, void *user)
+/* ms of fn on duet's stream over g_reps runs, L2 flushed before each timed run. */
+static timing time_duet(op_fn fn, void *user)
 {
     double t[256];
     for (int i = 0; i < WARMUP; i++) OK(fn(user));
@@ -147,12 +216,12 @@ static double time_duet(op_fn fn, void *user)
         OK(duet_event_elapsed_ms(g_ev0, g_ev1, &ms));
         t[r] = ms;
     }
-    return median(t, g_reps);
+    return timing_of(t, g_reps);
 }
 
 #if defined(DUET_BENCH_CUBLAS)
 typedef void (*cu_fn)(void *user);
-static double time_cuda(cu_fn fn, void *user)
+static timing time_cuda(cu_fn fn, void *user)
 {
     double t[256];
     for (int i = 0; i < WARMUP; i++) fn(user);
@@ -166,38 +235,172 @@ static double time_cuda(cu_fn fn, void *user)
         CU(cudaEventElapsedTime(&ms, g_cev0, g_cev1));
         t[r] = ms;
     }
-    return median(t, g_reps);
+    return timing_of(t, g_reps);
 }
 #endif /* DUET_BENCH_CUBLAS */
 
-/* ---- reporting --------------------------------------------------------------------------- */
+/* ---- tables: rows gathered, then printed with each column as wide as its content ---------- */
 
-static void header(const char *title)
+#define TABLE_MAX_COLS 16
+
+typedef struct table {
+    int ncols;
+    const char *head[TABLE_MAX_COLS];
+    unsigned right; /* bit c set: column c is right-aligned (numbers) */
+    char **cell;    /* rows x ncols strings; a row whose first cell is NULL is a note line */
+    char **note;
+    int rows, cap;
+} table;
+
+static char *xstrdup(const char *s)
 {
-    printf("\n== %s ==\n", title);
-    printf("%-11s %-4s %-20s %-14s %-30s %9s %10s %-7s %8s %8s %s\n", "op", "type", "size",
-           "algorithm", "kernel", "ms", "rate", "unit", "vs_vend", "vs_copy", "check");
+    const size_t n = strlen(s) + 1;
+    char *p = (char *)xmalloc(n);
+    memcpy(p, s, n);
+    return p;
 }
 
-/* ratio_vendor / ratio_copy < 0: not applicable. */
+static void table_start(table *t, int ncols, const char *const *head, unsigned right)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    for (int c = 0; c < ncols; c++) t->head[c] = head[c];
+    t->right = right;
+}
+
+static void table_grow(table *t)
+{
+    if (t->rows < t->cap) return;
+    t->cap = t->cap ? 2 * t->cap : 32;
+    char **cell = (char **)xmalloc((size_t)t->cap * (size_t)t->ncols * sizeof *cell);
+    char **note = (char **)xmalloc((size_t)t->cap * sizeof *note);
+    if (t->rows) {
+        memcpy(cell, t->cell, (size_t)t->rows * (size_t)t->ncols * sizeof *cell);
+        memcpy(note, t->note, (size_t)t->rows * sizeof *note);
+    }
+    free(t->cell);
+    free(t->note);
+    t->cell = cell;
+    t->note = note;
+}
+
+static void table_add(table *t, const char *const *cells)
+{
+    table_grow(t);
+    for (int c = 0; c < t->ncols; c++) t->cell[t->rows * t->ncols + c] = xstrdup(cells[c]);
+    t->note[t->rows++] = NULL;
+}
+
+/* A free line between the rows (a remark on the row above it). */
+static void table_note(table *t, const char *line)
+{
+    table_grow(t);
+    for (int c = 0; c < t->ncols; c++) t->cell[t->rows * t->ncols + c] = NULL;
+    t->note[t->rows++] = xstrdup(line);
+}
+
+/* Prints the table (two spaces between columns, no trailing blanks) and empties it. */
+static void table_print(table *t, FILE *f)
+{
+    if (t->ncols == 0) return;
+    int w[TABLE_MAX_COLS];
+    for (int c = 0; c < t->ncols; c++) {
+        w[c] = (int)strlen(t->head[c]);
+        for (int r = 0; r < t->rows; r++) {
+            const char *s = t->cell[r * t->ncols + c];
+            if (s && (int)strlen(s) > w[c]) w[c] = (int)strlen(s);
+        }
+    }
+    for (int r = -1; r < t->rows; r++) {
+        if (r >= 0 && t->note[r]) {
+            fprintf(f, "%s\n", t->note[r]);
+            continue;
+        }
+        for (int c = 0; c < t->ncols; c++) {
+            const char *s = r < 0 ? t->head[c] : t->cell[r * t->ncols + c];
+            const int last = c == t->ncols - 1;
+            if (t->right >> c & 1u) fprintf(f, "%*s", w[c], s);
+            else if (last) fputs(s, f);
+            else fprintf(f, "%-*s", w[c], s);
+            fputs(last ? "\n" : "  ", f);
+        }
+    }
+    fflush(f);
+    for (int i = 0; i < t->rows * t->ncols; i++) free(t->cell[i]);
+    for (int r = 0; r < t->rows; r++) free(t->note[r]);
+    free(t->cell);
+    free(t->note);
+    const int ncols = t->ncols;
+    const char *head[TABLE_MAX_COLS];
+    memcpy(head, t->head, sizeof head);
+    const unsigned right = t->right;
+    table_start(t, ncols, head, right);
+}
+
+/* ---- reporting --------------------------------------------------------------------------- */
+
+/* The section being measured: its title is printed when it starts, its rows when it ends. */
+static table g_table;
+
+static void table_flush(void)
+{
+    table_print(&g_table, stdout);
+    g_table.ncols = 0;
+}
+
+static void header(const char *fmt, ...)
+{
+    table_flush();
+    static const char *const head[] = {"op",   "type",    "size",    "algorithm", "kernel", "ms",
+                                       "p10/p90", "rate", "unit", "vs_vend",   "vs_copy", "check"};
+    /* right-aligned: ms, p10/p90, rate, vs_vend, vs_copy */
+    table_start(&g_table, 12, head, 1u << 5 | 1u << 6 | 1u << 7 | 1u << 9 | 1u << 10);
+    va_list ap;
+    va_start(ap, fmt);
+    printf("\n== ");
+    vprintf(fmt, ap);
+    printf(" ==\n");
+    va_end(ap);
+    fflush(stdout);
+}
+
+/* GEMM rates: TFLOP/s (TOPS) on a GPU, GFLOP/s (GOPS) on the cpu backend, where a TFLOP/s
+ * column would read 0.0x. */
+static const char *flop_unit(int ints)
+{
+    return g_on_gpu ? (ints ? "TOPS" : "TFLOP/s") : (ints ? "GOPS" : "GFLOP/s");
+}
+static double flop_rate(double ops, double ms)
+{
+    return ops / (ms * (g_on_gpu ? 1e9 : 1e6));
+}
+
+/* t NULL: a computed row (no runs, no spread). ratio_vendor / ratio_copy < 0: not applicable. */
 static void report(const char *op, const char *type, const char *size, const char *algo,
-                   const char *kernel, double ms, double rate, const char *unit,
+                   const char *kernel, const timing *t, double ms, double rate, const char *unit,
                    double ratio_vendor, double ratio_copy, const char *check)
 {
-    char rv[32] = "-", rc[32] = "-";
+    char rv[32] = "-", rc[32] = "-", ms_s[32], sp[48] = "-", rate_s[32];
     if (ratio_vendor >= 0) snprintf(rv, sizeof rv, "%.3f", ratio_vendor);
     if (ratio_copy >= 0) snprintf(rc, sizeof rc, "%.3f", ratio_copy);
-    printf("%-11s %-4s %-20s %-14s %-30s %9.4f %10.2f %-7s %8s %8s %s\n", op, type, size, algo,
-           kernel, ms, rate, unit, rv, rc, check);
-    fflush(stdout);
+    if (t) ms = t->ms;
+    snprintf(ms_s, sizeof ms_s, "%.4f", ms);
+    if (t && t->ms > 0)
+        snprintf(sp, sizeof sp, "%+.1f%%/%+.1f%%", 100.0 * (t->p10 / t->ms - 1.0),
+                 100.0 * (t->p90 / t->ms - 1.0));
+    snprintf(rate_s, sizeof rate_s, "%.2f", rate);
+    const char *cells[12] = {op, type, size, algo, kernel, ms_s, sp, rate_s, unit, rv, rc, check};
+    table_add(&g_table, cells);
     if (g_csv) {
-        fprintf(g_csv, "%s,%s,%s,%s,%s,%.5f,%.3f,%s,%s,%s,%s\n", op, type, size, algo, kernel, ms,
+        fprintf(g_csv, "%s,%s,%s,%s,%s,%.5f,%.3f,%s,%s,%s,%s", op, type, size, algo, kernel, ms,
                 rate, unit, rv, rc, check);
+        if (t) fprintf(g_csv, ",%.5f,%.5f\n", t->p10, t->p90);
+        else fprintf(g_csv, ",,\n");
         fflush(g_csv);
     }
 }
 
-/* ---- copy ceiling ------------------------------------------------------------------------ */
+/* ---- copy bandwidth ---------------------------------------------------------------------- */
 
 typedef struct copy_job {
     duet_buffer *src, *dst;
@@ -210,30 +413,59 @@ static duet_status run_copy(void *u)
     return duet_buffer_copy(g_stream, j->dst, 0, j->src, 0, j->bytes);
 }
 
-static void bench_copy(size_t bytes)
+/* duet_buffer_copy of one size; returns its GB/s (bytes read + written). */
+static double bench_copy_size(size_t bytes)
 {
-    header("device-to-device copy (the bandwidth ceiling: bytes read + written)");
+    progress("copy %zu MiB", bytes >> 20);
     copy_job j;
     j.bytes = bytes;
     OK(duet_buffer_create(g_ctx, bytes, &j.src));
     OK(duet_buffer_create(g_ctx, bytes, &j.dst));
     unsigned char *h = (unsigned char *)xmalloc(bytes);
-    for (size_t i = 0; i < bytes; i++) h[i] = (unsigned char)(rnd_u64() >> 56);
+    for (size_t i = 0; i < bytes; i += 8) {
+        const uint64_t r = rnd_u64();
+        memcpy(h + i, &r, bytes - i < 8 ? bytes - i : 8);
+    }
     OK(duet_buffer_write(g_stream, j.src, 0, h, bytes));
-    const double ms = time_duet(run_copy, &j);
+    const timing t = time_duet(run_copy, &j);
     unsigned char *back = (unsigned char *)xmalloc(bytes);
     OK(duet_buffer_read(g_stream, j.dst, 0, back, bytes));
     const int ok = memcmp(h, back, bytes) == 0;
     if (!ok) g_failures++;
-    g_copy_gbs = 2.0 * (double)bytes / (ms * 1e6);
+    const double gbs = 2.0 * (double)bytes / (t.ms * 1e6);
     char size[32];
     snprintf(size, sizeof size, "%zu MiB", bytes >> 20);
-    report("copy", "u8", size, "-", "duet_buffer_copy", ms, g_copy_gbs, "GB/s", -1, 1.0,
+    report("copy", "u8", size, "-", "duet_buffer_copy", &t, 0, gbs, "GB/s", -1, -1,
            ok ? "exact" : "FAIL");
     free(h);
     free(back);
     OK(duet_buffer_destroy(j.src));
     OK(duet_buffer_destroy(j.dst));
+    return gbs;
+}
+
+/* The copy bandwidth the memory-bound rows are set beside (vs_copy = their GB/s over it): the
+ * best of a few copy sizes, each timed as every other row is. A copy reads and writes in equal
+ * parts, so it is the measured bandwidth of that mix, not a ceiling for every op: a write-only
+ * (fill) or read-heavy (add) stream turns the memory bus around less often and can pass it. */
+static void bench_copy(void)
+{
+    header("device-to-device copy: the measured copy bandwidth (bytes read + written, reads and "
+           "writes 1:1), the reference of vs_copy");
+    static const size_t gpu_mib[] = {256, 1024}, cpu_mib[] = {16, 64};
+    const size_t *mib = g_on_gpu ? gpu_mib : cpu_mib;
+    const int n = 2;
+    g_copy_gbs = 0;
+    for (int i = 0; i < n; i++) {
+        const double gbs = bench_copy_size(mib[i] << 20);
+        if (gbs > g_copy_gbs) g_copy_gbs = gbs;
+    }
+    char note[160];
+    snprintf(note, sizeof note,
+             "copy bandwidth for vs_copy: %.1f GB/s (the best size); write-only or read-heavy "
+             "ops can pass it",
+             g_copy_gbs);
+    table_note(&g_table, note);
 }
 
 /* ---- GEMM -------------------------------------------------------------------------------- */
@@ -256,19 +488,66 @@ static duet_status run_gemm(void *u)
 }
 
 #if defined(DUET_BENCH_CUBLAS)
-/* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (n, m, k) with B first. */
+static cudaDataType cuda_type(duet_dtype t)
+{
+    switch (t) {
+    case DUET_DTYPE_F64: return CUDA_R_64F;
+    case DUET_DTYPE_F16: return CUDA_R_16F;
+    case DUET_DTYPE_BF16: return CUDA_R_16BF;
+    case DUET_DTYPE_I8: return CUDA_R_8I;
+    case DUET_DTYPE_I32: return CUDA_R_32I;
+    default: return CUDA_R_32F;
+    }
+}
+
+/*
+ * The cuBLAS call that matches duet_gemm with alpha 1, beta 0 on packed row-major operands:
+ * A stored m x k (transa 0) or k x m (transa 1), B stored k x n or n x k, C m x n, `batch`
+ * matrices each at strides of one matrix. Row-major C = op(A) op(B) is column-major
+ * C^T = op(B)^T op(A)^T, so cuBLAS gets (n, m, k) with B first; a row-major X is its own
+ * transpose column-major, so each operand keeps its op and takes its row length as ld.
+ * Compute types: f64 64F; i8 32I; TF32 32F_FAST_TF32; everything else (3xTF32 included: it is
+ * set beside cuBLAS's exact SGEMM) 32F with the handle's default math, i.e. no TF32.
+ * One matrix: cublasGemmEx; a batch: cublasGemmStridedBatchedEx.
+ */
+static cublasStatus_t vendor_gemm(duet_dtype ta, duet_dtype tc, duet_math_mode math, int transa,
+                                  int transb, int64_t m, int64_t n, int64_t k, int64_t batch,
+                                  const void *da, const void *db, void *dc)
+{
+    const double one_d = 1.0, zero_d = 0.0;
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const int32_t one_i = 1, zero_i = 0;
+    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
+    const void *one = &one_f, *zero = &zero_f;
+    if (ta == DUET_DTYPE_F64) {
+        ct = CUBLAS_COMPUTE_64F;
+        one = &one_d;
+        zero = &zero_d;
+    } else if (ta == DUET_DTYPE_I8) {
+        ct = CUBLAS_COMPUTE_32I;
+        one = &one_i;
+        zero = &zero_i;
+    } else if (math == DUET_MATH_TF32) {
+        ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+    }
+    const cublasOperation_t opa = transa ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opb = transb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int lda = (int)(transa ? m : k), ldb = (int)(transb ? k : n);
+    if (batch <= 1)
+        return cublasGemmEx(g_cublas, opb, opa, (int)n, (int)m, (int)k, one, db, cuda_type(ta),
+                            ldb, da, cuda_type(ta), lda, zero, dc, cuda_type(tc), (int)n, ct,
+                            CUBLAS_GEMM_DEFAULT);
+    return cublasGemmStridedBatchedEx(g_cublas, opb, opa, (int)n, (int)m, (int)k, one, db,
+                                      cuda_type(ta), ldb, (long long)(k * n), da, cuda_type(ta),
+                                      lda, (long long)(m * k), zero, dc, cuda_type(tc), (int)n,
+                                      (long long)(m * n), (int)batch, ct, CUBLAS_GEMM_DEFAULT);
+}
+
 static void run_cublas_gemm(void *u)
 {
     gemm_job *j = (gemm_job *)u;
-    const int f64 = j->dtype == DUET_DTYPE_F64;
-    const double one_d = 1.0, zero_d = 0.0;
-    const float one_f = 1.0f, zero_f = 0.0f;
-    const cudaDataType t = f64 ? CUDA_R_64F : CUDA_R_32F;
-    CB(cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)j->n, (int)j->m, (int)j->k,
-                    f64 ? (const void *)&one_d : (const void *)&one_f, j->db, t, (int)j->n, j->da,
-                    t, (int)j->k, f64 ? (const void *)&zero_d : (const void *)&zero_f, j->dc, t,
-                    (int)j->n, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-                    CUBLAS_GEMM_DEFAULT));
+    CB(vendor_gemm(j->dtype, j->dtype, DUET_MATH_DEFAULT, 0, 0, j->m, j->n, j->k, 1, j->da, j->db,
+                   j->dc));
 }
 #endif /* DUET_BENCH_CUBLAS */
 
@@ -402,7 +681,8 @@ static void bench_gemm_i32(int64_t m, int64_t n, int64_t k)
     j.opt.algorithm = DUET_ALGO_AUTO;
     j.opt.info = &j.info;
     OK(duet_buffer_memset(g_stream, bc, 0, 0xa5, (size_t)(m * n) * es));
-    const double ms = time_duet(run_gemm, &j);
+    progress("gemm i32 %ldx%ldx%ld", (long)m, (long)n, (long)k);
+    const timing tm = time_duet(run_gemm, &j);
     OK(duet_buffer_read(g_stream, bc, 0, hc, (size_t)(m * n) * es));
     const long bad = freivalds_u32(ha, hb, hc, m, n, k);
     if (bad) g_failures++;
@@ -410,12 +690,12 @@ static void bench_gemm_i32(int64_t m, int64_t n, int64_t k)
     snprintf(check, sizeof check, bad ? "FAIL %ld rows" : "exact", bad);
     snprintf(size, sizeof size, "%ldx%ldx%ld", (long)m, (long)n, (long)k);
     const double ops = 2.0 * (double)m * (double)n * (double)k;
-    const double tops = ops / (ms * 1e9), peak = imad_peak_tops(g_sms);
+    const double tops = ops / (tm.ms * 1e9), peak = imad_peak_tops(g_sms);
     if (peak > 0)
-        report("gemm", "i32", size, "imad-peak", "SMs*64*2*clock", ops / (peak * 1e9), peak, "TOPS",
-               1.0, -1, "-");
-    report("gemm", "i32", size, "auto", j.info.kernel, ms, tops, "TOPS",
-           peak > 0 ? tops / peak : -1, -1, check);
+        report("gemm", "i32", size, "imad-peak", "SMs*64*2*clock", NULL, ops / (peak * 1e9), peak,
+               "TOPS", 1.0, -1, "-");
+    report("gemm", "i32", size, "auto", j.info.kernel, &tm, 0, flop_rate(ops, tm.ms),
+           flop_unit(1), peak > 0 ? tops / peak : -1, -1, check);
     OK(duet_buffer_destroy(ba));
     OK(duet_buffer_destroy(bb));
     OK(duet_buffer_destroy(bc));
@@ -461,7 +741,8 @@ static void bench_gemm(duet_dtype t, int64_t m, int64_t n, int64_t k)
 
     /* poison C with NaN bytes so an unwritten element fails the check */
     OK(duet_buffer_memset(g_stream, bc, 0, 0xff, (size_t)(m * n) * es));
-    const double ms = time_duet(run_gemm, &j);
+    progress("gemm %s %s", tn, size);
+    const timing tm = time_duet(run_gemm, &j);
     OK(duet_buffer_read(g_stream, bc, 0, hc, (size_t)(m * n) * es));
     const double bound = 4.0 * sqrt((double)k) + 8.0;
     const double err = freivalds(ha, hb, hc, t, m, n, k);
@@ -478,22 +759,22 @@ static void bench_gemm(duet_dtype t, int64_t m, int64_t n, int64_t k)
     CU(cudaMemcpy(j.da, ha, (size_t)(m * k) * es, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(j.db, hb, (size_t)(k * n) * es, cudaMemcpyHostToDevice));
     CU(cudaMemset(j.dc, 0xff, (size_t)(m * n) * es));
-    const double cms = time_cuda(run_cublas_gemm, &j);
+    const timing ct = time_cuda(run_cublas_gemm, &j);
     CU(cudaMemcpy(hc, j.dc, (size_t)(m * n) * es, cudaMemcpyDeviceToHost));
     const double cerr = freivalds(ha, hb, hc, t, m, n, k);
     const int cok = cerr <= bound;
     if (!cok) g_failures++;
     char ccheck[48];
     snprintf(ccheck, sizeof ccheck, "%s %.2g eps", cok ? "ok" : "FAIL", cerr);
-    report("gemm", tn, size, "cublas", "cublasGemmEx", cms, flops / (cms * 1e9), "TFLOP/s", 1.0,
-           -1, ccheck);
-    ratio = cms / ms;
+    report("gemm", tn, size, "cublas", "cublasGemmEx", &ct, 0, flop_rate(flops, ct.ms),
+           flop_unit(0), 1.0, -1, ccheck);
+    ratio = ct.ms / tm.ms;
     CU(cudaFree(j.da));
     CU(cudaFree(j.db));
     CU(cudaFree(j.dc));
 #endif /* DUET_BENCH_CUBLAS */
-    report("gemm", tn, size, "auto", j.info.kernel, ms, flops / (ms * 1e9), "TFLOP/s", ratio, -1,
-           check);
+    report("gemm", tn, size, "auto", j.info.kernel, &tm, 0, flop_rate(flops, tm.ms), flop_unit(0),
+           ratio, -1, check);
 
     OK(duet_buffer_destroy(ba));
     OK(duet_buffer_destroy(bb));
@@ -624,31 +905,10 @@ static duet_status run_lp(void *u)
 }
 
 #if defined(DUET_BENCH_CUBLAS)
-static cudaDataType lp_cuda_type(duet_dtype t)
-{
-    switch (t) {
-    case DUET_DTYPE_F16: return CUDA_R_16F;
-    case DUET_DTYPE_BF16: return CUDA_R_16BF;
-    case DUET_DTYPE_I8: return CUDA_R_8I;
-    case DUET_DTYPE_I32: return CUDA_R_32I;
-    default: return CUDA_R_32F;
-    }
-}
-
-/* The same product in cuBLAS's column-major terms: C^T (n x m) = op(B^T) A^T. */
 static void run_cublas_lp(void *u)
 {
     lp_job *j = (lp_job *)u;
-    const float one_f = 1.0f, zero_f = 0.0f;
-    const int32_t one_i = 1, zero_i = 0;
-    const int ints = j->ta == DUET_DTYPE_I8;
-    cublasComputeType_t ct = ints ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F;
-    if (j->math == DUET_MATH_TF32) ct = CUBLAS_COMPUTE_32F_FAST_TF32;
-    CB(cublasGemmEx(g_cublas, j->b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)j->n,
-                    (int)j->m, (int)j->k, ints ? (const void *)&one_i : (const void *)&one_f, j->db,
-                    lp_cuda_type(j->ta), (int)(j->b_nk ? j->k : j->n), j->da, lp_cuda_type(j->ta),
-                    (int)j->k, ints ? (const void *)&zero_i : (const void *)&zero_f, j->dc,
-                    lp_cuda_type(j->tc), (int)j->n, ct, CUBLAS_GEMM_DEFAULT));
+    CB(vendor_gemm(j->ta, j->tc, j->math, 0, j->b_nk, j->m, j->n, j->k, 1, j->da, j->db, j->dc));
 }
 #endif /* DUET_BENCH_CUBLAS */
 
@@ -712,7 +972,8 @@ static void bench_gemm_lp(duet_dtype ta, duet_dtype tc, duet_math_mode math, int
     const double bound = 4.0 * sqrt((double)k) + 8.0;
 
     OK(duet_buffer_memset(g_stream, bc, 0, 0xff, nc * ec));
-    const double ms = time_duet(run_lp, &j);
+    progress("gemm %s %s", type, size);
+    const timing tm = time_duet(run_lp, &j);
     OK(duet_buffer_read(g_stream, bc, 0, hc, nc * ec));
     const double err = freivalds_lp(ha, ta, hb, b_nk, hc, tc, m, n, k, eps);
     const int ok = err <= bound;
@@ -728,7 +989,7 @@ static void bench_gemm_lp(duet_dtype ta, duet_dtype tc, duet_math_mode math, int
     CU(cudaMemcpy(j.da, ha, na * ea, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(j.db, hb, nb * ea, cudaMemcpyHostToDevice));
     CU(cudaMemset(j.dc, 0xff, nc * ec));
-    const double cms = time_cuda(run_cublas_lp, &j);
+    const timing ct = time_cuda(run_cublas_lp, &j);
     CU(cudaMemcpy(hc, j.dc, nc * ec, cudaMemcpyDeviceToHost));
     const double cerr = freivalds_lp(ha, ta, hb, b_nk, hc, tc, m, n, k, eps);
     const int cok = cerr <= bound;
@@ -736,15 +997,15 @@ static void bench_gemm_lp(duet_dtype ta, duet_dtype tc, duet_math_mode math, int
     char ccheck[48];
     snprintf(ccheck, sizeof ccheck, "%s %.2g eps", cok ? "ok" : "FAIL", cerr);
     report("gemm", type, size, "cublas",
-           math == DUET_MATH_3XTF32 ? "cublasGemmEx 32F (SGEMM)" : "cublasGemmEx", cms,
-           flops / (cms * 1e9), "TFLOP/s", 1.0, -1, ccheck);
-    ratio = cms / ms;
+           math == DUET_MATH_3XTF32 ? "cublasGemmEx_32F(SGEMM)" : "cublasGemmEx", &ct, 0,
+           flop_rate(flops, ct.ms), flop_unit(ta == DUET_DTYPE_I8), 1.0, -1, ccheck);
+    ratio = ct.ms / tm.ms;
     CU(cudaFree(j.da));
     CU(cudaFree(j.db));
     CU(cudaFree(j.dc));
 #endif /* DUET_BENCH_CUBLAS */
-    report("gemm", type, size, "auto", j.info.kernel, ms, flops / (ms * 1e9), "TFLOP/s", ratio, -1,
-           check);
+    report("gemm", type, size, "auto", j.info.kernel, &tm, 0, flop_rate(flops, tm.ms),
+           flop_unit(ta == DUET_DTYPE_I8), ratio, -1, check);
     OK(duet_buffer_destroy(ba));
     OK(duet_buffer_destroy(bb));
     OK(duet_buffer_destroy(bc));
@@ -893,13 +1154,15 @@ static void bench_transpose(size_t elem, int64_t n)
         CU(cudaMalloc(&j.dout, bytes));
         CU(cudaMemcpy(j.din, hin, bytes, cudaMemcpyHostToDevice));
         CU(cudaMemset(j.dout, 0xa5, bytes));
-        vendor_ms = time_cuda(run_geam, &j);
+        progress("transpose %s %s cublas", tn, size);
+        const timing vt = time_cuda(run_geam, &j);
+        vendor_ms = vt.ms;
         CU(cudaMemcpy(back, j.dout, bytes, cudaMemcpyDeviceToHost));
         const int ok = memcmp(back, ref, bytes) == 0;
         if (!ok) g_failures++;
         const double gbs = 2.0 * (double)bytes / (vendor_ms * 1e6);
-        report("transpose", tn, size, "cublas", elem == 4 ? "cublasSgeam" : "cublasDgeam",
-               vendor_ms, gbs, "GB/s", 1.0, g_copy_gbs > 0 ? gbs / g_copy_gbs : -1,
+        report("transpose", tn, size, "cublas", elem == 4 ? "cublasSgeam" : "cublasDgeam", &vt,
+               0, gbs, "GB/s", 1.0, g_copy_gbs > 0 ? gbs / g_copy_gbs : -1,
                ok ? "exact" : "FAIL");
         CU(cudaFree(j.din));
         CU(cudaFree(j.dout));
@@ -918,13 +1181,14 @@ static void bench_transpose(size_t elem, int64_t n)
         j.opt.algorithm = algos[a].algo;
         j.opt.tile = algos[a].tile;
         OK(duet_buffer_memset(g_stream, bo, 0, 0xa5, bytes));
-        const double ms = time_duet(run_transpose, &j);
+        progress("transpose %s %s %s", tn, size, algos[a].name);
+        const timing tm = time_duet(run_transpose, &j);
         OK(duet_buffer_read(g_stream, bo, 0, back, bytes));
         const int ok = memcmp(back, ref, bytes) == 0;
         if (!ok) g_failures++;
-        const double gbs = 2.0 * (double)bytes / (ms * 1e6);
-        report("transpose", tn, size, algos[a].name, j.info.kernel, ms, gbs, "GB/s",
-               vendor_ms > 0 ? vendor_ms / ms : -1, g_copy_gbs > 0 ? gbs / g_copy_gbs : -1,
+        const double gbs = 2.0 * (double)bytes / (tm.ms * 1e6);
+        report("transpose", tn, size, algos[a].name, j.info.kernel, &tm, 0, gbs, "GB/s",
+               vendor_ms > 0 ? vendor_ms / tm.ms : -1, g_copy_gbs > 0 ? gbs / g_copy_gbs : -1,
                ok ? "exact" : "FAIL");
     }
     OK(duet_buffer_destroy(bi));
@@ -936,14 +1200,7 @@ static void bench_transpose(size_t elem, int64_t n)
 
 /* ---- cpu backend beside OpenBLAS and a copy ----------------------------------------------- */
 
-/* Host wall-clock milliseconds (the cpu backend runs an op inside the call). */
-static double wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
+/* Host wall-clock ms of one run (the cpu backend runs an op inside the call). */
 static double time_once(op_fn fn, void *user)
 {
     const double t0 = wall_ms();
@@ -1015,6 +1272,7 @@ static void bench_cpu_gemm(duet_dtype t, int64_t n)
     memset(bj.c, 0xff, bytes);
 #endif /* DUET_BENCH_OPENBLAS */
     double td[256], tb[256];
+    progress("gemm %s %ldx%ldx%ld", tn, (long)n, (long)n, (long)n);
     for (int r = 0; r < g_reps; r++) {
         time_once(run_gemm, &j);
         td[r] = time_once(run_gemm, &j);
@@ -1027,20 +1285,20 @@ static void bench_cpu_gemm(duet_dtype t, int64_t n)
         tb[r] = 0;
 #endif /* DUET_BENCH_OPENBLAS */
     }
-    const double ms = median(td, g_reps);
+    const timing tm = timing_of(td, g_reps);
     const double flops = 2.0 * (double)n * (double)n * (double)n;
     const double bound = 4.0 * sqrt((double)n) + 8.0;
     char size[48], check[48];
     snprintf(size, sizeof size, "%ldx%ldx%ld", (long)n, (long)n, (long)n);
     double ratio = -1;
 #if defined(DUET_BENCH_OPENBLAS)
-    const double bms = median(tb, g_reps);
+    const timing bt = timing_of(tb, g_reps);
     const double berr = freivalds(ha, hb, bj.c, t, n, n, n);
     if (!(berr <= bound)) g_failures++;
     snprintf(check, sizeof check, "%s %.2g eps", berr <= bound ? "ok" : "FAIL", berr);
-    report("gemm", tn, size, "openblas", t == DUET_DTYPE_F64 ? "cblas_dgemm" : "cblas_sgemm", bms,
-           flops / (bms * 1e9), "TFLOP/s", 1.0, -1, check);
-    ratio = bms / ms;
+    report("gemm", tn, size, "openblas", t == DUET_DTYPE_F64 ? "cblas_dgemm" : "cblas_sgemm", &bt,
+           0, flop_rate(flops, bt.ms), flop_unit(0), 1.0, -1, check);
+    ratio = bt.ms / tm.ms;
     free(bj.c);
 #else
     (void)tb;
@@ -1049,8 +1307,8 @@ static void bench_cpu_gemm(duet_dtype t, int64_t n)
     const double err = freivalds(ha, hb, hc, t, n, n, n);
     if (!(err <= bound)) g_failures++;
     snprintf(check, sizeof check, "%s %.2g eps", err <= bound ? "ok" : "FAIL", err);
-    report("gemm", tn, size, "auto", j.info.kernel, ms, flops / (ms * 1e9), "TFLOP/s", ratio, -1,
-           check);
+    report("gemm", tn, size, "auto", j.info.kernel, &tm, 0, flop_rate(flops, tm.ms), flop_unit(0),
+           ratio, -1, check);
     OK(duet_buffer_destroy(ba));
     OK(duet_buffer_destroy(bb));
     OK(duet_buffer_destroy(bc));
@@ -1089,20 +1347,21 @@ static void bench_cpu_transpose(size_t elem, int64_t n)
     j.opt.info = &j.info;
     copy_job cj = {bi, bc, bytes};
     double tt[256], tc[256];
+    progress("transpose %s %s beside a copy", tn, size);
     for (int r = 0; r < g_reps; r++) {
         time_once(run_transpose, &j);
         tt[r] = time_once(run_transpose, &j);
         time_once(run_copy, &cj);
         tc[r] = time_once(run_copy, &cj);
     }
-    const double ms = median(tt, g_reps), cms = median(tc, g_reps);
+    const timing tm = timing_of(tt, g_reps), ct = timing_of(tc, g_reps);
     OK(duet_buffer_read(g_stream, bo, 0, back, bytes));
     int ok = memcmp(back, ref, bytes) == 0;
     if (!ok) g_failures++;
-    report("copy", tn, size, "-", "duet_buffer_copy", cms, 2.0 * (double)bytes / (cms * 1e6),
+    report("copy", tn, size, "-", "duet_buffer_copy", &ct, 0, 2.0 * (double)bytes / (ct.ms * 1e6),
            "GB/s", -1, 1.0, "-");
-    report("transpose", tn, size, "auto", j.info.kernel, ms, 2.0 * (double)bytes / (ms * 1e6),
-           "GB/s", -1, cms / ms, ok ? "exact" : "FAIL");
+    report("transpose", tn, size, "auto", j.info.kernel, &tm, 0,
+           2.0 * (double)bytes / (tm.ms * 1e6), "GB/s", -1, ct.ms / tm.ms, ok ? "exact" : "FAIL");
     OK(duet_buffer_destroy(bi));
     OK(duet_buffer_destroy(bo));
     OK(duet_buffer_destroy(bc));
@@ -1129,6 +1388,7 @@ static void bench_cpu(void)
 #endif /* DUET_BENCH_OPENBLAS */
     printf("threads: %d (OMP_NUM_THREADS for duet, openblas_set_num_threads for BLAS)\n",
            g_cpu_threads);
+    fflush(stdout);
     static const int64_t sizes[] = {256, 512, 1024, 2048};
     for (int d = 0; d < 2; d++)
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -1175,14 +1435,15 @@ static void bench_transpose_inplace(size_t elem, int64_t rows, int64_t cols)
     OK(duet_buffer_create(g_ctx, bytes, &ba));
     OK(duet_buffer_create(g_ctx, bytes, &bb));
 
-    /* The same bytes copied: this size's ceiling. */
+    /* The same bytes copied: the reference of this size's vs_copy. */
     copy_job cj;
     cj.src = ba;
     cj.dst = bb;
     cj.bytes = bytes;
-    const double copy_ms = time_duet(run_copy, &cj);
-    const double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e6);
-    report("copy", tn, size, "-", "duet_buffer_copy", copy_ms, copy_gbs, "GB/s", -1, 1.0, "-");
+    progress("transpose in place %s %s: copy, out of place, in place", tn, size);
+    const timing ct = time_duet(run_copy, &cj);
+    const double copy_gbs = 2.0 * (double)bytes / (ct.ms * 1e6);
+    report("copy", tn, size, "-", "duet_buffer_copy", &ct, 0, copy_gbs, "GB/s", -1, 1.0, "-");
 
     /* Out of place, AUTO. */
     transpose_job oj;
@@ -1191,12 +1452,12 @@ static void bench_transpose_inplace(size_t elem, int64_t rows, int64_t cols)
     oj.in = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, rows, cols);
     oj.out = duet_matrix_make(bb, t, DUET_LAYOUT_ROW_MAJOR, cols, rows);
     oj.opt.info = &oj.info;
-    double ms = time_duet(run_transpose, &oj);
+    timing tm = time_duet(run_transpose, &oj);
     OK(duet_buffer_read(g_stream, bb, 0, back, bytes));
     int ok = memcmp(back, ref, bytes) == 0;
     if (!ok) g_failures++;
-    double gbs = 2.0 * (double)bytes / (ms * 1e6);
-    report("transpose", tn, size, "auto", oj.info.kernel, ms, gbs, "GB/s", -1, gbs / copy_gbs,
+    double gbs = 2.0 * (double)bytes / (tm.ms * 1e6);
+    report("transpose", tn, size, "auto", oj.info.kernel, &tm, 0, gbs, "GB/s", -1, gbs / copy_gbs,
            ok ? "exact" : "FAIL");
     OK(duet_buffer_destroy(bb));
 
@@ -1206,18 +1467,23 @@ static void bench_transpose_inplace(size_t elem, int64_t rows, int64_t cols)
     ij.a = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, rows, cols);
     ij.b = duet_matrix_make(ba, t, DUET_LAYOUT_ROW_MAJOR, cols, rows);
     ij.opt.info = &ij.info;
-    ms = time_duet(run_inplace, &ij);
+    tm = time_duet(run_inplace, &ij);
     OK(duet_buffer_read(g_stream, ba, 0, back, bytes));
     ok = memcmp(back, ij.runs & 1 ? ref : hin, bytes) == 0;
     if (!ok) g_failures++;
-    gbs = 2.0 * (double)bytes / (ms * 1e6);
+    gbs = 2.0 * (double)bytes / (tm.ms * 1e6);
     char kernel[96];
     snprintf(kernel, sizeof kernel, "%s/%d", ij.info.kernel, ij.info.launches);
-    report("transp_inpl", tn, size, "auto", kernel, ms, gbs, "GB/s", -1, gbs / copy_gbs,
+    report("transp_inpl", tn, size, "auto", kernel, &tm, 0, gbs, "GB/s", -1, gbs / copy_gbs,
            ok ? "exact" : "FAIL");
-    if (ij.info.workspace_bytes)
-        printf("%-11s %-4s %-20s workspace %zu bytes (%.2f%% of the matrix)\n", "", tn, size,
-               ij.info.workspace_bytes, 100.0 * (double)ij.info.workspace_bytes / (double)bytes);
+    if (ij.info.workspace_bytes) {
+        char note[160];
+        snprintf(note, sizeof note,
+                 "  (transp_inpl %s %s: workspace %zu bytes, %.2f%% of the matrix)", tn, size,
+                 ij.info.workspace_bytes,
+                 100.0 * (double)ij.info.workspace_bytes / (double)bytes);
+        table_note(&g_table, note);
+    }
     OK(duet_buffer_destroy(ba));
     free(hin);
     free(ref);
@@ -1275,7 +1541,8 @@ static void bench_elementwise(int64_t count)
         j.kind = kind;
         if (kind == 0) OK(duet_buffer_write(g_stream, bc, 0, ha, bytes));
         else OK(duet_buffer_memset(g_stream, bc, 0, 0xff, bytes));
-        const double ms = time_duet(run_ew, &j);
+        progress("%s f32 %s", names[kind], size);
+        const timing tm = time_duet(run_ew, &j);
         OK(duet_buffer_read(g_stream, bc, 0, hc, bytes));
         /* scale ran WARMUP + reps times by -1 */
         const float sign = ((WARMUP + g_reps) % 2) ? -1.0f : 1.0f;
@@ -1289,8 +1556,8 @@ static void bench_elementwise(int64_t count)
             if (!(fabsf(hc[i] - want) <= tol)) bad++;
         }
         if (bad) g_failures++;
-        const double gbs = (double)streams[kind] * (double)bytes / (ms * 1e6);
-        report(names[kind], "f32", size, "auto", j.info.kernel, ms, gbs, "GB/s", -1,
+        const double gbs = (double)streams[kind] * (double)bytes / (tm.ms * 1e6);
+        report(names[kind], "f32", size, "auto", j.info.kernel, &tm, 0, gbs, "GB/s", -1,
                g_copy_gbs > 0 ? gbs / g_copy_gbs : -1, bad ? "FAIL" : "ok");
     }
     OK(duet_buffer_destroy(ba));
@@ -1394,21 +1661,6 @@ static double overhead_burst(int op, overhead_ops *o)
     return t / OVERHEAD_BURST;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* The p-quantile (0..1) of v[0..n), sorting v: linear between order statistics. */
-static double quantile(double *v, int n, double p)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    const double pos = p * (n - 1);
-    const int i = (int)pos;
-    return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
-}
-
 /*
  * The verdict: rounds of raw, op1, raw, op2, ..., raw bursts (the ops' order rotating from round
  * to round), each op burst divided by the mean of the two raw bursts beside it, so that a slow
@@ -1486,6 +1738,7 @@ static void overhead_interleaved(overhead_ops *o, int n, int have_raw)
 
 static void bench_overhead(int n)
 {
+    table_flush();
     const int have_raw = g_on_gpu &&
 #if defined(DUET_BENCH_RAW_LAUNCH)
                          1;
@@ -1513,6 +1766,7 @@ static void bench_overhead(int n)
            "b2b / raw");
     double raw_burst = 0, raw_b2b = 0;
     for (int op = have_raw ? OV_RAW : OV_FILL; op < OV_COUNT; op++) {
+        progress("overhead %s: %d calls in bursts, %d back to back", k_overhead_names[op], n, n);
         for (int w = 0; w < 100; w++) overhead_call(op, &o); /* warm caches and the runtime */
         const double burst = overhead_time(op, &o, n, 1);
         const double b2b = overhead_time(op, &o, n, 0);
@@ -1534,6 +1788,7 @@ static void bench_overhead(int n)
                     k_overhead_names[op], b2b / 1e3, b2b, rr);
         }
     }
+    progress("overhead: interleaved rounds");
     overhead_interleaved(&o, n, have_raw);
 #if defined(DUET_BENCH_RAW_LAUNCH)
     if (have_raw && duet_bench_raw_check() != 0) {
@@ -1556,74 +1811,1048 @@ static void bench_overhead(int n)
     for (int i = 0; i < 4; i++) OK(duet_buffer_destroy(buf[i]));
 }
 
+/* ---- shape sweep (--sweep) --------------------------------------------------------------- */
+
+/*
+ * --sweep N draws N GEMM problems for each of the sweep's dtypes and times duet beside the
+ * vendor library on each (docs/bench.md):
+ *   - m, n and k log-uniform over [1, 16384] by octave: each octave [2^e, 2^(e+1)) equally
+ *     likely, any integer inside it; per dimension a fifth are powers of two, a fifth
+ *     multiples of 16, the rest any integer (odd sizes);
+ *   - every fourth problem has m or n (a coin flip) drawn the same way from [1, 64] instead
+ *     (decode and GEMV-like shapes; the log-uniform draws give many more);
+ *   - a quarter are batches, the count log-uniform over [2, 512] the same way;
+ *   - A and B each transposed or not (the four layouts equally likely);
+ *   - bounds: batch * m * n * k <= the work bound (--sweep-max-work: 2^36 on a GPU, 2^30 on
+ *     the cpu backend), each operand <= 1 GiB and A + B + both Cs <= 2 GiB; a problem over a
+ *     bound is drawn again.
+ * The problems of one dtype come from a generator seeded by the seed and the dtype's row of
+ * k_sweep alone, so a seed gives the same shapes whatever --sweep-dtypes keeps.
+ *
+ * Per problem: operands allocated, filled with random non-zero values (integers in [-8, 8]
+ * for i8) and freed after; one untimed run of each side; then duet and the vendor alternate,
+ * each run alone between two events with the 256 MiB scratch memset before it (outside the
+ * events: a cold L2, as the tables above); the first pair sets the count: enough runs for
+ * about --sweep-ms ms per side, at least 3 and at most SWEEP_MAX_REPS; medians. duet's C is
+ * compared element by element with the vendor's (integers exactly); where no vendor ran (the
+ * cpu backend, HIP builds, a call the vendor declined), duet is checked by Freivalds' test
+ * against the inputs on the host instead and the ratio is left out.
+ */
+
+#define SWEEP_MAX_REPS 40
+#define SWEEP_DIM_OCTAVES 14 /* dimensions up to 2^14 = 16384 */
+#define SWEEP_SMALL_OCTAVES 6 /* the decode share: m or n up to 64 */
+
+typedef struct sweep_kind {
+    const char *name;  /* as tables and the CSV show it */
+    const char *alias; /* a name for --sweep-dtypes without '>' */
+    duet_dtype ta, tc;
+    duet_math_mode math;
+    /* The check against the vendor: |duet - vendor| <= 2 eps_out |vendor| + abs_out
+     * + (eps_in min(4, 16 / sqrt(k)) + 16 eps_acc) ||op(A) row i|| ||op(B) column j||
+     * (the Cauchy-Schwarz bound of the gauge |A| |B|). eps_out: two units in the last place
+     * of a 16-bit C (the two sides may round one f32 sum to neighbours), and for TF32 the
+     * bias of truncating inputs (one side may truncate, the other round), which scales C;
+     * eps_in: the input rounding of the math mode, whose errors are otherwise independent per
+     * product, hence the 1/sqrt(k) of a random walk; eps_acc: the f32 or f64 sums. All 0:
+     * exact (integers). */
+    double eps_in, eps_acc, eps_out, abs_out;
+} sweep_kind;
+
+static const sweep_kind k_sweep[] = {
+    {"f32", "f32", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_DEFAULT, 0, FLT_EPSILON, 0, 0},
+    {"f64", "f64", DUET_DTYPE_F64, DUET_DTYPE_F64, DUET_MATH_DEFAULT, 0, DBL_EPSILON, 0, 0},
+    {"bf16>f32", "bf16-f32", DUET_DTYPE_BF16, DUET_DTYPE_F32, DUET_MATH_DEFAULT, 0, FLT_EPSILON,
+     0, 0},
+    {"bf16>bf16", "bf16", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 0, FLT_EPSILON,
+     0x1p-7, 0},
+    {"f16>f16", "f16", DUET_DTYPE_F16, DUET_DTYPE_F16, DUET_MATH_DEFAULT, 0, FLT_EPSILON, 0x1p-10,
+     0x1p-23},
+    {"f16>f32", "f16-f32", DUET_DTYPE_F16, DUET_DTYPE_F32, DUET_MATH_DEFAULT, 0, FLT_EPSILON, 0,
+     0},
+    {"i8>i32", "i8", DUET_DTYPE_I8, DUET_DTYPE_I32, DUET_MATH_DEFAULT, 0, 0, 0, 0},
+    {"tf32", "tf32", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_TF32, 0x1p-10, FLT_EPSILON, 0x1p-9,
+     0},
+    {"3xtf32", "3xtf32", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_3XTF32, 0x1p-20, FLT_EPSILON,
+     0, 0},
+};
+#define SWEEP_KINDS ((int)(sizeof k_sweep / sizeof k_sweep[0]))
+
+typedef struct sweep_problem {
+    int kind, transa, transb;
+    int64_t m, n, k, batch;
+    size_t offa, offb; /* elements into the operand pool (set when the problem runs) */
+} sweep_problem;
+
+typedef struct sweep_result {
+    sweep_problem p;
+    double duet_us, vendor_us; /* medians; vendor_us < 0: no vendor run */
+    double err;                /* the worst error over its bound (0..1 passes) */
+    int reps, ok;
+    const char *against; /* "vendor" or "host" */
+    char kernel[64];
+    char check[80];
+} sweep_result;
+
+/* Sweep settings (main sets them from the options). */
+static int g_sweep_n = 0;
+static uint64_t g_sweep_seed = 1;
+static double g_sweep_max_work = 0; /* 0: the backend's default */
+static double g_sweep_ms = 10.0;
+static unsigned g_sweep_mask = 0; /* bit d: k_sweep[d] runs; 0: all */
+static int g_sweep_list = 0;      /* --sweep-list: print the problems, run nothing */
+
+/* splitmix64: the sweep's own generator, so its shapes depend on the seed alone. */
+static uint64_t sw_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int64_t sw_below(uint64_t *s, int64_t n)
+{
+    return (int64_t)(sw_next(s) % (uint64_t)n);
+}
+
+/* A dimension in [1, 2^top], log-uniform by octave (integer arithmetic only: the same shapes
+ * on every host): a fifth powers of two, a fifth multiples of 16, the rest any integer. */
+static int64_t sw_dim(uint64_t *s, int top)
+{
+    const int64_t form = sw_below(s, 5);
+    if (form == 0) return (int64_t)1 << sw_below(s, top + 1);
+    const int e = (int)sw_below(s, top);
+    int64_t d = ((int64_t)1 << e) + sw_below(s, (int64_t)1 << e);
+    if (form == 1) {
+        d = (d + 15) / 16 * 16;
+        if (d > (int64_t)1 << top) d = (int64_t)1 << top;
+    }
+    return d;
+}
+
+/* The bounds: work batch m n k <= max_work; A, B and C each <= max_operand bytes, and
+ * A + B + both Cs (duet's and the vendor's) <= 2 max_operand. */
+static int sweep_fits(const sweep_problem *p, double max_work, double max_operand)
+{
+    const sweep_kind *kd = &k_sweep[p->kind];
+    const double b = (double)p->batch, m = (double)p->m, n = (double)p->n, k = (double)p->k;
+    if (b * m * n * k > max_work) return 0;
+    const double ea = (double)duet_dtype_size(kd->ta), ec = (double)duet_dtype_size(kd->tc);
+    const double sa = b * m * k * ea, sb = b * k * n * ea, sc = b * m * n * ec;
+    return sa <= max_operand && sb <= max_operand && sc <= max_operand &&
+           sa + sb + 2 * sc <= 2 * max_operand;
+}
+
+static sweep_problem sweep_draw(uint64_t *s, int kind, int index, double max_work,
+                                double max_operand)
+{
+    sweep_problem p;
+    memset(&p, 0, sizeof p);
+    for (;;) {
+        p.kind = kind;
+        p.transa = (int)sw_below(s, 2);
+        p.transb = (int)sw_below(s, 2);
+        p.m = sw_dim(s, SWEEP_DIM_OCTAVES);
+        p.n = sw_dim(s, SWEEP_DIM_OCTAVES);
+        p.k = sw_dim(s, SWEEP_DIM_OCTAVES);
+        if (index % 4 == 0) {
+            if (sw_below(s, 2)) p.m = sw_dim(s, SWEEP_SMALL_OCTAVES);
+            else p.n = sw_dim(s, SWEEP_SMALL_OCTAVES);
+        }
+        p.batch = 1;
+        if (sw_below(s, 4) == 0) {
+            p.batch = sw_dim(s, 9); /* [1, 512]; a batch of one is drawn as two */
+            if (p.batch < 2) p.batch = 2;
+        }
+        if (sweep_fits(&p, max_work, max_operand)) return p;
+    }
+}
+
+static uint64_t sweep_seed(uint64_t seed, int kind, int64_t index)
+{
+    uint64_t s = seed ^ (uint64_t)(kind + 1) * 0xD1B54A32D192ED03ull;
+    s ^= (uint64_t)(index + 1) * 0xA24BAED4963EE407ull;
+    return sw_next(&s);
+}
+
+/* Random non-zero values: uniform in [-1, 1] (f32, f64; bf16 rounded from f32), multiples of
+ * 2^-11 in [-1, 1] (f16, exact), integers in [-8, 8] (i8). */
+static void sweep_fill(void *h, duet_dtype t, size_t count)
+{
+    static uint16_t f16_lut[4094];
+    static int lut_ready = 0;
+    if (t == DUET_DTYPE_F16 && !lut_ready) {
+        for (int j = 1; j < 2048; j++) {
+            f16_lut[2 * (j - 1)] = f16_of((float)j / 2048.0f);
+            f16_lut[2 * (j - 1) + 1] = (uint16_t)(f16_lut[2 * (j - 1)] | 0x8000u);
+        }
+        lut_ready = 1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        switch (t) {
+        case DUET_DTYPE_F64: ((double *)h)[i] = rnd_unit(); break;
+        case DUET_DTYPE_BF16: ((uint16_t *)h)[i] = bf16_of((float)rnd_unit()); break;
+        case DUET_DTYPE_F16: ((uint16_t *)h)[i] = f16_lut[rnd_u64() % 4094]; break;
+        case DUET_DTYPE_I8: {
+            const uint64_t r = rnd_u64() >> 40;
+            ((int8_t *)h)[i] = (int8_t)((r & 8) ? -(int)(1 + (r & 7)) : (int)(1 + (r & 7)));
+            break;
+        }
+        default: ((float *)h)[i] = (float)rnd_unit(); break;
+        }
+    }
+}
+
+/* f16 to f32 by table: the checks read every operand element. */
+static float g_f16_table[65536];
+
+static double sw_get(const void *p, duet_dtype t, size_t i)
+{
+    switch (t) {
+    case DUET_DTYPE_F64: return ((const double *)p)[i];
+    case DUET_DTYPE_F16: return g_f16_table[((const uint16_t *)p)[i]];
+    case DUET_DTYPE_BF16: return f32_of_bf16(((const uint16_t *)p)[i]);
+    case DUET_DTYPE_I8: return ((const int8_t *)p)[i];
+    case DUET_DTYPE_I32: return ((const int32_t *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+/*
+ * The operands of one dtype's problems live in a pool of random values made once for the
+ * dtype, on the device and on the host: A somewhere in its first half, B in its second (so
+ * the two never share cache lines), each half as large as the dtype's largest operand plus
+ * 2^20 elements, each operand at a random offset that is a multiple of 256 bytes (an
+ * allocation's alignment). Only C is allocated per problem. This keeps the host's share of a
+ * problem (making values, copying them over) out of the sweep's time.
+ */
+typedef struct sweep_pool {
+    duet_dtype t;
+    size_t half; /* elements per half */
+    unsigned char *host;
+    duet_buffer *buf;
+} sweep_pool;
+
+static sweep_pool g_pool;
+
+static void pool_release(void)
+{
+    if (g_pool.buf) OK(duet_buffer_destroy(g_pool.buf));
+    free(g_pool.host);
+    memset(&g_pool, 0, sizeof g_pool);
+}
+
+static void pool_make(int kind, duet_dtype t, size_t largest)
+{
+    pool_release();
+    const size_t es = duet_dtype_size(t), al = 256 / es;
+    g_pool.t = t;
+    g_pool.half = (largest + ((size_t)1 << 20) + al - 1) / al * al;
+    const size_t bytes = 2 * g_pool.half * es;
+    g_pool.host = (unsigned char *)xmalloc(bytes);
+    g_rng = sweep_seed(g_sweep_seed, kind, -2) | 1u;
+    sweep_fill(g_pool.host, t, 2 * g_pool.half);
+    OK(duet_buffer_create(g_ctx, bytes, &g_pool.buf));
+    OK(duet_buffer_write(g_stream, g_pool.buf, 0, g_pool.host, bytes));
+    OK(duet_stream_synchronize(g_stream));
+}
+
+/* Element (i, p) of op(A) of batch b, and (p, j) of op(B), in the host pool. */
+static size_t sw_a_index(const sweep_problem *q, int64_t b, int64_t i, int64_t p)
+{
+    return q->offa + (size_t)(b * q->m * q->k + (q->transa ? p * q->m + i : i * q->k + p));
+}
+static size_t sw_b_index(const sweep_problem *q, int64_t b, int64_t p, int64_t j)
+{
+    return q->offb + (size_t)(b * q->k * q->n + (q->transb ? j * q->k + p : p * q->n + j));
+}
+
+/* duet's C against the vendor's: the worst error over its bound (k_sweep's rule; integers:
+ * 0, or INFINITY where any element differs) and the number of elements over it. */
+static double sweep_check_vendor(const sweep_problem *q, const void *pool, const void *cd,
+                                 const void *cv, int64_t *over)
+{
+    const sweep_kind *kd = &k_sweep[q->kind];
+    const int64_t M = q->m, N = q->n, K = q->k;
+    const duet_dtype ta = kd->ta, tc = kd->tc;
+    const int exact = kd->eps_acc == 0;
+    double *ra = (double *)xmalloc((size_t)M * sizeof *ra);
+    double *cb = (double *)xmalloc((size_t)N * sizeof *cb);
+    const double scale = kd->eps_in * fmin(4.0, 16.0 / sqrt((double)K)) + 16.0 * kd->eps_acc;
+    double worst = 0;
+    *over = 0;
+    for (int64_t b = 0; b < q->batch; b++) {
+        if (!exact) {
+            /* sums of squares along op(A)'s rows and op(B)'s columns, in storage order */
+            for (int64_t i = 0; i < M; i++) ra[i] = 0;
+            for (int64_t j = 0; j < N; j++) cb[j] = 0;
+            if (q->transa)
+                for (int64_t p = 0; p < K; p++)
+                    for (int64_t i = 0; i < M; i++) {
+                        const double v = sw_get(pool, ta, sw_a_index(q, b, i, p));
+                        ra[i] += v * v;
+                    }
+            else
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t p = 0; p < K; p++) {
+                        const double v = sw_get(pool, ta, sw_a_index(q, b, i, p));
+                        ra[i] += v * v;
+                    }
+            if (q->transb)
+                for (int64_t j = 0; j < N; j++)
+                    for (int64_t p = 0; p < K; p++) {
+                        const double v = sw_get(pool, ta, sw_b_index(q, b, p, j));
+                        cb[j] += v * v;
+                    }
+            else
+                for (int64_t p = 0; p < K; p++)
+                    for (int64_t j = 0; j < N; j++) {
+                        const double v = sw_get(pool, ta, sw_b_index(q, b, p, j));
+                        cb[j] += v * v;
+                    }
+            for (int64_t i = 0; i < M; i++) ra[i] = sqrt(ra[i]);
+            for (int64_t j = 0; j < N; j++) cb[j] = sqrt(cb[j]);
+        }
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                const size_t e = (size_t)(b * M * N + i * N + j);
+                const double d = sw_get(cd, tc, e), v = sw_get(cv, tc, e);
+                double r;
+                if (exact) r = d == v ? 0.0 : INFINITY;
+                else {
+                    const double tol = 2.0 * kd->eps_out * fabs(v) + kd->abs_out +
+                                       scale * ra[i] * cb[j] + DBL_MIN;
+                    r = fabs(d - v) / tol;
+                    if (r != r) r = INFINITY;
+                }
+                if (r > 1.0) (*over)++;
+                if (r > worst) worst = r;
+            }
+    }
+    free(ra);
+    free(cb);
+    return worst;
+}
+
+/* Freivalds' test of duet's C against the inputs (no vendor result): per batch, two random
+ * x: |C x - op(A) (op(B) x)|_i <= (4 sqrt(k) + 8) eps (|op(A)| (|op(B)| |x|))_i in long double,
+ * eps the error unit of the dtype and mode (0 for integers: exact). Returns the worst ratio
+ * over the bound (<= 1 passes) and the number of rows over it. */
+static double sweep_check_host(const sweep_problem *q, const void *pool, const void *hc,
+                               int64_t *over)
+{
+    const sweep_kind *kd = &k_sweep[q->kind];
+    const int64_t M = q->m, N = q->n, K = q->k;
+    const duet_dtype ta = kd->ta, tc = kd->tc;
+    const double eps = ta == DUET_DTYPE_I8             ? 0.0
+                       : tc == DUET_DTYPE_BF16         ? 0x1p-8
+                       : tc == DUET_DTYPE_F16          ? 0x1p-11
+                       : kd->math == DUET_MATH_TF32    ? 0x1p-10
+                       : ta == DUET_DTYPE_F64          ? DBL_EPSILON
+                                                       : FLT_EPSILON;
+    const long double bound = (long double)(4.0 * sqrt((double)K) + 8.0);
+    long double *x = (long double *)xmalloc((size_t)N * sizeof *x);
+    long double *bx = (long double *)xmalloc((size_t)K * sizeof *bx);
+    long double *bax = (long double *)xmalloc((size_t)K * sizeof *bax);
+    long double *abx = (long double *)xmalloc((size_t)M * sizeof *abx);
+    long double *gauge = (long double *)xmalloc((size_t)M * sizeof *gauge);
+    long double *cx = (long double *)xmalloc((size_t)M * sizeof *cx);
+    double worst = 0;
+    *over = 0;
+    for (int64_t b = 0; b < q->batch; b++)
+        for (int rep = 0; rep < 2; rep++) {
+            for (int64_t j = 0; j < N; j++)
+                x[j] = eps == 0 ? (long double)(int)(rnd_u64() % 17) - 8 : (long double)rnd_unit();
+            for (int64_t p = 0; p < K; p++) bx[p] = bax[p] = 0;
+            for (int64_t i = 0; i < M; i++) abx[i] = gauge[i] = cx[i] = 0;
+            /* op(B) x and |op(B)| |x|, walking B in its stored order */
+            if (q->transb)
+                for (int64_t j = 0; j < N; j++)
+                    for (int64_t p = 0; p < K; p++) {
+                        const long double v = (long double)sw_get(pool, ta, sw_b_index(q, b, p, j));
+                        bx[p] += v * x[j];
+                        bax[p] += fabsl(v) * fabsl(x[j]);
+                    }
+            else
+                for (int64_t p = 0; p < K; p++)
+                    for (int64_t j = 0; j < N; j++) {
+                        const long double v = (long double)sw_get(pool, ta, sw_b_index(q, b, p, j));
+                        bx[p] += v * x[j];
+                        bax[p] += fabsl(v) * fabsl(x[j]);
+                    }
+            if (q->transa)
+                for (int64_t p = 0; p < K; p++)
+                    for (int64_t i = 0; i < M; i++) {
+                        const long double v = (long double)sw_get(pool, ta, sw_a_index(q, b, i, p));
+                        abx[i] += v * bx[p];
+                        gauge[i] += fabsl(v) * bax[p];
+                    }
+            else
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t p = 0; p < K; p++) {
+                        const long double v = (long double)sw_get(pool, ta, sw_a_index(q, b, i, p));
+                        abx[i] += v * bx[p];
+                        gauge[i] += fabsl(v) * bax[p];
+                    }
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++)
+                    cx[i] += (long double)sw_get(hc, tc, (size_t)(b * M * N + i * N + j)) * x[j];
+            for (int64_t i = 0; i < M; i++) {
+                const long double diff = fabsl(cx[i] - abx[i]);
+                const long double tol = bound * (long double)eps * gauge[i] + LDBL_MIN;
+                double r = eps == 0 ? (diff == 0 ? 0.0 : INFINITY) : (double)(diff / tol);
+                if (r != r) r = INFINITY;
+                if (r > 1.0) (*over)++;
+                if (r > worst) worst = r;
+            }
+        }
+    free(x);
+    free(bx);
+    free(bax);
+    free(abx);
+    free(gauge);
+    free(cx);
+    return worst;
+}
+
+typedef struct sweep_job {
+    sweep_problem p;
+    duet_matrix a, b, c;
+    duet_op_options opt;
+    duet_launch_info info;
+    unsigned flush;
+#if defined(DUET_BENCH_CUBLAS)
+    const void *da, *db;
+    void *dcv;
+#endif /* DUET_BENCH_CUBLAS */
+} sweep_job;
+
+static duet_status run_sweep_duet(void *u)
+{
+    sweep_job *j = (sweep_job *)u;
+    return duet_gemm(g_stream, j->p.transa ? DUET_OP_T : DUET_OP_N,
+                     j->p.transb ? DUET_OP_T : DUET_OP_N, 1.0, &j->a, &j->b, 0.0, &j->c, &j->opt);
+}
+
+/* One timed duet run, ms: events around it on a GPU, the L2 flushed first; wall clock on the
+ * cpu backend. */
+static double sweep_time_duet(sweep_job *j)
+{
+    if (!g_on_gpu) return time_once(run_sweep_duet, j);
+    OK(duet_buffer_memset(g_stream, g_flush, 0, (int)(j->flush++ & 0xff), FLUSH_BYTES));
+    OK(duet_event_record(g_ev0, g_stream));
+    OK(run_sweep_duet(j));
+    OK(duet_event_record(g_ev1, g_stream));
+    OK(duet_event_synchronize(g_ev1));
+    float ms = 0;
+    OK(duet_event_elapsed_ms(g_ev0, g_ev1, &ms));
+    return ms;
+}
+
+#if defined(DUET_BENCH_CUBLAS)
+static cublasStatus_t run_sweep_vendor(sweep_job *j)
+{
+    const sweep_kind *kd = &k_sweep[j->p.kind];
+    return vendor_gemm(kd->ta, kd->tc, kd->math, j->p.transa, j->p.transb, j->p.m, j->p.n,
+                       j->p.k, j->p.batch, j->da, j->db, j->dcv);
+}
+
+/* One timed vendor run, ms, as sweep_time_duet times duet's. */
+static double sweep_time_vendor(sweep_job *j)
+{
+    CU(cudaMemsetAsync(g_cflush, (int)(j->flush++ & 0xff), FLUSH_BYTES, g_cstream));
+    CU(cudaEventRecord(g_cev0, g_cstream));
+    CB(run_sweep_vendor(j));
+    CU(cudaEventRecord(g_cev1, g_cstream));
+    CU(cudaEventSynchronize(g_cev1));
+    float ms = 0;
+    CU(cudaEventElapsedTime(&ms, g_cev0, g_cev1));
+    return ms;
+}
+#endif /* DUET_BENCH_CUBLAS */
+
+static void sweep_shape(const sweep_problem *p, char *s, size_t n)
+{
+    snprintf(s, n, "%c%c %ldx%ldx%ld batch %ld", p->transa ? 'T' : 'N', p->transb ? 'T' : 'N',
+             (long)p->m, (long)p->n, (long)p->k, (long)p->batch);
+}
+
+/* One problem, its operands in g_pool. */
+static void sweep_run(const sweep_problem *prob, int64_t index, sweep_result *res)
+{
+    const sweep_kind *kd = &k_sweep[prob->kind];
+    const size_t ea = duet_dtype_size(kd->ta), ec = duet_dtype_size(kd->tc), al = 256 / ea;
+    const size_t na = (size_t)(prob->batch * prob->m * prob->k);
+    const size_t nb = (size_t)(prob->batch * prob->k * prob->n);
+    const size_t nc = (size_t)(prob->batch * prob->m * prob->n);
+    sweep_problem p = *prob;
+    g_rng = sweep_seed(g_sweep_seed, p.kind, index) | 1u; /* offsets and checks, per problem */
+    p.offa = al * (size_t)(rnd_u64() % ((g_pool.half - na) / al + 1));
+    p.offb = g_pool.half + al * (size_t)(rnd_u64() % ((g_pool.half - nb) / al + 1));
+    memset(res, 0, sizeof *res);
+    res->p = p;
+    res->vendor_us = -1;
+
+    sweep_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    unsigned char *hcd = (unsigned char *)xmalloc(nc * ec);
+    duet_buffer *bcd;
+    OK(duet_buffer_create(g_ctx, nc * ec, &bcd));
+    OK(duet_buffer_memset(g_stream, bcd, 0, 0xff, nc * ec)); /* NaN bytes: unwritten shows */
+    j.a = duet_matrix_make(g_pool.buf, kd->ta, DUET_LAYOUT_ROW_MAJOR, p.transa ? p.k : p.m,
+                           p.transa ? p.m : p.k);
+    j.b = duet_matrix_make(g_pool.buf, kd->ta, DUET_LAYOUT_ROW_MAJOR, p.transb ? p.n : p.k,
+                           p.transb ? p.k : p.n);
+    j.c = duet_matrix_make(bcd, kd->tc, DUET_LAYOUT_ROW_MAJOR, p.m, p.n);
+    j.a.offset = p.offa;
+    j.b.offset = p.offb;
+    j.a.batch_count = j.b.batch_count = j.c.batch_count = p.batch;
+    j.a.batch_stride = p.m * p.k;
+    j.b.batch_stride = p.k * p.n;
+    j.c.batch_stride = p.m * p.n;
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.math = kd->math;
+    j.opt.info = &j.info;
+
+    int vendor = 0, vendor_status = 0;
+    unsigned char *hcv = NULL;
+    duet_buffer *bcv = NULL;
+#if defined(DUET_BENCH_CUBLAS)
+    /* cuBLAS reads the pool through its device address and writes a C of its own. */
+    hcv = (unsigned char *)xmalloc(nc * ec);
+    OK(duet_buffer_create(g_ctx, nc * ec, &bcv));
+    OK(duet_buffer_memset(g_stream, bcv, 0, 0xff, nc * ec));
+    void *pa = NULL, *pb = NULL;
+    OK(duet_buffer_device_ptr(g_pool.buf, p.offa * ea, &pa));
+    OK(duet_buffer_device_ptr(g_pool.buf, p.offb * ea, &pb));
+    OK(duet_buffer_device_ptr(bcv, 0, &j.dcv));
+    j.da = pa;
+    j.db = pb;
+    vendor = 1;
+#endif /* DUET_BENCH_CUBLAS */
+    OK(duet_stream_synchronize(g_stream));
+
+    /* warm-up: one untimed run each. A call duet refuses fails this problem and the sweep goes
+     * on; a call the vendor declines leaves the problem to duet and the host check. */
+    duet_status st = run_sweep_duet(&j);
+    if (st == DUET_SUCCESS) st = duet_stream_synchronize(g_stream);
+    if (st != DUET_SUCCESS) {
+        char shape[96];
+        sweep_shape(&p, shape, sizeof shape);
+        fprintf(stderr, "duet-bench: sweep: %s %s: duet_gemm: %s (%s)\n", kd->name, shape,
+                duet_status_string(st), duet_last_error());
+        res->err = INFINITY;
+        res->against = "duet";
+        snprintf(res->check, sizeof res->check, "FAIL-duet %s", duet_status_string(st));
+        snprintf(res->kernel, sizeof res->kernel, "-");
+        g_failures++;
+        OK(duet_buffer_destroy(bcd));
+        if (bcv) OK(duet_buffer_destroy(bcv));
+        free(hcd);
+        free(hcv);
+        return;
+    }
+#if defined(DUET_BENCH_CUBLAS)
+    {
+        const cublasStatus_t vst = run_sweep_vendor(&j);
+        CU(cudaStreamSynchronize(g_cstream));
+        if (vst != CUBLAS_STATUS_SUCCESS) {
+            vendor = 0;
+            vendor_status = (int)vst;
+        }
+    }
+#endif /* DUET_BENCH_CUBLAS */
+
+    /* duet and the vendor alternate; the first pair sets the run count */
+    double td[SWEEP_MAX_REPS], tv[SWEEP_MAX_REPS];
+    int reps = SWEEP_MAX_REPS;
+    for (int r = 0; r < reps; r++) {
+        td[r] = sweep_time_duet(&j);
+        tv[r] = 0;
+#if defined(DUET_BENCH_CUBLAS)
+        if (vendor) tv[r] = sweep_time_vendor(&j);
+#endif /* DUET_BENCH_CUBLAS */
+        if (r == 0) {
+            const double t1 = tv[0] > td[0] ? tv[0] : td[0];
+            const double want = ceil(g_sweep_ms / (t1 > 1e-6 ? t1 : 1e-6));
+            reps = want < 3 ? 3 : want > SWEEP_MAX_REPS ? SWEEP_MAX_REPS : (int)want;
+        }
+    }
+    res->reps = reps;
+    res->duet_us = 1e3 * quantile(td, reps, 0.5);
+    if (vendor) res->vendor_us = 1e3 * quantile(tv, reps, 0.5);
+    snprintf(res->kernel, sizeof res->kernel, "%s", j.info.kernel);
+
+    OK(duet_buffer_read(g_stream, bcd, 0, hcd, nc * ec));
+    int64_t over = 0;
+    if (vendor) {
+        OK(duet_buffer_read(g_stream, bcv, 0, hcv, nc * ec));
+        res->err = sweep_check_vendor(&p, g_pool.host, hcd, hcv, &over);
+        res->against = "vendor";
+    } else {
+        res->err = sweep_check_host(&p, g_pool.host, hcd, &over);
+        res->against = "host";
+    }
+    res->ok = res->err <= 1.0;
+    if (res->ok)
+        snprintf(res->check, sizeof res->check, "ok-%s %.2g", res->against, res->err);
+    else
+        snprintf(res->check, sizeof res->check, "FAIL-%s %.3g (%ld over)", res->against,
+                 res->err, (long)over);
+    if (vendor_status)
+        snprintf(res->check + strlen(res->check), sizeof res->check - strlen(res->check),
+                 " (vendor status %d)", vendor_status);
+    if (!res->ok) {
+        char shape[96];
+        sweep_shape(&p, shape, sizeof shape);
+        fprintf(stderr,
+                "duet-bench: sweep check FAILED: %s %s (kernel %s): worst error %.3g x its "
+                "bound, %ld %s over it (against the %s)\n",
+                kd->name, shape, res->kernel, res->err, (long)over, vendor ? "elements" : "rows",
+                res->against);
+        g_failures++;
+    }
+
+    OK(duet_buffer_destroy(bcd));
+    if (bcv) OK(duet_buffer_destroy(bcv));
+    free(hcd);
+    free(hcv);
+}
+
+static int cmp_ratio_asc(const void *x, const void *y)
+{
+    const sweep_result *a = *(const sweep_result *const *)x, *b = *(const sweep_result *const *)y;
+    const double ra = a->duet_us > 0 ? a->vendor_us / a->duet_us : 0;
+    const double rb = b->duet_us > 0 ? b->vendor_us / b->duet_us : 0;
+    return ra < rb ? -1 : ra > rb;
+}
+
+static void sweep_csv_row(FILE *f, const sweep_result *r)
+{
+    char vus[32] = "", ratio[32] = "";
+    if (r->vendor_us >= 0) {
+        snprintf(vus, sizeof vus, "%.3f", r->vendor_us);
+        snprintf(ratio, sizeof ratio, "%.4f", r->vendor_us / r->duet_us);
+    }
+    fprintf(f, "%s,%c,%c,%ld,%ld,%ld,%ld,%.3f,%s,%s,%s,%s-%s,%d,%.3g\n", k_sweep[r->p.kind].name,
+            r->p.transa ? 'T' : 'N', r->p.transb ? 'T' : 'N', (long)r->p.m, (long)r->p.n,
+            (long)r->p.k, (long)r->p.batch, r->duet_us, vus, ratio, r->kernel,
+            r->ok ? "ok" : "FAIL", r->against, r->reps, r->err);
+    fflush(f);
+}
+
+/* --sweep: draws, runs and summarises the problems; returns 0, or 2 for bad settings. */
+static int bench_sweep(void)
+{
+    const double max_work =
+        g_sweep_max_work > 0 ? g_sweep_max_work : g_on_gpu ? 68719476736.0 : 1073741824.0;
+    /* an operand's bytes: 1 GiB on a GPU, 256 MiB on the cpu backend (whose device memory
+     * is the host's) */
+    const double max_operand = g_on_gpu ? 1073741824.0 : 268435456.0;
+    const unsigned mask = g_sweep_mask ? g_sweep_mask : (1u << SWEEP_KINDS) - 1;
+    int kinds = 0;
+    for (int d = 0; d < SWEEP_KINDS; d++) kinds += (int)(mask >> d & 1u);
+    const int64_t total = (int64_t)kinds * g_sweep_n;
+    sweep_problem *probs = (sweep_problem *)xmalloc((size_t)total * sizeof *probs);
+    int64_t np = 0, small = 0, batched = 0;
+    for (int d = 0; d < SWEEP_KINDS; d++) {
+        if (!(mask >> d & 1u)) continue;
+        uint64_t s = sweep_seed(g_sweep_seed, d, -1);
+        for (int i = 0; i < g_sweep_n; i++) {
+            probs[np] = sweep_draw(&s, d, i, max_work, max_operand);
+            small += probs[np].m <= 64 || probs[np].n <= 64;
+            batched += probs[np].batch > 1;
+            np++;
+        }
+    }
+    if (g_sweep_list) {
+        printf("dtype,transa,transb,m,n,k,batch\n");
+        for (int64_t i = 0; i < np; i++)
+            printf("%s,%c,%c,%ld,%ld,%ld,%ld\n", k_sweep[probs[i].kind].name,
+                   probs[i].transa ? 'T' : 'N', probs[i].transb ? 'T' : 'N', (long)probs[i].m,
+                   (long)probs[i].n, (long)probs[i].k, (long)probs[i].batch);
+        free(probs);
+        return 0;
+    }
+
+    int have_vendor = 0;
+#if defined(DUET_BENCH_CUBLAS)
+    have_vendor = 1;
+#endif /* DUET_BENCH_CUBLAS */
+    printf("\n== GEMM shape sweep: %d problems per dtype, seed %llu, work bound %.4g "
+           "(batch m n k; 2^%.1f), %g ms per side per problem ==\n",
+           g_sweep_n, (unsigned long long)g_sweep_seed, max_work, log2(max_work), g_sweep_ms);
+    printf("%ld problems: %.0f%% with m or n <= 64, %.0f%% batched; %s\n", (long)np,
+           100.0 * (double)small / (double)(np ? np : 1),
+           100.0 * (double)batched / (double)(np ? np : 1),
+           g_on_gpu ? "L2 flushed before every timed run" : "wall-clock times (cpu backend)");
+    if (have_vendor)
+        printf("vendor: cuBLAS (cublasGemmEx, cublasGemmStridedBatchedEx for batches); ratio = "
+               "vendor time / duet time (> 1: duet faster)\n");
+    else {
+        const char *why = g_on_gpu ? "this build has no vendor GEMM library (cuBLAS builds only)"
+                                   : "the cpu backend has no vendor GEMM to set beside it";
+        printf("no ratios: %s; duet is checked against the inputs on the host (Freivalds' "
+               "test)\n",
+               why);
+        fprintf(stderr, "duet-bench: note: --sweep: %s; no ratios, host checks only\n", why);
+    }
+    fflush(stdout);
+
+    FILE *csv = g_csv;
+    if (csv)
+        fprintf(csv, "dtype,transa,transb,m,n,k,batch,duet_us,vendor_us,ratio,duet_kernel,check,"
+                     "reps,err\n");
+    sweep_result *res = (sweep_result *)xmalloc((size_t)(np ? np : 1) * sizeof *res);
+    const double t0 = wall_ms();
+    double timed_ms = 0;
+    for (int h = 0; h < 65536; h++) g_f16_table[h] = f32_of_f16((uint16_t)h);
+    for (int64_t i = 0; i < np; i++) {
+        const int64_t index = i % g_sweep_n;
+        if (index == 0) {
+            /* a dtype's first problem: its operand pool, as large as its largest operand */
+            size_t largest = 0;
+            for (int64_t q = i; q < i + g_sweep_n; q++) {
+                const size_t na = (size_t)(probs[q].batch * probs[q].m * probs[q].k);
+                const size_t nb = (size_t)(probs[q].batch * probs[q].k * probs[q].n);
+                if (na > largest) largest = na;
+                if (nb > largest) largest = nb;
+            }
+            progress("sweep %s: making the operand pool (2 x %zu elements)",
+                     k_sweep[probs[i].kind].name, largest);
+            pool_make(probs[i].kind, k_sweep[probs[i].kind].ta, largest);
+        }
+        if (g_progress) {
+            char shape[96];
+            sweep_shape(&probs[i], shape, sizeof shape);
+            progress("sweep %s %ld/%d: %s", k_sweep[probs[i].kind].name, (long)index + 1,
+                     g_sweep_n, shape);
+        }
+        sweep_run(&probs[i], index, &res[i]);
+        timed_ms += 1e-3 * (double)res[i].reps *
+                    (res[i].duet_us + (res[i].vendor_us > 0 ? res[i].vendor_us : 0));
+        if (csv) sweep_csv_row(csv, &res[i]);
+    }
+    const double wall_s = (wall_ms() - t0) * 1e-3;
+    pool_release();
+
+    /* per dtype: the ratio's count, median, 10th percentile and minimum */
+    static const char *const head[] = {"dtype", "problems", "failed", "with ratio", "median",
+                                       "p10", "min", "duet faster", "duet us (median)"};
+    table t;
+    table_start(&t, 9, head, 0x1feu);
+    double *ratios = (double *)xmalloc((size_t)(np ? np : 1) * sizeof *ratios);
+    double *us = (double *)xmalloc((size_t)(np ? np : 1) * sizeof *us);
+    for (int d = 0; d < SWEEP_KINDS; d++) {
+        if (!(mask >> d & 1u)) continue;
+        int cnt = 0, nus = 0, nr = 0, failed = 0, faster = 0;
+        for (int64_t i = 0; i < np; i++) {
+            if (res[i].p.kind != d) continue;
+            cnt++;
+            if (res[i].reps > 0) us[nus++] = res[i].duet_us;
+            failed += !res[i].ok;
+            if (res[i].vendor_us >= 0) {
+                ratios[nr] = res[i].vendor_us / res[i].duet_us;
+                faster += ratios[nr] >= 1.0;
+                nr++;
+            }
+        }
+        char c[9][32];
+        snprintf(c[0], sizeof c[0], "%s", k_sweep[d].name);
+        snprintf(c[1], sizeof c[1], "%d", cnt);
+        snprintf(c[2], sizeof c[2], "%d", failed);
+        snprintf(c[3], sizeof c[3], "%d", nr);
+        if (nr) {
+            snprintf(c[4], sizeof c[4], "%.3f", quantile(ratios, nr, 0.5));
+            snprintf(c[5], sizeof c[5], "%.3f", quantile(ratios, nr, 0.1));
+            snprintf(c[6], sizeof c[6], "%.3f", ratios[0]); /* sorted by quantile() */
+            snprintf(c[7], sizeof c[7], "%.0f%%", 100.0 * faster / nr);
+        } else {
+            for (int x = 4; x < 8; x++) snprintf(c[x], sizeof c[x], "-");
+        }
+        if (nus) snprintf(c[8], sizeof c[8], "%.1f", quantile(us, nus, 0.5));
+        else snprintf(c[8], sizeof c[8], "-");
+        const char *cells[9];
+        for (int x = 0; x < 9; x++) cells[x] = c[x];
+        table_add(&t, cells);
+    }
+    printf("\nper dtype (ratio = vendor time / duet time; duet faster: ratio >= 1):\n");
+    table_print(&t, stdout);
+    free(ratios);
+    free(us);
+
+    /* the 10 worst ratios over every dtype */
+    const sweep_result **byr = (const sweep_result **)xmalloc((size_t)(np ? np : 1) * sizeof *byr);
+    int nv = 0;
+    for (int64_t i = 0; i < np; i++)
+        if (res[i].vendor_us >= 0) byr[nv++] = &res[i];
+    if (nv) {
+        qsort(byr, (size_t)nv, sizeof *byr, cmp_ratio_asc);
+        static const char *const wh[] = {"dtype", "layout", "m", "n", "k", "batch", "duet us",
+                                         "vendor us", "ratio", "duet kernel", "check"};
+        table w;
+        table_start(&w, 11, wh, 0x1fcu);
+        for (int i = 0; i < nv && i < 10; i++) {
+            const sweep_result *r = byr[i];
+            char c[9][32];
+            snprintf(c[0], sizeof c[0], "%s", k_sweep[r->p.kind].name);
+            snprintf(c[1], sizeof c[1], "%c%c", r->p.transa ? 'T' : 'N', r->p.transb ? 'T' : 'N');
+            snprintf(c[2], sizeof c[2], "%ld", (long)r->p.m);
+            snprintf(c[3], sizeof c[3], "%ld", (long)r->p.n);
+            snprintf(c[4], sizeof c[4], "%ld", (long)r->p.k);
+            snprintf(c[5], sizeof c[5], "%ld", (long)r->p.batch);
+            snprintf(c[6], sizeof c[6], "%.1f", r->duet_us);
+            snprintf(c[7], sizeof c[7], "%.1f", r->vendor_us);
+            snprintf(c[8], sizeof c[8], "%.3f", r->vendor_us / r->duet_us);
+            const char *cells[11] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8],
+                                     r->kernel, r->check};
+            table_add(&w, cells);
+        }
+        printf("\nthe %d worst ratios:\n", nv < 10 ? nv : 10);
+        table_print(&w, stdout);
+    }
+    free(byr);
+
+    /* failures, all of them */
+    int nfail = 0;
+    for (int64_t i = 0; i < np; i++) nfail += !res[i].ok;
+    if (nfail) {
+        printf("\nfailed checks (%d):\n", nfail);
+        for (int64_t i = 0; i < np; i++)
+            if (!res[i].ok) {
+                char shape[96];
+                sweep_shape(&res[i].p, shape, sizeof shape);
+                printf("  %s %s kernel %s: %s\n", k_sweep[res[i].p.kind].name, shape,
+                       res[i].kernel, res[i].check);
+            }
+    }
+    printf("\nsweep: %ld problems in %.1f s (%.1f s in timed runs)\n", (long)np, wall_s,
+           timed_ms * 1e-3);
+    free(res);
+    free(probs);
+    return 0;
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: duet-bench [--quick] [--only gemm|gemm-lowp|transpose|transpose-inplace|"
-            "elementwise|cpu] [--reps N] "
-            "[--out FILE.csv]\n"
+            "usage: duet-bench [--quick] [--only OP] [--math MODE] [--reps N] [--out FILE.csv]\n"
+            "                  [--progress]\n"
             "       duet-bench --overhead [N] [--out FILE.csv]\n"
+            "       duet-bench --sweep N [--seed S] [--sweep-dtypes LIST] [--sweep-max-work W]\n"
+            "                  [--sweep-ms MS] [--sweep-list] [--csv FILE.csv] [--progress]\n"
             "\n"
             "Times duet's GEMM (AUTO), transposes (every algorithm) and elementwise ops on the\n"
             "built backend, beside cuBLAS (CUDA builds: cublasGemmEx with default math, i.e.\n"
-            "no TF32; cublasSgeam/Dgeam for transposes) and a device-to-device copy as the\n"
-            "bandwidth ceiling. Median of N runs (default 20) after %d warm-ups, L2 flushed\n"
-            "before each run; every timed result is checked. --quick runs a smaller set; the\n"
-            "cpu backend runs a small set of each, then its own mode (--only cpu): sgemm and\n"
-            "dgemm at 256-2048 beside OpenBLAS (when built with it; same thread count,\n"
-            "interleaved runs, wall-clock medians) and 4096^2 transposes beside a copy.\n"
-            "--math default|tf32|3xtf32 keeps only the gemm-lowp rows of that math mode.\n"
-            "--overhead times N (default 20000) tiny ops of each kind back to back and in\n"
-            "bursts: host microseconds per call beside a raw kernel launch (CUDA builds),\n"
-            "then N / 200 rounds of raw and op bursts interleaved: the median ratio of each\n"
-            "op to the raw launches beside it, with its interquartile range (the verdict).\n"
+            "no TF32; cublasSgeam/Dgeam for transposes) and beside the measured device copy\n"
+            "bandwidth (vs_copy). Median of N runs (default 20) after %d warm-ups, with the\n"
+            "10th/90th percentiles beside it (p10/p90), L2 flushed before each run; every\n"
+            "timed result is checked. Rates are TFLOP/s on a GPU, GFLOP/s on the cpu backend.\n"
+            "\n"
+            "  --only OP       one section: gemm, gemm-lowp, transpose, transpose-inplace,\n"
+            "                  elementwise, cpu (the cpu backend's mode: sgemm and dgemm at\n"
+            "                  256-2048 beside OpenBLAS when built with it, 4096^2 transposes\n"
+            "                  beside a copy)\n"
+            "  --quick         a smaller set (always on the cpu backend)\n"
+            "  --math MODE     default, tf32 or 3xtf32: only the gemm-lowp rows of that mode\n"
+            "  --reps N        timed runs per row, 1..256 (default 20)\n"
+            "  --out FILE      also write the rows as CSV (--csv is the same option)\n"
+            "  --progress      a line on stderr as each row starts (default: when stderr is a\n"
+            "                  terminal); stdout holds the tables alone\n"
+            "  --overhead [N]  N (default 20000) tiny ops of each kind back to back and in\n"
+            "                  bursts: host microseconds per call beside a raw kernel launch\n"
+            "                  (CUDA builds), then N / 200 rounds of raw and op bursts\n"
+            "                  interleaved: each op's median ratio to the raw launches beside\n"
+            "                  it, with its interquartile range (the verdict)\n"
+            "\n"
+            "GEMM shape sweep (docs/bench.md):\n"
+            "  --sweep N       N random problems per dtype (f32, f64, bf16>f32, bf16>bf16,\n"
+            "                  f16>f16, f16>f32, i8>i32, tf32, 3xtf32): m, n, k log-uniform in\n"
+            "                  [1, 16384], the four layouts, a quarter batched (2-512), a\n"
+            "                  quarter with m or n <= 64; duet and cuBLAS interleaved, L2\n"
+            "                  flushed, medians, duet's C checked against cuBLAS's; prints per\n"
+            "                  dtype the ratio's median, 10th percentile and minimum and the 10\n"
+            "                  worst shapes. Without cuBLAS (cpu backend, HIP) duet is checked\n"
+            "                  on the host and no ratio is shown.\n"
+            "  --seed S        the draws' seed (default 1): the same seed, the same shapes\n"
+            "  --sweep-dtypes LIST  comma-separated subset of the dtypes above (bf16-f32,\n"
+            "                  bf16, f16, f16-f32, i8 name them without '>')\n"
+            "  --sweep-max-work W   bound on batch*m*n*k, a number or 2^E (default 2^36 on a\n"
+            "                  GPU, 2^30 on the cpu backend); each operand stays <= 1 GiB\n"
+            "                  and A + B + both Cs <= 2 GiB\n"
+            "  --sweep-ms MS   timed ms per side and problem that sets its run count (default\n"
+            "                  10; at least 3 runs, at most %d)\n"
+            "  --sweep-list    print the drawn problems as CSV and run nothing\n"
+            "  --csv FILE      one CSV row per problem\n"
+            "\n"
             "exit status: 0 all checks passed, 1 a check or call failed, 2 bad usage, 77 no\n"
             "device.\n",
-            WARMUP);
+            WARMUP, SWEEP_MAX_REPS);
+}
+
+/* Option parsing: a bad option or value is one line on stderr and exit status 2. */
+static const char *const k_only[] = {"gemm",        "gemm-lowp",  "transpose", "transpose-inplace",
+                                     "elementwise", "cpu"};
+
+static const char *opt_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "duet-bench: %s needs a value (duet-bench --help)\n", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int opt_long(const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const long x = strtol(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "duet-bench: %s %s: want an integer in %ld..%ld\n", opt, v, lo, hi);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static int opt_double(const char *opt, const char *v, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    double x;
+    if (v[0] == '2' && v[1] == '^') {
+        errno = 0;
+        const long e = strtol(v + 2, &end, 10);
+        x = !v[2] || *end || errno || e < 0 || e > 62 ? -1 : ldexp(1.0, (int)e);
+    } else {
+        errno = 0;
+        x = strtod(v, &end);
+        if (!*v || *end || errno || !(x == x)) x = -1;
+    }
+    if (!(x >= lo && x <= hi)) {
+        fprintf(stderr, "duet-bench: %s %s: want a number in %g..%g\n", opt, v, lo, hi);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static int opt_sweep_dtypes(const char *v)
+{
+    g_sweep_mask = 0;
+    const char *p = v;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int found = len == 3 && !strncmp(p, "all", 3);
+        if (found) g_sweep_mask = (1u << SWEEP_KINDS) - 1;
+        for (int d = 0; d < SWEEP_KINDS && !found; d++)
+            if ((strlen(k_sweep[d].name) == len && !strncmp(p, k_sweep[d].name, len)) ||
+                (strlen(k_sweep[d].alias) == len && !strncmp(p, k_sweep[d].alias, len))) {
+                g_sweep_mask |= 1u << d;
+                found = 1;
+            }
+        if (!found) {
+            fprintf(stderr, "duet-bench: unknown dtype '%.*s' for --sweep-dtypes (", (int)len, p);
+            for (int d = 0; d < SWEEP_KINDS; d++)
+                fprintf(stderr, "%s%s", d ? ", " : "", k_sweep[d].alias);
+            fprintf(stderr, ", all)\n");
+            return 0;
+        }
+        if (!comma) return 1;
+        p = comma + 1;
+    }
 }
 
 int main(int argc, char **argv)
 {
-    int quick = 0, overhead = 0;
+    int quick = 0, overhead = 0, sweep_opts = 0;
     const char *only = NULL, *out = NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each finished table shows at once, also through a pipe */
+#if !defined(_WIN32)
+    g_progress = isatty(2);
+#endif
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--overhead")) {
-            overhead = 20000;
-            if (i + 1 < argc && argv[i + 1][0] != '-') overhead = atoi(argv[++i]);
-            if (overhead < 1) {
-                usage(stderr);
-                return 2;
-            }
-        }
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--math") && i + 1 < argc) {
-            const char *m = argv[++i];
-            g_math_only = !strcmp(m, "default") ? DUET_MATH_DEFAULT
-                          : !strcmp(m, "tf32")  ? DUET_MATH_TF32
-                          : !strcmp(m, "3xtf32") ? DUET_MATH_3XTF32
-                                                 : -2;
-            if (g_math_only == -2) {
-                usage(stderr);
-                return 2;
-            }
-        }
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        const char *a = argv[i], *v = NULL;
+        long x = 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--quick")) {
+            quick = 1;
+        } else if (!strcmp(a, "--progress")) {
+            g_progress = 1;
+        } else if (!strcmp(a, "--overhead")) {
+            overhead = 20000;
+            if (i + 1 < argc && argv[i + 1][0] != '-') {
+                if (!opt_long(a, argv[++i], 1, 100000000, &x)) return 2;
+                overhead = (int)x;
+            }
+        } else if (!strcmp(a, "--only")) {
+            if (!(v = opt_value(argc, argv, &i))) return 2;
+            size_t o = 0;
+            while (o < sizeof k_only / sizeof k_only[0] && strcmp(v, k_only[o])) o++;
+            if (o == sizeof k_only / sizeof k_only[0]) {
+                fprintf(stderr, "duet-bench: unknown op '%s' for --only (", v);
+                for (o = 0; o < sizeof k_only / sizeof k_only[0]; o++)
+                    fprintf(stderr, "%s%s", o ? ", " : "", k_only[o]);
+                fprintf(stderr, ")\n");
+                return 2;
+            }
+            only = v;
+        } else if (!strcmp(a, "--out") || !strcmp(a, "--csv")) {
+            if (!(out = opt_value(argc, argv, &i))) return 2;
+        } else if (!strcmp(a, "--reps")) {
+            if (!(v = opt_value(argc, argv, &i)) || !opt_long(a, v, 1, 256, &x)) return 2;
+            g_reps = (int)x;
+        } else if (!strcmp(a, "--math")) {
+            if (!(v = opt_value(argc, argv, &i))) return 2;
+            g_math_only = !strcmp(v, "default") ? DUET_MATH_DEFAULT
+                          : !strcmp(v, "tf32")  ? DUET_MATH_TF32
+                          : !strcmp(v, "3xtf32") ? DUET_MATH_3XTF32
+                                                 : -2;
+            if (g_math_only == -2) {
+                fprintf(stderr,
+                        "duet-bench: unknown mode '%s' for --math (default, tf32, 3xtf32)\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--sweep")) {
+            if (!(v = opt_value(argc, argv, &i)) || !opt_long(a, v, 1, 1000000, &x)) return 2;
+            g_sweep_n = (int)x;
+        } else if (!strcmp(a, "--seed")) {
+            if (!(v = opt_value(argc, argv, &i)) || !opt_long(a, v, 0, LONG_MAX, &x)) return 2;
+            g_sweep_seed = (uint64_t)x;
+            sweep_opts = 1;
+        } else if (!strcmp(a, "--sweep-dtypes")) {
+            if (!(v = opt_value(argc, argv, &i)) || !opt_sweep_dtypes(v)) return 2;
+            sweep_opts = 1;
+        } else if (!strcmp(a, "--sweep-max-work")) {
+            if (!(v = opt_value(argc, argv, &i)) ||
+                !opt_double(a, v, 1.0, 4611686018427387904.0, &g_sweep_max_work))
+                return 2;
+            sweep_opts = 1;
+        } else if (!strcmp(a, "--sweep-ms")) {
+            if (!(v = opt_value(argc, argv, &i)) || !opt_double(a, v, 0.001, 10000.0, &g_sweep_ms))
+                return 2;
+            sweep_opts = 1;
+        } else if (!strcmp(a, "--sweep-list")) {
+            g_sweep_list = 1;
+            sweep_opts = 1;
         } else {
-            usage(stderr);
+            fprintf(stderr, "duet-bench: unknown option '%s' (duet-bench --help lists them)\n", a);
             return 2;
         }
     }
-    if (g_reps < 1 || g_reps > 256 || (only && overhead) ||
-        (only && strcmp(only, "gemm") && strcmp(only, "gemm-lowp") && strcmp(only, "transpose") &&
-         strcmp(only, "transpose-inplace") && strcmp(only, "elementwise") && strcmp(only, "cpu"))) {
-        usage(stderr);
+    if ((only != NULL) + (overhead != 0) + (g_sweep_n != 0) > 1) {
+        fprintf(stderr, "duet-bench: --only, --overhead and --sweep are separate runs: give one\n");
+        return 2;
+    }
+    if (sweep_opts && !g_sweep_n) {
+        fprintf(stderr, "duet-bench: --seed and the --sweep-* options go with --sweep N\n");
         return 2;
     }
     if (only && !strcmp(only, "cpu") && strcmp(duet_backend_name(), "cpu")) {
@@ -1631,6 +2860,10 @@ int main(int argc, char **argv)
                 duet_backend_name());
         return 2;
     }
+    g_on_gpu = strcmp(duet_backend_name(), "cpu") != 0;
+    g_start_ms = wall_ms();
+    if (g_sweep_list) return bench_sweep();
+    warn_if_loaded();
     int count = 0;
     if (duet_device_count(&count) != DUET_SUCCESS || count < 1) {
         fprintf(stderr, "duet-bench: no device for the %s backend: %s\n", duet_backend_name(),
@@ -1643,20 +2876,23 @@ int main(int argc, char **argv)
     OK(duet_event_create(g_ctx, &g_ev1));
     duet_device_props props;
     OK(duet_context_get_props(g_ctx, &props));
-    g_on_gpu = strcmp(duet_backend_name(), "cpu") != 0;
     g_sms = props.compute_units;
     if (!g_on_gpu) quick = 1;
     printf("duet-bench: backend %s, device %s (%s, %d compute units), reps %d, warmup %d\n",
            duet_backend_name(), props.name, props.arch, props.compute_units, g_reps, WARMUP);
+    fflush(stdout);
     if (g_csv == NULL && out) {
         g_csv = fopen(out, "w");
         if (!g_csv) {
             fprintf(stderr, "duet-bench: cannot write %s\n", out);
             return 2;
         }
-        fprintf(g_csv, "# duet-bench, backend %s, device %s (%s), median of %d\n",
-                duet_backend_name(), props.name, props.arch, g_reps);
-        fprintf(g_csv, "op,type,size,algorithm,kernel,ms,rate,unit,ratio_vendor,ratio_copy,check\n");
+        if (!g_sweep_n) {
+            fprintf(g_csv, "# duet-bench, backend %s, device %s (%s), median of %d\n",
+                    duet_backend_name(), props.name, props.arch, g_reps);
+            fprintf(g_csv, "op,type,size,algorithm,kernel,ms,rate,unit,ratio_vendor,ratio_copy,"
+                           "check,ms_p10,ms_p90\n");
+        }
     }
     if (g_on_gpu) OK(duet_buffer_create(g_ctx, FLUSH_BYTES, &g_flush));
 #if defined(DUET_BENCH_CUBLAS)
@@ -1671,12 +2907,15 @@ int main(int argc, char **argv)
     if (overhead) {
         bench_overhead(overhead);
         only = "none";
+    } else if (g_sweep_n) {
+        bench_sweep();
+        only = "none";
     } else if (!only || strcmp(only, "cpu")) {
-        bench_copy(g_on_gpu ? ((size_t)1 << 30) : ((size_t)64 << 20));
+        bench_copy();
     }
 
     if (!only || !strcmp(only, "gemm")) {
-        header("gemm C = A B, row-major, alpha 1, beta 0 (TFLOP/s = 2mnk / time)");
+        header("gemm C = A B, row-major, alpha 1, beta 0 (%s = 2mnk / time)", flop_unit(0));
         /* The shape table of docs/performance.md: squares, sizes off multiples of 8, the
          * skinny and small-output shapes that split K, and rectangles. */
         static const int64_t full[][3] = {
@@ -1697,7 +2936,8 @@ int main(int argc, char **argv)
         for (int d = 0; d < 2; d++)
             for (int i = 0; i < ns; i++)
                 bench_gemm(d == 0 ? DUET_DTYPE_F32 : DUET_DTYPE_F64, sz[i][0], sz[i][1], sz[i][2]);
-        header("gemm i32 (modulo 2^32), TOPS = 2mnk / time; vs_vend = share of the IMAD peak");
+        header("gemm i32 (modulo 2^32), %s = 2mnk / time; vs_vend = share of the IMAD peak",
+               flop_unit(1));
         static const int64_t i32_gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192},
                                              {8192, 128, 8192}};
         static const int64_t i32_cpu[][3] = {{256, 256, 256}};
@@ -1743,6 +2983,7 @@ int main(int argc, char **argv)
     }
 
     if (!g_on_gpu && (!only || !strcmp(only, "cpu"))) bench_cpu();
+    table_flush();
 
 #if defined(DUET_BENCH_CUBLAS)
     CU(cudaFree(g_cflush));

@@ -1,8 +1,8 @@
 /* group_bench.c - duet-group-bench: duet_group_gemm timed on 1..N devices, with the scaling. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 /*
  *   duet-group-bench [--dtype f64|f32|bf16|f16|i8] [--n N] [--k K] [--devices LIST]
- *                    [--tile T] [--iters I] [--pageable]
+ *                    [--tile T] [--iters I] [--pageable] [--progress]
  *
  * LIST is a comma-separated list of devices, one context each ("0,1,2,3"; "0,0" puts two
  * contexts on device 0, which tests the logic, not the speed); default: every device once.
@@ -13,11 +13,15 @@
  */
 #include "duet/duet.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
 
 static double now_s(void)
 {
@@ -34,6 +38,53 @@ static double now_s(void)
             exit(1);                                                                         \
         }                                                                                    \
     } while (0)
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: duet-group-bench [--dtype f64|f32|bf16|f16|i8] [--n N] [--k K]\n"
+            "                        [--devices LIST] [--tile T] [--iters I] [--pageable]\n"
+            "                        [--progress]\n"
+            "\n"
+            "Times duet_group_gemm, C (N x N) = A (N x K) B (K x N) row-major in host memory\n"
+            "(registered with duet_host_register unless --pageable), on the first 1, 2, 4, ...\n"
+            "members of LIST and on all of it: the best of I timed calls (default 3) after one\n"
+            "untimed call, the rate, and the efficiency against linear scaling of the\n"
+            "one-member time.\n"
+            "\n"
+            "  --dtype D     f64 (default), f32, bf16 and f16 (f32 C), i8 (i32 C)\n"
+            "  --n N         rows and columns of C (default 8192)\n"
+            "  --k K         the inner dimension (default N)\n"
+            "  --devices L   comma-separated devices, one context each (default: every device;\n"
+            "                \"0,0\" puts two contexts on device 0: the logic, not the speed)\n"
+            "  --tile T      the C tile edge duet_group_set_tile deals out (default: duet's)\n"
+            "  --iters I     timed calls per member count (default 3)\n"
+            "  --pageable    leave the host matrices unregistered\n"
+            "  --progress    a line on stderr as each member count starts (default: when\n"
+            "                stderr is a terminal)\n"
+            "\n"
+            "exit status: 0 done, 1 a call failed, 2 bad usage, 77 no device.\n");
+}
+
+/* A value option without its value, or a value that is not an integer in [lo, hi]: one line
+ * on stderr; returns 0. */
+static int int_value(const char *opt, const char *v, long long lo, long long hi, long long *out)
+{
+    if (!v) {
+        fprintf(stderr, "duet-group-bench: %s needs a value (duet-group-bench --help)\n", opt);
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    const long long x = strtoll(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "duet-group-bench: %s %s: want an integer in %lld..%lld\n", opt, v, lo,
+                hi);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
 
 static int parse_dtype(const char *s, duet_dtype *ab, duet_dtype *c)
 {
@@ -69,56 +120,102 @@ static void fill_ones(unsigned char *p, size_t count, duet_dtype dt)
 
 int main(int argc, char **argv)
 {
+    /* line-buffered: each row shows as it is measured, also through a pipe */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     duet_dtype ab = DUET_DTYPE_F64, ct = DUET_DTYPE_F64;
     int64_t n = 8192, k = -1, tile = 0;
-    int iters = 3, pageable = 0, devs[DUET_GROUP_MAX], ndev = 0;
+    int iters = 3, pageable = 0, progress = 0, devs[DUET_GROUP_MAX], ndev = 0;
     const char *list = NULL;
+#if !defined(_WIN32)
+    progress = isatty(2);
+#endif
+    /* One branch per option; a bad option or value is one line on stderr and exit status 2. */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--dtype") && v) {
+        long long x = 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--dtype")) {
+            if (!v) {
+                fprintf(stderr, "duet-group-bench: --dtype needs a value (duet-group-bench "
+                                "--help)\n");
+                return 2;
+            }
             if (!parse_dtype(v, &ab, &ct)) {
-                fprintf(stderr, "unknown dtype %s\n", v);
+                fprintf(stderr, "duet-group-bench: unknown dtype '%s' for --dtype (f64, f32, bf16, "
+                                "f16, i8)\n",
+                        v);
                 return 2;
             }
             i++;
-        } else if (!strcmp(a, "--n") && v) {
-            n = atoll(v);
+        } else if (!strcmp(a, "--n")) {
+            if (!int_value(a, v, 1, INT32_MAX, &x)) return 2;
+            n = x;
             i++;
-        } else if (!strcmp(a, "--k") && v) {
-            k = atoll(v);
+        } else if (!strcmp(a, "--k")) {
+            if (!int_value(a, v, 1, INT32_MAX, &x)) return 2;
+            k = x;
             i++;
-        } else if (!strcmp(a, "--tile") && v) {
-            tile = atoll(v);
+        } else if (!strcmp(a, "--tile")) {
+            if (!int_value(a, v, 0, INT32_MAX, &x)) return 2;
+            tile = x;
             i++;
-        } else if (!strcmp(a, "--iters") && v) {
-            iters = atoi(v);
+        } else if (!strcmp(a, "--iters")) {
+            if (!int_value(a, v, 1, 1000000, &x)) return 2;
+            iters = (int)x;
             i++;
-        } else if (!strcmp(a, "--devices") && v) {
+        } else if (!strcmp(a, "--devices")) {
+            if (!v) {
+                fprintf(stderr, "duet-group-bench: --devices needs a value (duet-group-bench "
+                                "--help)\n");
+                return 2;
+            }
             list = v;
             i++;
         } else if (!strcmp(a, "--pageable")) {
             pageable = 1;
+        } else if (!strcmp(a, "--progress")) {
+            progress = 1;
         } else {
-            fprintf(stderr, "usage: %s [--dtype f64|f32|bf16|f16|i8] [--n N] [--k K] "
-                            "[--devices 0,1,...] [--tile T] [--iters I] [--pageable]\n",
-                    argv[0]);
+            fprintf(stderr, "duet-group-bench: unknown option '%s' (duet-group-bench --help lists "
+                            "them)\n",
+                    a);
             return 2;
         }
     }
     if (k < 0) k = n;
-    if (n <= 0 || k <= 0 || iters < 1) return 2;
+    if (list) {
+        /* digits separated by single commas, at most DUET_GROUP_MAX of them */
+        for (const char *p = list;;) {
+            char *end = NULL;
+            errno = 0;
+            const long d = strtol(p, &end, 10);
+            if (end == p || *p == '-' || *p == '+' || errno || d > INT32_MAX ||
+                (*end && *end != ',') || ndev == DUET_GROUP_MAX) {
+                fprintf(stderr, "duet-group-bench: --devices %s: want up to %d device numbers "
+                                "separated by commas (\"0,1,2\")\n",
+                        list, DUET_GROUP_MAX);
+                return 2;
+            }
+            devs[ndev++] = (int)d;
+            if (!*end) break;
+            p = end + 1;
+        }
+    }
     int count = 0;
     if (duet_device_count(&count) != DUET_SUCCESS) {
         printf("skipped: no device (%s)\n", duet_last_error());
         return 77;
     }
     if (list) {
-        for (const char *p = list; *p && ndev < DUET_GROUP_MAX;) {
-            devs[ndev++] = atoi(p);
-            p = strchr(p, ',');
-            if (!p) break;
-            p++;
-        }
+        for (int i = 0; i < ndev; i++)
+            if (devs[i] >= count) {
+                fprintf(stderr, "duet-group-bench: --devices %s: device %d, but the %s backend "
+                                "sees %d\n",
+                        list, devs[i], duet_backend_name(), count);
+                return 2;
+            }
     } else {
         for (int d = 0; d < count && d < DUET_GROUP_MAX; d++) devs[ndev++] = d;
     }
@@ -128,6 +225,10 @@ int main(int argc, char **argv)
     const size_t ea = duet_dtype_size(ab), ec = duet_dtype_size(ct);
     const size_t a_bytes = (size_t)n * (size_t)k * ea, b_bytes = (size_t)k * (size_t)n * ea;
     const size_t c_bytes = (size_t)n * (size_t)n * ec;
+    if (progress)
+        fprintf(stderr, "duet-group-bench progress: filling %.2f GiB of host matrices%s\n",
+                (double)(a_bytes + b_bytes + c_bytes) / 1073741824.0,
+                pageable ? "" : " and registering them");
     unsigned char *a = malloc(a_bytes), *b = malloc(b_bytes), *c = malloc(c_bytes);
     if (!a || !b || !c) {
         fprintf(stderr, "cannot allocate %zu bytes of host memory\n", a_bytes + b_bytes + c_bytes);
@@ -149,9 +250,14 @@ int main(int argc, char **argv)
     printf("duet_group_gemm %s, %lld x %lld x %lld, %s host memory, backend %s\n",
            duet_dtype_name(ab), (long long)n, (long long)n, (long long)k,
            pageable ? "pageable" : "registered", duet_backend_name());
-    printf("%8s %12s %12s %10s\n", "members", "ms", "TFLOP/s", "efficiency");
+    /* GFLOP/s on the cpu backend, where a TFLOP/s column would read 0.0x */
+    const int on_cpu = !strcmp(duet_backend_name(), "cpu");
+    printf("%8s %12s %12s %10s\n", "members", "ms", on_cpu ? "GFLOP/s" : "TFLOP/s", "efficiency");
     double t1 = 0;
     for (int m = 1; m <= ndev; m = (m * 2 > ndev && m < ndev) ? ndev : m * 2) {
+        if (progress)
+            fprintf(stderr, "duet-group-bench progress: %d member%s: 1 untimed call, %d timed\n", m,
+                    m > 1 ? "s" : "", iters);
         duet_group *g = NULL;
         CHECK(duet_group_create(ctx, m, &g));
         if (tile > 0) CHECK(duet_group_set_tile(g, tile));
@@ -166,9 +272,8 @@ int main(int argc, char **argv)
         CHECK(duet_group_destroy(g));
         if (m == 1) t1 = best;
         const double flops = 2.0 * (double)n * (double)n * (double)k;
-        printf("%8d %12.2f %12.3f %9.1f%%\n", m, best * 1e3, flops / best * 1e-12,
+        printf("%8d %12.2f %12.3f %9.1f%%\n", m, best * 1e3, flops / best * (on_cpu ? 1e-9 : 1e-12),
                100.0 * t1 / (best * m));
-        fflush(stdout);
         if (m == ndev) break;
     }
     if (!pageable) {

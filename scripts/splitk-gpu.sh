@@ -55,5 +55,5 @@ for t in test_gemm test_seeds test_transpose test_elementwise; do
 done
 grep -h "split-K\|checks," "$out"/test_gemm_quick.log || true
 run duet-bench "$bin/duet-bench" --only gemm --out "$out/duet-bench.csv"
-grep -E "^gemm" "$out/duet-bench.log" | awk '{printf "%-4s %-18s %-10s %-40s %9s %8s %s %s %s\n",$2,$3,$4,$5,$6,$7,$9,$11,$12}'
+grep -E "^gemm" "$out/duet-bench.log" | awk '{printf "%-4s %-18s %-10s %-40s %9s %8s %s %s %s\n",$2,$3,$4,$5,$6,$8,$10,$12,$13}'
 exit "$failed"
