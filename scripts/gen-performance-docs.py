@@ -806,8 +806,9 @@ def cpu_section(md):
 def sweep_section(md, paths):
     md.append("## GEMM sweep\n")
     md.append("From %s (`duet-bench --sweep`): one row per problem, ratio = vendor time / duet "
-              "time (above 1, duet is faster). p10: the ratio that 90%% of the problems of "
-              "that dtype meet or beat.\n"
+              "time (above 1, duet is faster; from the two time columns where the file has them, "
+              "else from its ratio column). p10: the ratio that 90%% of the problems of that "
+              "dtype meet or beat.\n"
               % ", ".join("[%s](results/%s)" % (os.path.basename(p), os.path.basename(p))
                           for p in paths))
     rows = []
