@@ -94,6 +94,15 @@ SOURCES = {
         "changed": ("One later commit to the in-place kernels (3b7ea46) shares a loop between "
                     "two kernels; the sm_90 PTX is unchanged."),
     },
+    "elementwise": {
+        "files": ["large-check-2026-11-21-h100.log"],
+        "date": "2026-11-21", "machine": H100, "commit": "9d0e4dc",
+        "build": ("cmake -S . -B build-gpu -DBACKEND=cuda -DCMAKE_CUDA_ARCHITECTURES=90 "
+                  "-DDUET_WERROR=ON -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j2"),
+        "command": "SKIP_BUILD=1 BUILD_DIR=$PWD/build-gpu bash scripts/gpu-check.sh <outdir>",
+        "changed": ("The elementwise kernels are unchanged since this run; one later commit "
+                    "(95d5540) changed how the host names the kernel in the launch info."),
+    },
     "cpu": {
         "files": ["duet-bench-cpu-transpose-1b-tiles-2026-11-24.log"],
         "blocks": r"^## set 2 after\.",
@@ -118,11 +127,6 @@ SOURCES = {
 
 # What the page says about parts of the library that no file of docs/results/ describes.
 NOT_MEASURED = [
-    ("Elementwise ops (scale, add, fill)",
-     "./build-gpu/bench/duet-bench --only elementwise --out <csv>",
-     "No file in docs/results/ holds a run of the elementwise ops. A first measurement "
-     "(2026-11-21, H100, 2^28 f32 elements) put scale at the copy rate and add and fill "
-     "slightly above it; it is not shown here because its file was not kept."),
     ("Call overhead (host time per small op)",
      "./build-gpu/bench/duet-bench --overhead",
      "The last run (2026-11-24) predates changes to the common layer's argument checks and "
@@ -133,7 +137,7 @@ COLORS = {
     "f32": "#1f77b4", "f64": "#d62728", "i32": "#7f7f7f", "bf16": "#2ca02c", "f16": "#9467bd",
     "tf32": "#ff7f0e", "3xtf32": "#8c564b", "i8": "#e377c2", "naive": "#bbbbbb",
     "tiled32": "#999999", "tiled_padded": "#666666", "auto": "#1f77b4", "cublas": "#ff7f0e",
-    "in place": "#d62728", "out of place": "#1f77b4", "other": "#17becf",
+    "in place": "#d62728", "out of place": "#1f77b4",
 }
 EXTRA_COLORS = ["#17becf", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39"]
 
@@ -443,6 +447,8 @@ def bar_chart(path, title, groups, series, values, ylabel, ref_line=None, ref_la
         svg.line(svg.L, py(yv), svg.L + pw, py(yv), "#e5e5e5")
         svg.text(svg.L - 8, py(yv) + 4, "%.2f" % yv, 11, "end")
         yv += ystep
+    if ref_line:  # under the bars, so their value labels stay readable
+        svg.line(svg.L, py(ref_line), svg.L + pw, py(ref_line), "#444", 1, "6 4")
     gw = pw / len(groups)
     bw = min(28.0, gw * 0.8 / len(series))
     for gi, g in enumerate(groups):
@@ -459,8 +465,6 @@ def bar_chart(path, title, groups, series, values, ylabel, ref_line=None, ref_la
             svg.text(svg.L + gi * gw + gw / 2, svg.T + ph + 18 + 14 * li, part, 11, "middle")
     svg.line(svg.L, svg.T + ph, svg.L + pw, svg.T + ph, "#444")
     svg.line(svg.L, svg.T, svg.L, svg.T + ph, "#444")
-    if ref_line:
-        svg.line(svg.L, py(ref_line), svg.L + pw, py(ref_line), "#444", 1, "6 4")
     if xlabel:
         svg.text(svg.L + pw / 2, svg.H - 18, xlabel, 12, "middle")
     svg.text(18, svg.T + ph / 2, ylabel, 12, "middle", rotate=-90)
@@ -490,7 +494,7 @@ def fmt_rate(v):
     return "%.0f" % v if v >= 100 else "%.1f" % v
 
 
-def fmt_ratio(v, bold_below=None):
+def fmt_ratio(v):
     if v is None:
         return "-"
     return "%.2f" % v
@@ -515,10 +519,6 @@ def source_block(src, extra=None):
     if src.get("changed"):
         lines.append("- Code changed since: " + src["changed"])
     return "\n".join(lines)
-
-
-def squares(pairs_by_run):
-    return [k for k in pairs_by_run if len(set(parse_size(k[1])[0])) == 1]
 
 
 # ---- sections ---------------------------------------------------------------------------------
@@ -734,6 +734,47 @@ def inplace_section(md):
               bars, "copy time / transpose time", 1.0, "device copy", ymax=1.2)
 
 
+def read_bandwidth_log(name):
+    """large_check's bandwidth table: 'op size ms GB/s pct%' rows after a 'bandwidth' line."""
+    rows, inside = [], False
+    with open(os.path.join(RESULTS, name), encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("bandwidth"):
+                inside = True
+                continue
+            if inside and line and not line.startswith(" "):
+                break
+            parts = line.split()
+            if not inside or len(parts) < 5 or not parts[-1].endswith("%"):
+                continue
+            op, size = " ".join(parts[:-4]), parts[-4]
+            rows.append({"op": op, "size": size, "ms": num(parts[-3]), "rate": num(parts[-2]),
+                         "of_copy": num(parts[-1].rstrip("%")) / 100.0})
+    return rows
+
+
+def elementwise_section(md):
+    src = SOURCES["elementwise"]
+    rows = read_bandwidth_log(src["files"][0])
+    md.append("## Elementwise ops (NVIDIA H100 80GB HBM3, sm_90)\n")
+    md.append(source_block(src, "The bandwidth table of that run's `large_check`: median of 20 "
+                           "after 3 warm-ups, hashed (non-constant) data.") + "\n")
+    md.append("GB/s counts the bytes read plus the bytes written (scale: x = alpha x reads and "
+              "writes x; add: c = alpha a + beta b reads two and writes one; fill only writes). "
+              "\"of copy\" = the rate over that of a device-to-device copy of the same matrix "
+              "in the same run. add and fill pass 1.0; the likely reason (not verified with "
+              "counters) is that a copy reads as much as it writes, and a stream of more "
+              "writes than reads, or of writes only, turns the memory bus around less often.\n")
+    table = []
+    for r in rows:
+        m = re.match(r"(scale|add|fill)_auto_(\w+)$", r["op"])
+        if m:
+            table.append([m.group(1), m.group(2), shape(r["size"]), fmt_ms(r["ms"]),
+                          fmt_rate(r["rate"]), "%.3f" % r["of_copy"]])
+    md.append(md_table(["op", "dtype", "matrix", "time", "GB/s", "of copy"], table, "lllrrr")
+              + "\n")
+
+
 def cpu_section(md):
     src, src2 = SOURCES["cpu"], SOURCES["cpu-inplace"]
     runs = read_bench_text(src["files"][0], src["blocks"])
@@ -882,6 +923,10 @@ def build_page():
               "/ time.\n"
               "- Ratios put the other library's time over duet's: **above 1, duet is "
               "faster**.\n")
+    md.append("## Summary\n")
+    md.append("![duet GEMM vs cuBLAS on large squares](img/gemm-headline-h100.svg)\n")
+    md.append("The large squares of the GEMM tables below, per dtype (f32 and f64: the mean of "
+              "the two runs; 3xTF32 against cuBLAS's exact SGEMM). Sections: @TOC@.\n")
     headline = {}
     gemm_section(md, headline)
     lowp_section(md, headline, "lowp", "Tensor-core GEMM, Hopper kernels", "gemm-lowp-h100.svg")
@@ -896,6 +941,7 @@ def build_page():
               "not measured on an sm_80-sm_89 GPU.\n")
     transpose_section(md)
     inplace_section(md)
+    elementwise_section(md)
     cpu_section(md)
     md.append("## Not measured on the current library\n")
     for what, cmd, why in NOT_MEASURED:
@@ -905,7 +951,15 @@ def build_page():
     if sweeps:
         sweep_section(md, sweeps)
     headline_chart(headline)
-    write_file(PAGE, "\n".join(md).rstrip("\n") + "\n")
+    text = "\n".join(md).rstrip("\n") + "\n"
+    heads = re.findall(r"^## (.+)$", text, re.M)
+    toc = ", ".join("[%s](#%s)" % (h, slug(h)) for h in heads[heads.index("Summary") + 1:])
+    write_file(PAGE, text.replace("@TOC@", toc))
+
+
+def slug(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
 def main(argv):
