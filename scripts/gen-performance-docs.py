@@ -964,7 +964,11 @@ def slug(heading):
 
 def main(argv):
     check = "--check" in argv[1:]
-    build_page()
+    try:
+        build_page()
+    except OSError as e:  # a file named in SOURCES is missing or unreadable
+        print("gen-performance-docs: %s" % e, file=sys.stderr)
+        return 1
     changed = []
     for path in sorted(glob.glob(os.path.join(IMG, "*.svg"))):
         if path not in WRITTEN:  # a plot no section draws any more (e.g. the sweep's)
