@@ -874,9 +874,12 @@ def sweep_section(md, paths):
                       "%.2f" % vals[-1]])
     md.append(md_table(["dtype", "problems", "median ratio", "p10", "min", "min at (m x n x k)",
                         "max"], table, "lrrrrlr") + "\n")
-    series = []
+    series, used = [], set()
     for i, dt in enumerate(sorted(by)):
-        color = COLORS.get(series_of(dt), EXTRA_COLORS[i % len(EXTRA_COLORS)])
+        color = COLORS.get(series_of(dt))
+        if color is None or color in used:  # bf16 > f32 and bf16 > bf16 get colours of their own
+            color = EXTRA_COLORS[i % len(EXTRA_COLORS)]
+        used.add(color)
         pts = sorted((r["m"] * r["n"] * r["k"] * r["batch"], r["ratio"], False) for r in by[dt])
         series.append((dt, color, pts))
     ratio_scatter(os.path.join(IMG, "gemm-sweep.svg"), "GEMM sweep: duet vs the vendor library",
