@@ -89,13 +89,15 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     if (plan->form == DT_SKINNY_MMAJOR) {
         const int lv = elem >= 4 ? (int)(8 / elem) : (int)(4 / elem);
         plan->block_rows = lv * warp;
-        plan->kchunk = 64;
+        plan->kchunk = 256;
         plan->a_vec = aligned(v.a.base, v.a.cs, v.a.bs, v.batch, elem, (size_t)lv * elem);
     } else {
         plan->block_rows = 2 * warp;
         plan->kchunk = kmajor_chunk(elem, plan->form == DT_SKINNY_KMAJOR_MMA ? (int)elem : acc,
                                     plan->nmax);
         plan->a_vec = kvec;
+        /* B's columns read like A's rows: k-contiguous runs on 16-byte boundaries. */
+        plan->b_direct = v.b.rs == 1 && aligned(v.b.base, v.b.cs, v.b.bs, v.batch, elem, 16);
     }
 
     /* Split K until the grid holds enough blocks, each slice at least one chunk. */

@@ -30,6 +30,8 @@ typedef struct dt_skinny_plan {
     int64_t kslice;   /* k of one slice                                                    */
     int split;        /* slices (gridDim.y); > 1: partial sums in the workspace, reduced   */
     int a_vec;        /* A's contiguous runs may be read in vectors (alignment checked)    */
+    int b_direct;     /* K-major forms: B's columns are 16-byte-aligned k runs, read from
+                         global memory directly instead of staged in shared memory          */
     size_t workspace; /* bytes of partial sums (split > 1)                                 */
 } dt_skinny_plan;
 
