@@ -53,6 +53,10 @@ int main(int argc, char **argv)
             go.transport = DUET_DIST_TRANSPORT_NCCL;
         else if (!strcmp(argv[i], "--grid") && i + 1 < argc) {
             if (sscanf(argv[++i], "%dx%d", &prow, &pcol) != 2) prow = pcol = 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            if (rank == 0) printf("dist-bench %s\n", duet_version_string());
+            MPI_Finalize();
+            return 0;
         } else {
             if (rank == 0) fprintf(stderr, "dist-bench: unknown argument %s\n", argv[i]);
             MPI_Finalize();

@@ -1615,6 +1615,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("duet-bench %s\n", duet_version_string());
+            return 0;
         } else {
             usage(stderr);
             return 2;

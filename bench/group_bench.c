@@ -98,6 +98,9 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--pageable")) {
             pageable = 1;
+        } else if (!strcmp(a, "--version")) {
+            printf("duet-group-bench %s\n", duet_version_string());
+            return 0;
         } else {
             fprintf(stderr, "usage: %s [--dtype f64|f32|bf16|f16|i8] [--n N] [--k K] "
                             "[--devices 0,1,...] [--tile T] [--iters I] [--pageable]\n",

@@ -227,6 +227,23 @@ static void test_names(void)
     const char *be = duet_backend_name();
     DT_CHECK(be && (!strcmp(be, "cpu") || !strcmp(be, "cuda") || !strcmp(be, "hip")),
              "backend name \"%s\"", be ? be : "(null)");
+    /* The string macro spells the three number macros, and the library's text is that
+     * version followed by its backend: "0.2.0 (cpu)". */
+    char want[96];
+    snprintf(want, sizeof want, "%d.%d.%d", DUET_VERSION_MAJOR, DUET_VERSION_MINOR,
+             DUET_VERSION_PATCH);
+    DT_CHECK(!strcmp(want, DUET_VERSION_STRING), "DUET_VERSION_STRING \"%s\", macros say %s",
+             DUET_VERSION_STRING, want);
+    DT_CHECK(DUET_VERSION == DUET_VERSION_MAJOR * 10000 + DUET_VERSION_MINOR * 100 +
+                                DUET_VERSION_PATCH,
+             "DUET_VERSION %d", DUET_VERSION);
+    const char *vs = duet_version_string();
+    DT_CHECK(vs && !strncmp(vs, want, strlen(want)), "duet_version_string() \"%s\" does not begin "
+             "with %s", vs ? vs : "(null)", want);
+    snprintf(want, sizeof want, "%s (%s)", DUET_VERSION_STRING, be ? be : "");
+    DT_CHECK(vs && !strcmp(vs, want), "duet_version_string() \"%s\", wanted \"%s\"",
+             vs ? vs : "(null)", want);
+    DT_CHECK(vs == duet_version_string(), "duet_version_string() is not one constant string");
 
     const char *names[11];
     for (int s = 0; s <= 10; s++) {

@@ -25,14 +25,22 @@ extern "C" {
 /* Version                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The release this header belongs to. CMake's project(VERSION) must say the same (the build
+ * refuses to configure otherwise). Before 1.0 a new minor version may break the API and ABI:
+ * the shared library's SONAME is libduet.so.MAJOR.MINOR (docs/api.md, CHANGELOG.md). */
 #define DUET_VERSION_MAJOR 0
-#define DUET_VERSION_MINOR 1
+#define DUET_VERSION_MINOR 2
 #define DUET_VERSION_PATCH 0
+/* "MAJOR.MINOR.PATCH" of the three macros above. */
+#define DUET_VERSION_STRING "0.2.0"
 /* One integer that compares in release order: 10000 * major + 100 * minor + patch. */
 #define DUET_VERSION (DUET_VERSION_MAJOR * 10000 + DUET_VERSION_MINOR * 100 + DUET_VERSION_PATCH)
 
 /* The version of the library actually linked (may differ from DUET_VERSION of the header). */
 DUET_API int duet_version(void);
+/* The linked library's version and backend as text: "MAJOR.MINOR.PATCH (BACKEND)", e.g.
+ * "0.2.0 (cuda)", where BACKEND is duet_backend_name(). A constant string; never NULL. */
+DUET_API const char *duet_version_string(void);
 /* "cpu", "cuda" or "hip": the backend this library was built with. */
 DUET_API const char *duet_backend_name(void);
 
