@@ -133,7 +133,9 @@ DUET_API duet_status duet_buffer_destroy(duet_buffer *buf);
 DUET_API duet_status duet_buffer_size(const duet_buffer *buf, size_t *bytes);
 
 /* Copies. stream may be NULL: the buffer's context's default stream. Every range is checked
- * against the buffer's size, with no overflow, before anything is queued.
+ * against the buffer's size, with no overflow, before anything is queued. A read-only buffer
+ * (a DLPack import flagged read-only, duet_dlpack.h) is refused as the destination of every
+ * call that writes a buffer (copies, memset, ops' outputs): DUET_ERROR_INVALID_ARGUMENT.
  * The plain forms return when the copy has completed (they wait on the stream). The _async
  * forms only queue the copy; the host memory must stay valid until the stream is synchronized
  * (use pinned or registered host memory for copies that overlap with host work). */
@@ -161,7 +163,8 @@ DUET_API duet_status duet_buffer_copy(duet_stream *stream, duet_buffer *dst, siz
 DUET_API duet_status duet_buffer_copy_peer(duet_stream *stream, duet_buffer *dst,
                                            size_t dst_offset, const duet_buffer *src,
                                            size_t src_offset, size_t bytes);
-/* Sets bytes to (unsigned char)value. Asynchronous. */
+/* Sets bytes to value, which is a byte: 0..255 (anything else is DUET_ERROR_INVALID_ARGUMENT,
+ * not cut to its low 8 bits). Asynchronous. */
 DUET_API duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *buf, size_t offset,
                                         int value, size_t bytes);
 
@@ -365,8 +368,9 @@ typedef struct duet_op_options {
  *   i8     i32          i32 modulo 2^32         integers in i32 range  DEFAULT
  *
  * For f16 and bf16, C = alpha * acc + beta * C is evaluated in f32 and rounded once to C's dtype
- * (round to nearest even; overflow gives inf, NaN propagates). Any other combination is
- * DUET_ERROR_UNSUPPORTED with a message naming the three dtypes. */
+ * (round to nearest even; overflow gives inf, NaN propagates). A and B of different dtypes are
+ * DUET_ERROR_INVALID_ARGUMENT; any other combination outside the table is
+ * DUET_ERROR_UNSUPPORTED. Both messages name the three dtypes. */
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);
