@@ -101,6 +101,10 @@ int main(int argc, char **argv)
             if (rank == 0) usage(stdout);
             MPI_Finalize();
             return 0;
+        } else if (!strcmp(a, "--version")) {
+            if (rank == 0) printf("dist-bench %s\n", duet_version_string());
+            MPI_Finalize();
+            return 0;
         } else if (!strcmp(a, "--dtype")) {
             if (!v || (strcmp(v, "f64") && strcmp(v, "f32") && strcmp(v, "bf16"))) {
                 if (rank == 0)

@@ -2788,6 +2788,9 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("duet-bench %s\n", duet_version_string());
+            return 0;
         } else if (!strcmp(a, "--quick")) {
             quick = 1;
         } else if (!strcmp(a, "--progress")) {

@@ -177,6 +177,9 @@ int main(int argc, char **argv)
             pageable = 1;
         } else if (!strcmp(a, "--progress")) {
             progress = 1;
+        } else if (!strcmp(a, "--version")) {
+            printf("duet-group-bench %s\n", duet_version_string());
+            return 0;
         } else {
             fprintf(stderr, "duet-group-bench: unknown option '%s' (duet-group-bench --help lists "
                             "them)\n",

@@ -29,7 +29,7 @@ if(DUET_HAVE_DIST)
   # Exported as duet::dist, like duet::duet.
   set_target_properties(duet_dist PROPERTIES EXPORT_NAME dist
     C_VISIBILITY_PRESET hidden
-    VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+    VERSION ${PROJECT_VERSION} SOVERSION ${DUET_SOVERSION})
   target_include_directories(duet_dist
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src/dist)

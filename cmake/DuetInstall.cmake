@@ -36,8 +36,8 @@ install(EXPORT duetTargets
 
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/duetConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
-  # 0.x: a new minor version may change the API, so only the same minor version matches.
-  COMPATIBILITY SameMinorVersion)
+  # The SONAME's policy (CMakeLists.txt): 0.x matches the same minor version only.
+  COMPATIBILITY ${DUET_VERSION_COMPATIBILITY})
 
 install(FILES
   ${PROJECT_BINARY_DIR}/duetConfig.cmake
@@ -185,6 +185,12 @@ function(_duet_write_package_files)
   endforeach()
   set(DUET_PACKAGE_BACKEND ${DUET_BACKEND})
   set(DUET_PACKAGE_DIST ${DUET_HAVE_DIST})
+  # Why an installation has no duet::dist, for duetConfig.cmake's message.
+  if(DUET_DIST STREQUAL "OFF")
+    set(DUET_PACKAGE_DIST_WHY "duet was built with -DDUET_DIST=OFF")
+  else()
+    set(DUET_PACKAGE_DIST_WHY "duet was built without MPI")
+  endif()
   if(duet_type STREQUAL "STATIC_LIBRARY")
     set(DUET_PACKAGE_SHARED OFF)
   else()

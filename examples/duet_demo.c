@@ -39,6 +39,7 @@ static void usage(FILE *f)
                "  --iters N       timed runs (default 10 on a GPU, 5 on the cpu backend)\n"
                "  --samples N     GEMM outputs to check when N^3 is large (default 2048)\n"
                "  -h, --help      this text\n"
+               "  --version       duet's version and backend\n"
                "\n"
                "exit status: 0 every check passed, 1 a check or call failed, 2 bad usage,\n"
                "77 no device for the backend this duet was built with.\n");
@@ -57,7 +58,7 @@ static int parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int
     return 1;
 }
 
-/* Returns 0 on success, 2 on bad usage, -1 after --help. */
+/* Returns 0 on success, 2 on bad usage, -1 after --help or --version. */
 static int parse_args(int argc, char **argv, int on_gpu, demo_args *a)
 {
     a->gemm_n = on_gpu ? 4096 : 512;
@@ -72,6 +73,9 @@ static int parse_args(int argc, char **argv, int on_gpu, demo_args *a)
         int64_t x;
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
             usage(stdout);
+            return -1;
+        } else if (!strcmp(o, "--version")) {
+            printf("duet-demo %s\n", duet_version_string());
             return -1;
         } else if (!strcmp(o, "--gemm")) {
             if (!parse_int(o, v, 1, 65536, &a->gemm_n)) return 2;
@@ -92,7 +96,7 @@ static int parse_args(int argc, char **argv, int on_gpu, demo_args *a)
             fprintf(stderr, "duet-demo: unknown option '%s' (try --help)\n", o);
             return 2;
         }
-        i++; /* every option but --help takes a value */
+        i++; /* every option but --help and --version takes a value */
     }
     return 0;
 }

@@ -227,6 +227,23 @@ static void test_names(void)
     const char *be = duet_backend_name();
     DT_CHECK(be && (!strcmp(be, "cpu") || !strcmp(be, "cuda") || !strcmp(be, "hip")),
              "backend name \"%s\"", be ? be : "(null)");
+    /* The string macro spells the three number macros, and the library's text is that
+     * version followed by its backend: "0.2.0 (cpu)". */
+    char want[96];
+    snprintf(want, sizeof want, "%d.%d.%d", DUET_VERSION_MAJOR, DUET_VERSION_MINOR,
+             DUET_VERSION_PATCH);
+    DT_CHECK(!strcmp(want, DUET_VERSION_STRING), "DUET_VERSION_STRING \"%s\", macros say %s",
+             DUET_VERSION_STRING, want);
+    DT_CHECK(DUET_VERSION == DUET_VERSION_MAJOR * 10000 + DUET_VERSION_MINOR * 100 +
+                                DUET_VERSION_PATCH,
+             "DUET_VERSION %d", DUET_VERSION);
+    const char *vs = duet_version_string();
+    DT_CHECK(vs && !strncmp(vs, want, strlen(want)), "duet_version_string() \"%s\" does not begin "
+             "with %s", vs ? vs : "(null)", want);
+    snprintf(want, sizeof want, "%s (%s)", DUET_VERSION_STRING, be ? be : "");
+    DT_CHECK(vs && !strcmp(vs, want), "duet_version_string() \"%s\", wanted \"%s\"",
+             vs ? vs : "(null)", want);
+    DT_CHECK(vs == duet_version_string(), "duet_version_string() is not one constant string");
 
     const char *names[11];
     for (int s = 0; s <= 10; s++) {
@@ -516,10 +533,16 @@ static void test_buffers(void)
     DT_OK(duet_buffer_copy(NULL, b, 40, b, 50, 10));
     memmove(want + 40, want + 50, 10);
     DT_OK(duet_buffer_copy(NULL, b2, 3, b, 1, 60));
-    DT_OK(duet_buffer_memset(NULL, b, 60, 0x1AB, 3));
+    DT_OK(duet_buffer_memset(NULL, b, 60, 0xAB, 3));
     want[60] = want[61] = want[62] = 0xAB;
-    DT_OK(duet_buffer_memset(NULL, b, 0, -1, 2));
+    DT_OK(duet_buffer_memset(NULL, b, 0, 255, 2));
     want[0] = want[1] = 0xFF;
+    /* value is a byte: anything else is refused, not cut to its low 8 bits (0x1AB would set
+     * 0xAB, -1 0xFF, 256 0); the comparison below sees that nothing was written. */
+    const int bad_value[] = {256, 300, 0x1AB, -1, -256, INT32_MAX, INT32_MIN};
+    for (int i = 0; i < 7; i++)
+        FAILS(duet_buffer_memset(NULL, b, 4, bad_value[i], 8), DUET_ERROR_INVALID_ARGUMENT,
+              "value");
     memset(got, 0, N);
     DT_OK(duet_buffer_read(NULL, b, 0, got, N));
     DT_CHECK(memcmp(got, want, N) == 0, "copies and memsets in one buffer");
@@ -880,9 +903,13 @@ static void test_gemm_bad(void)
         memcpy(m, base, sizeof m);
         m[w].dtype = DUET_DTYPE_I8 + 1;
         GEMM3(m, DUET_ERROR_INVALID_ARGUMENT, "dtype");
-        /* A valid dtype that breaks duet.h's table of combinations. */
+        /* A valid dtype that breaks duet.h's table of combinations: A and B that differ are a
+         * bad argument, a C the table does not pair with them is unsupported. */
         m[w].dtype = w == 0 ? DUET_DTYPE_F64 : DUET_DTYPE_I32;
-        GEMM3(m, DUET_ERROR_UNSUPPORTED, "dtype combination");
+        if (w < 2)
+            GEMM3(m, DUET_ERROR_INVALID_ARGUMENT, "dtypes");
+        else
+            GEMM3(m, DUET_ERROR_UNSUPPORTED, "dtype combination");
         memcpy(m, base, sizeof m);
         m[w].layout = DUET_LAYOUT_COL_MAJOR + 1;
         GEMM3(m, DUET_ERROR_INVALID_ARGUMENT, "layout");
@@ -1928,7 +1955,7 @@ static void test_group_bad(void)
     x.dtype = DUET_DTYPE_F64;
     x.data = hd;
     FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &a, &x, 0, &c, NULL),
-          DUET_ERROR_UNSUPPORTED, "f64");
+          DUET_ERROR_INVALID_ARGUMENT, "f64");
     x = bm;
     x.rows = 3;
     x.ld = 2;

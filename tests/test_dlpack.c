@@ -358,6 +358,193 @@ static void lifetimes(void)
     if (out) out->deleter(out);
 }
 
+/* ---- read-only tensors and one import per tensor -------------------------------------- */
+
+/* call must fail with DUET_ERROR_INVALID_ARGUMENT, its message naming func, the argument and
+ * the read-only flag. */
+static void expect_read_only(duet_status got, const char *func, const char *arg, int line)
+{
+    const char *msg = duet_last_error();
+    dt_checks++;
+    if (got != DUET_ERROR_INVALID_ARGUMENT || strncmp(msg, func, strlen(func)) != 0 ||
+        !strstr(msg, arg) || !strstr(msg, "DLPACK_FLAG_BITMASK_READ_ONLY")) {
+        dt_failures++;
+        fprintf(stderr, "line %d: %s on a read-only buffer: %s (\"%s\"), wanted invalid argument "
+                        "naming %s, %s and the flag\n",
+                line, func, duet_status_string(got), msg, func, arg);
+    }
+}
+#define READ_ONLY(call, func, arg) expect_read_only((call), (func), (arg), __LINE__)
+
+/* A versioned tensor flagged DLPACK_FLAG_BITMASK_READ_ONLY imports as a read-only matrix: every
+ * call that writes a buffer refuses it (naming the argument and the flag) and writes nothing;
+ * reading it works; its export keeps the flag, and it has no unversioned export. */
+static void read_only(void)
+{
+    enum { N = 4, ELEMS = N * N };
+    duet_buffer *src = NULL, *other = NULL;
+    DT_OK(duet_buffer_create(g_ctx, ELEMS * sizeof(float), &src));
+    DT_OK(duet_buffer_create(g_ctx, 3 * ELEMS * sizeof(float), &other));
+    if (!src || !other) return;
+    float init[ELEMS], back[ELEMS], zeros[3 * ELEMS] = {0};
+    for (int i = 0; i < ELEMS; i++) init[i] = (float)(i + 1);
+    DT_OK(duet_buffer_write(NULL, src, 0, init, sizeof init));
+    DT_OK(duet_buffer_write(NULL, other, 0, zeros, sizeof zeros));
+    duet_matrix m = duet_matrix_make(src, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, N, N);
+    DLManagedTensorVersioned *v = NULL;
+    DT_OK(duet_matrix_to_dlpack_versioned(&m, &v));
+    if (!v) return;
+    v->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+    g_orig_versioned = v->deleter;
+    v->deleter = count_versioned;
+    g_deleted = 0;
+    duet_matrix r;
+    DT_OK(duet_matrix_from_dlpack_versioned(g_ctx, v, &r));
+    duet_buffer *rb = r.buffer;
+
+    /* Matrices of other: x (elements 0..15), y (16..31), z (32..47). */
+    duet_matrix x = duet_matrix_make(other, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, N, N);
+    duet_matrix y = x, z = x;
+    y.offset = ELEMS;
+    z.offset = 2 * ELEMS;
+
+    /* Every op's output. */
+    READ_ONLY(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &x, &y, 0.0, &r, NULL), "duet_gemm",
+              "C.buffer");
+    READ_ONLY(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &x, &y, 1.0, &r, NULL), "duet_gemm",
+              "C.buffer");
+    READ_ONLY(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 0.0, &x, &y, 0.0, &r, NULL), "duet_gemm",
+              "C.buffer"); /* the fill path of alpha == 0 */
+    READ_ONLY(duet_transpose(NULL, &x, &r, NULL), "duet_transpose", "out.buffer");
+    READ_ONLY(duet_transpose(NULL, &r, &r, NULL), "duet_transpose", "out.buffer"); /* in place */
+    READ_ONLY(duet_scale(NULL, 2.0, &r, NULL), "duet_scale", "x.buffer");
+    READ_ONLY(duet_fill(NULL, 7.0, &r, NULL), "duet_fill", "x.buffer");
+    READ_ONLY(duet_add(NULL, 1.0, &x, 1.0, &y, &r, NULL), "duet_add", "c.buffer");
+    READ_ONLY(duet_add(NULL, 1.0, &r, 1.0, &y, &r, NULL), "duet_add", "c.buffer");
+    /* Buffer calls that write. */
+    READ_ONLY(duet_buffer_write(NULL, rb, 0, zeros, 16), "duet_buffer_write", "dst");
+    READ_ONLY(duet_buffer_write_async(NULL, rb, 0, zeros, 16), "duet_buffer_write_async", "dst");
+    READ_ONLY(duet_buffer_copy(NULL, rb, 0, other, 0, 16), "duet_buffer_copy", "dst");
+    READ_ONLY(duet_buffer_copy_peer(NULL, rb, 0, other, 0, 16), "duet_buffer_copy_peer", "dst");
+    READ_ONLY(duet_buffer_memset(NULL, rb, 0, 0, 16), "duet_buffer_memset", "buf");
+    READ_ONLY(duet_buffer_write(NULL, rb, 0, zeros, 0), "duet_buffer_write", "dst");
+    /* A group gemm's device C. */
+    duet_group *grp = NULL;
+    DT_OK(duet_group_create(&g_ctx, 1, &grp));
+    if (grp) {
+        READ_ONLY(duet_group_gemm_ex(grp, DUET_OP_N, DUET_OP_N, 1.0, duet_group_device(&x),
+                                     duet_group_device(&y), 0.0, duet_group_device(&r), NULL),
+                  "duet_group_gemm_ex", "C.buffer");
+        /* As an input it is read. */
+        DT_OK(duet_group_gemm_ex(grp, DUET_OP_N, DUET_OP_N, 1.0, duet_group_device(&r),
+                                 duet_group_device(&x), 0.0, duet_group_device(&z), NULL));
+        DT_OK(duet_group_destroy(grp));
+    }
+    DT_OK(duet_buffer_read(NULL, src, 0, back, sizeof back));
+    DT_CHECK(memcmp(back, init, sizeof init) == 0, "a refused call wrote the read-only memory");
+
+    /* Reads work: as gemm's A and B, transpose's and add's inputs, copies' src. */
+    DT_OK(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &r, &r, 0.0, &z, NULL));
+    DT_OK(duet_transpose(NULL, &r, &z, NULL));
+    DT_OK(duet_add(NULL, 1.0, &r, -1.0, &r, &z, NULL));
+    DT_OK(duet_buffer_copy(NULL, other, 0, rb, 0, 16));
+    DT_OK(duet_buffer_copy_peer(NULL, other, 0, rb, 0, 16));
+    DT_OK(duet_buffer_read(NULL, rb, 0, back, sizeof back));
+    DT_CHECK(memcmp(back, init, sizeof init) == 0, "reading the read-only matrix");
+
+    /* Export: the versioned tensor keeps the flag; the unversioned one cannot carry it. */
+    DLManagedTensorVersioned *again = NULL;
+    DT_OK(duet_matrix_to_dlpack_versioned(&r, &again));
+    if (again) {
+        DT_CHECK((again->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0,
+                 "a read-only matrix exported without the read-only flag (flags %llu)",
+                 (unsigned long long)again->flags);
+        again->deleter(again);
+    }
+    DLManagedTensor *u = (DLManagedTensor *)0x1;
+    READ_ONLY(duet_matrix_to_dlpack(&r, &u), "duet_matrix_to_dlpack", "matrix->buffer");
+    DT_CHECK(u == (DLManagedTensor *)0x1, "nothing written on failure");
+
+    /* Without the flag the same tensor's memory is writable through the import. */
+    DT_CHECK(g_deleted == 0, "deleter ran before the buffer was destroyed");
+    DT_OK(duet_buffer_destroy(rb));
+    DT_CHECK(g_deleted == 1, "deleter ran %d times", g_deleted);
+    DT_OK(duet_matrix_to_dlpack_versioned(&m, &v));
+    if (v) {
+        DT_CHECK(v->flags == 0, "a writable matrix exported with flags %llu",
+                 (unsigned long long)v->flags);
+        DT_OK(duet_matrix_from_dlpack_versioned(g_ctx, v, &r));
+        DT_OK(duet_fill(NULL, 7.0, &r, NULL));
+        DT_OK(duet_buffer_destroy(r.buffer));
+    }
+    DT_OK(duet_buffer_destroy(src));
+    DT_OK(duet_buffer_destroy(other));
+}
+
+/* A managed tensor is imported once: a second import while the first buffer lives (in this
+ * context or another) is refused, the deleter runs once; after the first buffer is destroyed
+ * a new tensor may be imported as usual. */
+static void import_once(void)
+{
+    duet_context *c2 = NULL;
+    DT_OK(duet_context_create(0, &c2));
+    duet_buffer *b = NULL;
+    DT_OK(duet_buffer_create(g_ctx, 64, &b));
+    if (!b || !c2) return;
+    duet_matrix m = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    for (int versioned = 0; versioned < 2; versioned++) {
+        DLManagedTensor *u = NULL;
+        DLManagedTensorVersioned *v = NULL;
+        if (versioned) {
+            DT_OK(duet_matrix_to_dlpack_versioned(&m, &v));
+            if (!v) return;
+            g_orig_versioned = v->deleter;
+            v->deleter = count_versioned;
+        } else {
+            DT_OK(duet_matrix_to_dlpack(&m, &u));
+            if (!u) return;
+            g_orig_unversioned = u->deleter;
+            u->deleter = count_unversioned;
+        }
+        const char *fn = versioned ? "duet_matrix_from_dlpack_versioned" : "duet_matrix_from_dlpack";
+#define IMPORT(ctx, out)                                                                       \
+    (versioned ? duet_matrix_from_dlpack_versioned((ctx), v, (out))                             \
+               : duet_matrix_from_dlpack((ctx), u, (out)))
+        g_deleted = 0;
+        duet_matrix first, second, before;
+        DT_OK(IMPORT(g_ctx, &first));
+        memset(&second, 0x5A, sizeof second);
+        before = second;
+        for (int c = 0; c < 2; c++) {
+            const duet_status s = IMPORT(c ? c2 : g_ctx, &second);
+            dt_checks++;
+            if (s != DUET_ERROR_INVALID_ARGUMENT || strncmp(duet_last_error(), fn, strlen(fn)) ||
+                !strstr(duet_last_error(), "already imported") ||
+                memcmp(&second, &before, sizeof second) != 0) {
+                dt_failures++;
+                fprintf(stderr, "%s: a second import%s gave %s (\"%s\"), wanted invalid argument "
+                                "naming the import\n",
+                        fn, c ? " into another context" : "", duet_status_string(s),
+                        duet_last_error());
+            }
+        }
+        DT_CHECK(g_deleted == 0, "%s: the refused import ran the deleter", fn);
+        DT_OK(duet_buffer_destroy(first.buffer));
+        DT_CHECK(g_deleted == 1, "%s: the deleter ran %d times, wanted once", fn, g_deleted);
+#undef IMPORT
+    }
+    /* Two tensors over the same memory are two imports. */
+    DLManagedTensor *p = NULL, *q = NULL;
+    DT_OK(duet_matrix_to_dlpack(&m, &p));
+    DT_OK(duet_matrix_to_dlpack(&m, &q));
+    duet_matrix mp, mq;
+    if (p) DT_OK(duet_matrix_from_dlpack(g_ctx, p, &mp));
+    if (q) DT_OK(duet_matrix_from_dlpack(c2, q, &mq));
+    if (p) DT_OK(duet_buffer_destroy(mp.buffer));
+    DT_OK(duet_context_destroy(c2)); /* releases q's import */
+    DT_OK(duet_buffer_destroy(b));
+}
+
 int main(void)
 {
     g_ctx = dt_open_or_skip();
@@ -371,6 +558,8 @@ int main(void)
     hand_made();
     bad_inputs();
     lifetimes();
+    read_only();
+    import_once();
     DT_OK(duet_context_destroy(g_ctx));
     return dt_finish("test_dlpack");
 }

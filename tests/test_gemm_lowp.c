@@ -666,7 +666,8 @@ static void test_ieee(void)
 }
 
 /* i8 x i8 -> i32 wraps modulo 2^32: in the sums (k past 2^31 / 128^2) and through alpha and
- * beta; the extremes -128 and 127 everywhere. */
+ * beta (int32 scalars: their ends, and values past int8's); the extremes -128 and 127
+ * everywhere. */
 static void test_i8_wrap(void)
 {
     group g = {"i8 wrap-around in i32", 0, 0};
@@ -681,6 +682,13 @@ static void test_i8_wrap(void)
         t.alpha = x & 1 ? 2147483647.0 : -2147483647.0;
         t.beta = x & 2 ? -2147483648.0 : 123456789.0;
         set_layouts(&t, x * 7 + 3);
+        run_in(&g, &t);
+        /* alpha and beta are int32 scalars, not int8 ones: just past int8's ends work too. */
+        t = base_case(cb, 7, 5, 9);
+        t.data = DATA_I8_MAX;
+        t.alpha = x & 1 ? 128.0 : -129.0;
+        t.beta = x & 2 ? -129.0 : 128.0;
+        set_layouts(&t, x * 5 + 1);
         run_in(&g, &t);
     }
     group_done(&g);
@@ -807,7 +815,8 @@ static void test_refusals(void)
             DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &a, &b, 0.0, &c, &opt),
                      DUET_ERROR_UNSUPPORTED, duet_dtype_name(dts[x]));
         }
-    /* Combinations outside the table name the dtypes. */
+    /* Combinations outside the table name the dtypes: A and B that differ are a bad argument,
+     * the others unsupported. */
     static const int bad[][3] = {{3, 3, 4}, {4, 4, 3}, {3, 4, 0}, {5, 5, 5}, {5, 5, 0},
                                  {0, 0, 3}, {1, 1, 0}, {0, 3, 0}, {2, 2, 0}, {3, 3, 1}};
     for (size_t x = 0; x < sizeof bad / sizeof bad[0]; x++) {
@@ -818,7 +827,8 @@ static void test_refusals(void)
                  duet_dtype_name(dts[bad[x][1]]), duet_dtype_name(dts[bad[x][2]]));
         g.cases++;
         DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &a, &b, 0.0, &c, NULL),
-                 DUET_ERROR_UNSUPPORTED, name);
+                 bad[x][0] != bad[x][1] ? DUET_ERROR_INVALID_ARGUMENT : DUET_ERROR_UNSUPPORTED,
+                 name);
     }
     /* i8 gemm takes integral alpha and beta. */
     {
@@ -829,6 +839,16 @@ static void test_refusals(void)
                  DUET_ERROR_INVALID_ARGUMENT, "alpha");
         DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &a, &b, 0.25, &c, NULL),
                  DUET_ERROR_INVALID_ARGUMENT, "beta");
+        /* They scale the i32 accumulator and C, so their range is int32's (test_i8_wrap runs
+         * its ends and values past int8's): one past either end is refused. */
+        const double past[2] = {2147483648.0, -2147483649.0};
+        for (int i = 0; i < 2; i++) {
+            g.cases += 2;
+            DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, past[i], &a, &b, 0.0, &c, NULL),
+                     DUET_ERROR_INVALID_ARGUMENT, "alpha");
+            DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &a, &b, past[i], &c, NULL),
+                     DUET_ERROR_INVALID_ARGUMENT, "beta");
+        }
     }
     for (int x = 0; x < 6; x++) {
         unsigned char back[64 * 8];

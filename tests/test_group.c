@@ -580,7 +580,7 @@ static void test_bad_args(void)
     bad.data = bd;
     bad.dtype = DUET_DTYPE_F64;
     DT_FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &ha, &bad, 0, &hc, NULL),
-             DUET_ERROR_UNSUPPORTED, "duet_group_gemm: A f32, B f64");
+             DUET_ERROR_INVALID_ARGUMENT, "duet_group_gemm: A f32, B f64");
     bad = hb;
     bad.rows = 3;
     DT_FAILS(duet_group_gemm(g, DUET_OP_N, DUET_OP_N, 1, &ha, &bad, 0, &hc, NULL),

@@ -271,6 +271,7 @@ static int parse_sizes(const char *text, size3 *out, int max)
 static void usage(void)
 {
     printf("usage: duet-tune [--quick] [--sizes MxNxK,...] [--iters N] [--out FILE] [-q]\n"
+           "       duet-tune --version\n"
            "Times every compiled AUTO GEMM tile shape (f32, i32, f64) on device 0 and writes\n"
            "a tuning file for its arch (default: ./duet-tuning-ARCH.txt). docs/tuning.md.\n");
 }
@@ -292,6 +293,9 @@ int main(int argc, char **argv)
             g_iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage();
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("duet-tune %s\n", duet_version_string());
             return 0;
         } else {
             usage();

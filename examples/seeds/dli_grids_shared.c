@@ -264,9 +264,12 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
             size = atoll(argv[++i]);
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("dli_grids_shared %s\n", duet_version_string());
+            return 0;
         } else {
-            fprintf(stderr, "usage: dli_grids_shared [--size N]   (transpose size, default "
-                            "16384 on a GPU, 2048 on cpu)\n");
+            fprintf(stderr, "usage: dli_grids_shared [--size N] [--version]   (transpose size, "
+                            "default 16384 on a GPU, 2048 on cpu)\n");
             return 2;
         }
     }

@@ -25,14 +25,22 @@ extern "C" {
 /* Version                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The release this header belongs to. CMake's project(VERSION) must say the same (the build
+ * refuses to configure otherwise). Before 1.0 a new minor version may break the API and ABI:
+ * the shared library's SONAME is libduet.so.MAJOR.MINOR (docs/api.md, CHANGELOG.md). */
 #define DUET_VERSION_MAJOR 0
-#define DUET_VERSION_MINOR 1
+#define DUET_VERSION_MINOR 2
 #define DUET_VERSION_PATCH 0
+/* "MAJOR.MINOR.PATCH" of the three macros above. */
+#define DUET_VERSION_STRING "0.2.0"
 /* One integer that compares in release order: 10000 * major + 100 * minor + patch. */
 #define DUET_VERSION (DUET_VERSION_MAJOR * 10000 + DUET_VERSION_MINOR * 100 + DUET_VERSION_PATCH)
 
 /* The version of the library actually linked (may differ from DUET_VERSION of the header). */
 DUET_API int duet_version(void);
+/* The linked library's version and backend as text: "MAJOR.MINOR.PATCH (BACKEND)", e.g.
+ * "0.2.0 (cuda)", where BACKEND is duet_backend_name(). A constant string; never NULL. */
+DUET_API const char *duet_version_string(void);
 /* "cpu", "cuda" or "hip": the backend this library was built with. */
 DUET_API const char *duet_backend_name(void);
 
@@ -125,7 +133,9 @@ DUET_API duet_status duet_buffer_destroy(duet_buffer *buf);
 DUET_API duet_status duet_buffer_size(const duet_buffer *buf, size_t *bytes);
 
 /* Copies. stream may be NULL: the buffer's context's default stream. Every range is checked
- * against the buffer's size, with no overflow, before anything is queued.
+ * against the buffer's size, with no overflow, before anything is queued. A read-only buffer
+ * (a DLPack import flagged read-only, duet_dlpack.h) is refused as the destination of every
+ * call that writes a buffer (copies, memset, ops' outputs): DUET_ERROR_INVALID_ARGUMENT.
  * The plain forms return when the copy has completed (they wait on the stream). The _async
  * forms only queue the copy; the host memory must stay valid until the stream is synchronized
  * (use pinned or registered host memory for copies that overlap with host work). */
@@ -153,7 +163,8 @@ DUET_API duet_status duet_buffer_copy(duet_stream *stream, duet_buffer *dst, siz
 DUET_API duet_status duet_buffer_copy_peer(duet_stream *stream, duet_buffer *dst,
                                            size_t dst_offset, const duet_buffer *src,
                                            size_t src_offset, size_t bytes);
-/* Sets bytes to (unsigned char)value. Asynchronous. */
+/* Sets bytes to value, which is a byte: 0..255 (anything else is DUET_ERROR_INVALID_ARGUMENT,
+ * not cut to its low 8 bits). Asynchronous. */
 DUET_API duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *buf, size_t offset,
                                         int value, size_t bytes);
 
@@ -357,8 +368,9 @@ typedef struct duet_op_options {
  *   i8     i32          i32 modulo 2^32         integers in i32 range  DEFAULT
  *
  * For f16 and bf16, C = alpha * acc + beta * C is evaluated in f32 and rounded once to C's dtype
- * (round to nearest even; overflow gives inf, NaN propagates). Any other combination is
- * DUET_ERROR_UNSUPPORTED with a message naming the three dtypes. */
+ * (round to nearest even; overflow gives inf, NaN propagates). A and B of different dtypes are
+ * DUET_ERROR_INVALID_ARGUMENT; any other combination outside the table is
+ * DUET_ERROR_UNSUPPORTED. Both messages name the three dtypes. */
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);

@@ -56,8 +56,17 @@ extern "C" {
  *             (duet reads batch_count 0 as 1); negative shapes, NULL data
  *             with elements, NULL shape, an ld smaller than the row (column) length are
  *             DUET_ERROR_INVALID_ARGUMENT. Versioned tensors need version.major == 1
- *             (DUET_ERROR_UNSUPPORTED); DLPACK_FLAG_BITMASK_READ_ONLY is accepted, and such a
- *             matrix must not be used as an output.
+ *             (DUET_ERROR_UNSUPPORTED).
+ *   read-only A versioned tensor flagged DLPACK_FLAG_BITMASK_READ_ONLY gives a read-only
+ *             buffer: every call that writes a buffer (an op's output, duet_buffer_write and
+ *             _async, duet_buffer_copy and _copy_peer's dst, duet_buffer_memset, a group
+ *             gemm's device C) refuses it with DUET_ERROR_INVALID_ARGUMENT naming the argument
+ *             and the flag. duet_launch cannot know what a kernel writes: a read-only buffer
+ *             passed to one must only be read, as must duet_buffer_device_ptr's address.
+ *   once      A managed tensor is imported once: importing it again while the buffer of its
+ *             first import is alive is DUET_ERROR_INVALID_ARGUMENT (the deleter would run once
+ *             per buffer). After that buffer is destroyed the deleter has run and the tensor
+ *             is gone.
  * Each message names the field, e.g. "duet_matrix_from_dlpack: tensor->dl_tensor.strides[1]
  * (2) ...".
  */
@@ -74,7 +83,9 @@ DUET_API duet_status duet_matrix_from_dlpack_versioned(duet_context *ctx,
  * thread, also after the context is gone); the memory stays the buffer's, so the buffer must
  * outlive every use of the tensor. The matrix is checked as the ops check it
  * (DUET_ERROR_INVALID_ARGUMENT / DUET_ERROR_INVALID_HANDLE). Versioned tensors carry version
- * 1.0 and no flags.
+ * 1.0 and DLPACK_FLAG_BITMASK_READ_ONLY where the buffer is read-only (no flags otherwise); a
+ * read-only buffer has no unversioned export (DUET_ERROR_INVALID_ARGUMENT: that tensor has
+ * no flags to say so).
  */
 DUET_API duet_status duet_matrix_to_dlpack(const duet_matrix *matrix, DLManagedTensor **tensor);
 DUET_API duet_status duet_matrix_to_dlpack_versioned(const duet_matrix *matrix,

@@ -354,6 +354,10 @@ static duet_status host_copy(duet_stream *stream, duet_buffer *bh, size_t offset
                              size_t bytes, int to_device, int wait, const char *func)
 {
     DT_RESOLVE(b, dt_buffer, DT_BUFFER, bh, func, to_device ? "dst" : "src");
+    if (to_device) {
+        duet_status ro = dt_refuse_read_only(b, func, "dst");
+        if (ro != DUET_SUCCESS) return ro;
+    }
     if (!host && bytes > 0)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "%s is NULL",
                        to_device ? "src" : "dst");
@@ -412,7 +416,9 @@ duet_status duet_buffer_copy(duet_stream *stream, duet_buffer *dsth, size_t dst_
     if (d->ctx != s->ctx)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                        "dst and src belong to different contexts");
-    duet_status st = check_range(d, dst_offset, bytes, fn, "dst_offset", "dst");
+    duet_status st = dt_refuse_read_only(d, fn, "dst");
+    if (st != DUET_SUCCESS) return st;
+    st = check_range(d, dst_offset, bytes, fn, "dst_offset", "dst");
     if (st == DUET_SUCCESS) st = check_range(s, src_offset, bytes, fn, "src_offset", "src");
     if (st != DUET_SUCCESS) return st;
     if (d == s && bytes > 0 && dst_offset < src_offset + bytes && src_offset < dst_offset + bytes)
@@ -432,8 +438,14 @@ duet_status duet_buffer_memset(duet_stream *stream, duet_buffer *handle, size_t 
     static const char *fn = "duet_buffer_memset";
     dt_clear_error();
     DT_RESOLVE(b, dt_buffer, DT_BUFFER, handle, fn, "buf");
-    duet_status st = check_range(b, offset, bytes, fn, "offset", "buf");
+    duet_status st = dt_refuse_read_only(b, fn, "buf");
     if (st != DUET_SUCCESS) return st;
+    st = check_range(b, offset, bytes, fn, "offset", "buf");
+    if (st != DUET_SUCCESS) return st;
+    /* Each byte is set to value: anything outside a byte would be cut to its low 8 bits. */
+    if (value < 0 || value > 255)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "value (%d) is not a byte value (0..255)", value);
     dt_stream *s = NULL;
     st = dt_resolve_stream(stream, b->ctx, fn, &s);
     if (st != DUET_SUCCESS || bytes == 0) return st;

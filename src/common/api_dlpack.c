@@ -4,6 +4,7 @@
 
 #include "duet/duet_dlpack.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,21 +174,75 @@ static duet_status matrix_of_tensor(const dt_context *ctx, const DLTensor *t, co
     return DUET_SUCCESS;
 }
 
-static void release_unversioned(void *arg)
+/* ---- the managed tensors duet owns --------------------------------------------------------- */
+
+/* Every managed tensor imported and not yet released, in any context: a tensor imported twice
+ * would have its deleter run once per buffer, so a second import while the first one's buffer
+ * lives is refused. A small hash set of the tensors' addresses; each entry is also the buffer's
+ * release argument. */
+typedef struct import_rec {
+    void *tensor; /* DLManagedTensor * or DLManagedTensorVersioned * */
+    int versioned;
+    struct import_rec *next;
+} import_rec;
+
+#define IMPORT_BUCKETS 256u
+static import_rec *g_imports[IMPORT_BUCKETS];
+static pthread_mutex_t g_imports_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned import_bucket(const void *tensor)
 {
-    DLManagedTensor *t = (DLManagedTensor *)arg;
-    if (t->deleter) t->deleter(t);
+    const uintptr_t x = (uintptr_t)tensor;
+    return (unsigned)((x >> 4) ^ (x >> 12)) % IMPORT_BUCKETS;
 }
 
-static void release_versioned(void *arg)
+/* Adds rec unless its tensor is already there (returns 0 then). */
+static int imports_add(import_rec *rec)
 {
-    DLManagedTensorVersioned *t = (DLManagedTensorVersioned *)arg;
-    if (t->deleter) t->deleter(t);
+    const unsigned b = import_bucket(rec->tensor);
+    pthread_mutex_lock(&g_imports_lock);
+    for (const import_rec *r = g_imports[b]; r; r = r->next)
+        if (r->tensor == rec->tensor) {
+            pthread_mutex_unlock(&g_imports_lock);
+            return 0;
+        }
+    rec->next = g_imports[b];
+    g_imports[b] = rec;
+    pthread_mutex_unlock(&g_imports_lock);
+    return 1;
 }
 
-static duet_status import_tensor(duet_context *handle, const DLTensor *t, void (*release)(void *),
-                                 void *arg, const char *func, const char *prefix,
-                                 duet_matrix *matrix)
+static void imports_remove(const import_rec *rec)
+{
+    const unsigned b = import_bucket(rec->tensor);
+    pthread_mutex_lock(&g_imports_lock);
+    for (import_rec **p = &g_imports[b]; *p; p = &(*p)->next)
+        if (*p == rec) {
+            *p = rec->next;
+            break;
+        }
+    pthread_mutex_unlock(&g_imports_lock);
+}
+
+/* The buffer's release: the tensor leaves the set before its deleter runs (which may free it,
+ * and after which its address may come back in another tensor). */
+static void release_import(void *arg)
+{
+    import_rec *rec = (import_rec *)arg;
+    imports_remove(rec);
+    if (rec->versioned) {
+        DLManagedTensorVersioned *t = (DLManagedTensorVersioned *)rec->tensor;
+        if (t->deleter) t->deleter(t);
+    } else {
+        DLManagedTensor *t = (DLManagedTensor *)rec->tensor;
+        if (t->deleter) t->deleter(t);
+    }
+    free(rec);
+}
+
+static duet_status import_tensor(duet_context *handle, void *tensor, int versioned,
+                                 const DLTensor *t, int read_only, const char *func,
+                                 const char *prefix, duet_matrix *matrix)
 {
     dt_context *ctx = (dt_context *)dt_handle_get(handle, DT_CONTEXT);
     if (!ctx)
@@ -198,8 +253,25 @@ static duet_status import_tensor(duet_context *handle, const DLTensor *t, void (
     size_t bytes = 0;
     duet_status st = matrix_of_tensor(ctx, t, func, prefix, &m, &bytes);
     if (st != DUET_SUCCESS) return st;
-    st = dt_buffer_wrap(ctx, bytes > 0 ? t->data : NULL, bytes, release, arg, func, &m.buffer);
-    if (st != DUET_SUCCESS) return st;
+    import_rec *rec = (import_rec *)calloc(1, sizeof *rec);
+    if (!rec) return dt_fail(DUET_ERROR_OUT_OF_MEMORY, func, "cannot allocate an import record");
+    rec->tensor = tensor;
+    rec->versioned = versioned;
+    if (!imports_add(rec)) {
+        free(rec);
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                       "tensor is already imported and its buffer is alive: a managed tensor "
+                       "is imported once (duet runs its deleter when that buffer is destroyed); "
+                       "share the first duet_matrix, or destroy its buffer before importing "
+                       "again");
+    }
+    st = dt_buffer_wrap(ctx, bytes > 0 ? t->data : NULL, bytes, release_import, rec, read_only,
+                        func, &m.buffer);
+    if (st != DUET_SUCCESS) {
+        imports_remove(rec);
+        free(rec);
+        return st;
+    }
     *matrix = m;
     return DUET_SUCCESS;
 }
@@ -209,8 +281,7 @@ duet_status duet_matrix_from_dlpack(duet_context *ctx, DLManagedTensor *tensor, 
     static const char *fn = "duet_matrix_from_dlpack";
     dt_clear_error();
     if (!tensor) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "tensor is NULL");
-    return import_tensor(ctx, &tensor->dl_tensor, release_unversioned, tensor, fn,
-                         "tensor->dl_tensor", matrix);
+    return import_tensor(ctx, tensor, 0, &tensor->dl_tensor, 0, fn, "tensor->dl_tensor", matrix);
 }
 
 duet_status duet_matrix_from_dlpack_versioned(duet_context *ctx, DLManagedTensorVersioned *tensor,
@@ -223,8 +294,10 @@ duet_status duet_matrix_from_dlpack_versioned(duet_context *ctx, DLManagedTensor
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                        "tensor->version (%u.%u) is not a DLPack 1.x tensor", tensor->version.major,
                        tensor->version.minor);
-    return import_tensor(ctx, &tensor->dl_tensor, release_versioned, tensor, fn,
-                         "tensor->dl_tensor", matrix);
+    /* A read-only tensor stays read-only: every op that would write its buffer refuses. */
+    const int read_only = (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+    return import_tensor(ctx, tensor, 1, &tensor->dl_tensor, read_only, fn, "tensor->dl_tensor",
+                         matrix);
 }
 
 /* ---- export ------------------------------------------------------------------------------ */
@@ -244,9 +317,10 @@ typedef struct export_versioned {
 static void delete_unversioned(DLManagedTensor *self) { free(self); }
 static void delete_versioned(DLManagedTensorVersioned *self) { free(self); }
 
-/* Checks matrix as the ops do and fills t (shape and strides point into the given arrays). */
+/* Checks matrix as the ops do and fills t (shape and strides point into the given arrays);
+ * *read_only says whether the matrix's buffer is read-only. */
 static duet_status tensor_of_matrix(const duet_matrix *m, const char *func, DLTensor *t,
-                                    int64_t *shape, int64_t *strides)
+                                    int64_t *shape, int64_t *strides, int *read_only)
 {
     if (!m) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "matrix is NULL");
     dt_buffer *b = (dt_buffer *)dt_handle_get(m->buffer, DT_BUFFER);
@@ -284,6 +358,7 @@ static duet_status tensor_of_matrix(const duet_matrix *m, const char *func, DLTe
             return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
                            "matrix reaches past the end of its buffer (%zu bytes)", b->bytes);
     }
+    *read_only = b->read_only;
     memset(t, 0, sizeof *t);
     t->data = b->ptr;
     t->device = device_of(b->ctx);
@@ -312,7 +387,15 @@ duet_status duet_matrix_to_dlpack(const duet_matrix *matrix, DLManagedTensor **t
     if (!tensor) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "tensor is NULL");
     export_unversioned *x = (export_unversioned *)calloc(1, sizeof *x);
     if (!x) return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn, "cannot allocate a tensor");
-    duet_status st = tensor_of_matrix(matrix, fn, &x->managed.dl_tensor, x->shape, x->strides);
+    int read_only = 0;
+    duet_status st =
+        tensor_of_matrix(matrix, fn, &x->managed.dl_tensor, x->shape, x->strides, &read_only);
+    /* An unversioned tensor has no flags: its consumer would take the memory as writable. */
+    if (st == DUET_SUCCESS && read_only)
+        st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                     "matrix->buffer is read-only (imported from a DLPack tensor flagged "
+                     "DLPACK_FLAG_BITMASK_READ_ONLY) and an unversioned DLManagedTensor cannot "
+                     "say so: use duet_matrix_to_dlpack_versioned");
     if (st != DUET_SUCCESS) {
         free(x);
         return st;
@@ -331,7 +414,9 @@ duet_status duet_matrix_to_dlpack_versioned(const duet_matrix *matrix,
     if (!tensor) return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "tensor is NULL");
     export_versioned *x = (export_versioned *)calloc(1, sizeof *x);
     if (!x) return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn, "cannot allocate a tensor");
-    duet_status st = tensor_of_matrix(matrix, fn, &x->managed.dl_tensor, x->shape, x->strides);
+    int read_only = 0;
+    duet_status st =
+        tensor_of_matrix(matrix, fn, &x->managed.dl_tensor, x->shape, x->strides, &read_only);
     if (st != DUET_SUCCESS) {
         free(x);
         return st;
@@ -340,7 +425,7 @@ duet_status duet_matrix_to_dlpack_versioned(const duet_matrix *matrix,
     x->managed.version.minor = 0;
     x->managed.manager_ctx = NULL;
     x->managed.deleter = delete_versioned;
-    x->managed.flags = 0;
+    x->managed.flags = read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
     *tensor = &x->managed;
     return DUET_SUCCESS;
 }

@@ -25,6 +25,8 @@ duet_status duet_buffer_copy_peer(duet_stream *stream, duet_buffer *dsth, size_t
     dt_clear_error();
     GR_RESOLVE(d, dt_buffer, DT_BUFFER, dsth, fn, "dst");
     GR_RESOLVE(s, dt_buffer, DT_BUFFER, srch, fn, "src");
+    duet_status ro = dt_refuse_read_only(d, fn, "dst");
+    if (ro != DUET_SUCCESS) return ro;
     if (dst_offset > d->bytes || bytes > d->bytes - dst_offset)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                        "dst_offset (%zu) + bytes (%zu) is past the end of dst (%zu bytes)",
@@ -279,6 +281,12 @@ static duet_status check_device(const dt_group *g, const duet_matrix *m, const c
     if (member < 0)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
                        "%s.buffer belongs to a context that is not one of the group's", name);
+    if (is_output) {
+        char arg[32];
+        snprintf(arg, sizeof arg, "%s.buffer", name);
+        const duet_status ro = dt_refuse_read_only(buf, func, arg);
+        if (ro != DUET_SUCCESS) return ro;
+    }
     duet_host_matrix h;
     memset(&h, 0, sizeof h);
     h.dtype = m->dtype;

@@ -30,7 +30,7 @@ duet_status dt_refuse_capture(const dt_stream *s, const char *func)
 /* ---- buffers ----------------------------------------------------------------------------- */
 
 duet_status dt_buffer_wrap(dt_context *ctx, void *ptr, size_t bytes, void (*release)(void *),
-                           void *release_arg, const char *func, duet_buffer **out)
+                           void *release_arg, int read_only, const char *func, duet_buffer **out)
 {
     *out = NULL;
     if (!ptr && bytes > 0)
@@ -48,6 +48,7 @@ duet_status dt_buffer_wrap(dt_context *ctx, void *ptr, size_t bytes, void (*rele
     b->ptr = bytes > 0 ? ptr : NULL;
     b->bytes = bytes;
     b->foreign = 1;
+    b->read_only = read_only;
     *out = (duet_buffer *)dt_handle_new(DT_BUFFER, b, ctx->self);
     if (!*out) {
         free(b);
@@ -57,6 +58,15 @@ duet_status dt_buffer_wrap(dt_context *ctx, void *ptr, size_t bytes, void (*rele
     b->release = release;
     b->release_arg = release_arg;
     return DUET_SUCCESS;
+}
+
+duet_status dt_refuse_read_only(const dt_buffer *b, const char *func, const char *argname)
+{
+    if (!b->read_only) return DUET_SUCCESS;
+    return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
+                   "%s is read-only: it was imported from a DLPack tensor flagged "
+                   "DLPACK_FLAG_BITMASK_READ_ONLY, and no duet call writes it",
+                   argname);
 }
 
 void dt_buffer_release(dt_buffer *b)
@@ -71,7 +81,7 @@ duet_status duet_buffer_wrap(duet_context *handle, void *ptr, size_t bytes, duet
     dt_clear_error();
     RESOLVE(ctx, dt_context, DT_CONTEXT, handle, fn, "ctx");
     NOT_NULL(buf, fn, "buf");
-    return dt_buffer_wrap(ctx, ptr, bytes, NULL, NULL, fn, buf);
+    return dt_buffer_wrap(ctx, ptr, bytes, NULL, NULL, 0, fn, buf);
 }
 
 duet_status duet_buffer_is_wrapped(const duet_buffer *handle, int *wrapped)

@@ -115,8 +115,9 @@ duet_status dt_check_span(const char *func, const char *name, const char *ldname
     return DUET_SUCCESS;
 }
 
-/* name: "A"; ldname: "lda"; is_output: the batches must not overlap each other. seen0 and
- * seen1: operands of this call checked before (or NULL), see resolve_buffer. */
+/* name: "A"; ldname: "lda"; is_output: the batches must not overlap each other and the buffer
+ * must not be read-only (dt_refuse_read_only). seen0 and seen1: operands of this call checked
+ * before (or NULL), see resolve_buffer. */
 static duet_status check_matrix(const duet_matrix *m, const char *func, const char *name,
                                 const char *ldname, int is_output, dt_context **ctx, mat *out,
                                 const mat *seen0, const mat *seen1)
@@ -131,6 +132,12 @@ static duet_status check_matrix(const duet_matrix *m, const char *func, const ch
     /* Whether the operands share one context is checked once all are resolved
      * (check_contexts), so that the message can name the odd one out. */
     if (!*ctx) *ctx = out->buf->ctx;
+    if (is_output) {
+        char arg[32];
+        snprintf(arg, sizeof arg, "%s.buffer", name);
+        const duet_status ro = dt_refuse_read_only(out->buf, func, arg);
+        if (ro != DUET_SUCCESS) return ro;
+    }
     dt_shape sh;
     const duet_status st = dt_check_shape(func, name, ldname, m->dtype, m->layout, m->rows, m->cols,
                                           m->ld, m->batch_count, m->batch_stride, &sh);
@@ -684,6 +691,12 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     }
     if (st != DUET_SUCCESS) return st;
     const duet_dtype dt = a->dtype, ct = c->dtype;
+    /* Operands that must share a dtype but do not are a bad argument; a combination the table
+     * does not have is unsupported (docs/api.md, the dtype rule). */
+    if (dt != b->dtype)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "A %s, B %s, C %s: the dtypes of A and B differ (they must be one dtype)",
+                       duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(ct));
     if (!gemm_dtypes_supported(dt, b->dtype, ct))
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                        "A %s, B %s, C %s is not a supported dtype combination (A and B share "

@@ -68,6 +68,21 @@ const char *duet_status_string(duet_status status)
 
 int duet_version(void) { return DUET_VERSION; }
 
+/* Built once: the backend's name is known only at run time through be_name(). */
+static char g_version_text[64];
+static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
+
+static void version_text_init(void)
+{
+    snprintf(g_version_text, sizeof g_version_text, "%s (%s)", DUET_VERSION_STRING, be_name());
+}
+
+const char *duet_version_string(void)
+{
+    pthread_once(&g_version_once, version_text_init);
+    return g_version_text;
+}
+
 const char *duet_backend_name(void) { return be_name(); }
 
 size_t duet_dtype_size(duet_dtype dtype)

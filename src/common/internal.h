@@ -46,6 +46,9 @@ typedef struct dt_buffer {
     int foreign;                 /* duet_buffer_wrap: never freed by duet    */
     void (*release)(void *);     /* if set, called with release_arg when the */
     void *release_arg;           /* buffer goes (an imported DLPack tensor)  */
+    int read_only;               /* imported from a DLPack tensor flagged    */
+                                 /* read-only: every op that writes a buffer */
+                                 /* refuses it (dt_refuse_read_only)         */
 } dt_buffer;
 
 /* Device scratch owned by one stream (split-K partial sums, in-place transpose buffers). Work
@@ -237,9 +240,12 @@ void dt_workspace_free(dt_context *ctx, dt_workspace *ws);
 
 /* A non-owning buffer over [ptr, ptr + bytes) of ctx (checked as duet_buffer_wrap checks it);
  * release(release_arg), if release is not NULL, runs when the buffer is destroyed (by
- * duet_buffer_destroy or with its context), never on failure. */
+ * duet_buffer_destroy or with its context), never on failure. read_only: no op may write it. */
 duet_status dt_buffer_wrap(dt_context *ctx, void *ptr, size_t bytes, void (*release)(void *),
-                           void *release_arg, const char *func, duet_buffer **out);
+                           void *release_arg, int read_only, const char *func, duet_buffer **out);
+/* DUET_ERROR_INVALID_ARGUMENT naming func and argname ("C.buffer", "dst") when b is read-only;
+ * every entry point that writes a buffer calls it before queuing anything. */
+duet_status dt_refuse_read_only(const dt_buffer *b, const char *func, const char *argname);
 /* Runs a destroyed buffer's release callback (if any) and frees the object. */
 void dt_buffer_release(dt_buffer *b);
 

@@ -520,7 +520,8 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
         N = desc_c->n;
         K = ak;
         if (desc_a->dtype != desc_b->dtype)
-            st = dd_fail(DUET_ERROR_UNSUPPORTED, fn, "A is %s but B is %s (they share one dtype)",
+            st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                         "A is %s but B is %s (they share one dtype)",
                          duet_dtype_name(desc_a->dtype), duet_dtype_name(desc_b->dtype));
         else if (!dtypes_supported(desc_a->dtype, desc_c->dtype))
             st = dd_fail(DUET_ERROR_UNSUPPORTED, fn,

@@ -11,7 +11,7 @@ int main(void)
                 duet_version());
         return 1;
     }
-    printf("consumer: duet %d (%s backend)\n", duet_version(), duet_backend_name());
+    printf("consumer: duet %s\n", duet_version_string());
 
     duet_context *ctx = NULL;
     duet_status s = duet_context_create(0, &ctx);

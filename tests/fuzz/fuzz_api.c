@@ -717,6 +717,7 @@ static void step(input *in)
         int v = (int)(int8_t)u8(in) * (u8(in) == 7 ? 1000 : 1);
         duet_status s = duet_buffer_memset(stream_at(in), h, off, v, n);
         check_status(s, S_OK | S_ARG | S_HANDLE, "duet_buffer_memset");
+        if (s == DUET_SUCCESS && (v < 0 || v > 255)) die("memset took a value outside a byte", "");
         if (s == DUET_SUCCESS) {
             buf_slot *o = slot_of(h);
             if (!o || off + n > o->bytes) die("memset out of range", "");
