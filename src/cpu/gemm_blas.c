@@ -1,0 +1,117 @@
+/* gemm_blas.c - the cpu backend's AUTO f32/f64 gemm on the CBLAS found at configure time. */
+#include "cpu_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+#ifdef DUET_CBLAS_HEADER_MKL
+#include <mkl_cblas.h>
+#ifdef DUET_CBLAS_MKL_THREADS
+#include <mkl_service.h>
+#endif
+#else
+#include <cblas.h>
+#endif
+#ifdef DUET_CBLAS_BLIS_THREADS
+#include <blis.h>
+#endif
+
+#ifdef DUET_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#ifndef DUET_CBLAS_VENDOR
+#define DUET_CBLAS_VENDOR "cblas"
+#endif
+
+/* The BLAS's own thread count, set to duet's for one call and put back after it, so that an
+ * application's own BLAS calls keep the count it chose. A CBLAS with no setter known here
+ * runs on the threads it chose itself. */
+typedef struct blas_threads {
+    int prev;
+#ifdef DUET_HAVE_OPENMP
+    int omp_prev;
+#endif
+} blas_threads;
+
+static void blas_threads_set(blas_threads *s, int nt)
+{
+#ifdef DUET_HAVE_OPENMP
+    /* OpenBLAS built for OpenMP sets the calling thread's OpenMP team size with its count;
+     * duet's own ops read that size, so it is restored whatever the library. */
+    s->omp_prev = omp_get_max_threads();
+#endif
+#if defined(DUET_CBLAS_OPENBLAS_THREADS)
+    s->prev = openblas_get_num_threads();
+    if (s->prev != nt) openblas_set_num_threads(nt);
+#elif defined(DUET_CBLAS_BLIS_THREADS)
+    s->prev = (int)bli_thread_get_num_threads();
+    if (s->prev != nt) bli_thread_set_num_threads((dim_t)nt);
+#elif defined(DUET_CBLAS_MKL_THREADS)
+    /* Thread-local in MKL: concurrent host threads do not see each other's count. */
+    s->prev = mkl_set_num_threads_local(nt);
+#else
+    s->prev = nt;
+#endif
+}
+
+static void blas_threads_restore(const blas_threads *s, int nt)
+{
+#if defined(DUET_CBLAS_OPENBLAS_THREADS)
+    if (s->prev != nt) openblas_set_num_threads(s->prev);
+#elif defined(DUET_CBLAS_BLIS_THREADS)
+    /* BLIS answers -1 until a count was set: the count then stays duet's. */
+    if (s->prev != nt && s->prev >= 1) bli_thread_set_num_threads((dim_t)s->prev);
+#elif defined(DUET_CBLAS_MKL_THREADS)
+    (void)nt;
+    mkl_set_num_threads_local(s->prev);
+#else
+    (void)s;
+    (void)nt;
+#endif
+#ifdef DUET_HAVE_OPENMP
+    if (omp_get_max_threads() != s->omp_prev) omp_set_num_threads(s->omp_prev);
+#endif
+}
+
+int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
+{
+    const int f64 = g->dtype == DUET_DTYPE_F64;
+    if ((g->dtype != DUET_DTYPE_F32 && !f64) || g->c_dtype != g->dtype) return 0;
+#ifdef DUET_HAVE_OPENMP
+    /* Inside an application's OpenMP team duet's own kernel runs (on the caller's thread): a
+     * pthread-built OpenBLAS whose count another thread changed meanwhile may otherwise start
+     * its own threads from inside the team, which it warns can hang. */
+    if (omp_in_parallel()) return 0;
+#endif
+    cpu_blas_gemm c;
+    if (!cpu_blas_map(g, f64 ? sizeof(double) : sizeof(float), INT_MAX, &c)) return 0;
+    const enum CBLAS_TRANSPOSE ta = c.trans_a ? CblasTrans : CblasNoTrans;
+    const enum CBLAS_TRANSPOSE tb = c.trans_b ? CblasTrans : CblasNoTrans;
+    const int m = (int)c.m, n = (int)c.n, k = (int)c.k;
+    const int lda = (int)c.lda, ldb = (int)c.ldb, ldc = (int)c.ldc;
+    const int nt = threads < 1 ? 1 : threads;
+
+    blas_threads saved;
+    blas_threads_set(&saved, nt);
+    /* One call per matrix of the batch, in order: every matrix gets the library's whole
+     * thread team, as a single gemm does. */
+    if (f64) {
+        const double *a = c.a.base, *b = c.b.base;
+        double *cm = c.c.base;
+        for (int64_t x = 0; x < g->batch; ++x)
+            cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, g->alpha, a + x * c.a.bs, lda,
+                        b + x * c.b.bs, ldb, g->beta, cm + x * c.c.bs, ldc);
+    } else {
+        const float *a = c.a.base, *b = c.b.base;
+        float *cm = c.c.base;
+        const float alpha = (float)g->alpha, beta = (float)g->beta;
+        for (int64_t x = 0; x < g->batch; ++x)
+            cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a + x * c.a.bs, lda,
+                        b + x * c.b.bs, ldb, beta, cm + x * c.c.bs, ldc);
+    }
+    blas_threads_restore(&saved, nt);
+    snprintf(name, name_size, "cpu_gemm_auto_%s cblas_%cgemm (%s)", f64 ? "f64" : "f32",
+             f64 ? 'd' : 's', DUET_CBLAS_VENDOR);
+    return 1;
+}
