@@ -2,6 +2,7 @@
 #include "cpu_internal.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #ifdef DUET_CBLAS_HEADER_MKL
@@ -26,7 +27,18 @@
 
 /* The BLAS's own thread count, set to duet's for one call and put back after it, so that an
  * application's own BLAS calls keep the count it chose. A CBLAS with no setter known here
- * runs on the threads it chose itself. */
+ * runs on the threads it chose itself. OpenBLAS's and BLIS's counts are process-wide and
+ * their results differ with the count, so duet's calls take turns (blas_lock): a call never
+ * runs on the count another host thread set meanwhile, and results repeat bit for bit.
+ * OpenBLAS serialises its own threaded gemms anyway; MKL's count is per thread. */
+#if defined(DUET_CBLAS_OPENBLAS_THREADS) || defined(DUET_CBLAS_BLIS_THREADS)
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+#define BLAS_LOCK()   pthread_mutex_lock(&blas_lock)
+#define BLAS_UNLOCK() pthread_mutex_unlock(&blas_lock)
+#else
+#define BLAS_LOCK()   ((void)0)
+#define BLAS_UNLOCK() ((void)0)
+#endif
 typedef struct blas_threads {
     int prev;
 #ifdef DUET_HAVE_OPENMP
@@ -79,9 +91,9 @@ int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
     const int f64 = g->dtype == DUET_DTYPE_F64;
     if ((g->dtype != DUET_DTYPE_F32 && !f64) || g->c_dtype != g->dtype) return 0;
 #ifdef DUET_HAVE_OPENMP
-    /* Inside an application's OpenMP team duet's own kernel runs (on the caller's thread): a
-     * pthread-built OpenBLAS whose count another thread changed meanwhile may otherwise start
-     * its own threads from inside the team, which it warns can hang. */
+    /* Inside an application's OpenMP team duet's own kernel runs, on the caller's thread as
+     * there: the team's members would otherwise take turns on the BLAS (blas_lock), and a
+     * pthread-built OpenBLAS warns that starting its threads from inside a team can hang. */
     if (omp_in_parallel()) return 0;
 #endif
     cpu_blas_gemm c;
@@ -93,6 +105,7 @@ int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
     const int nt = threads < 1 ? 1 : threads;
 
     blas_threads saved;
+    BLAS_LOCK();
     blas_threads_set(&saved, nt);
     /* One call per matrix of the batch, in order: every matrix gets the library's whole
      * thread team, as a single gemm does. */
@@ -111,6 +124,7 @@ int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
                         b + x * c.b.bs, ldb, beta, cm + x * c.c.bs, ldc);
     }
     blas_threads_restore(&saved, nt);
+    BLAS_UNLOCK();
     snprintf(name, name_size, "cpu_gemm_auto_%s cblas_%cgemm (%s)", f64 ? "f64" : "f32",
              f64 ? 'd' : 's', DUET_CBLAS_VENDOR);
     return 1;

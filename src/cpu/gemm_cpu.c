@@ -678,12 +678,15 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
     case DUET_ALGO_AUTO:
 #ifdef DUET_HAVE_CBLAS
         /* f32 and f64 go to the CBLAS where it can express the operands (docs/cpu.md), on
-         * the threads duet's own ops would take for this much work. */
+         * the threads duet's own ops would take for this much work. The BLAS runs a batch
+         * one matrix at a time; a batch of matrices too small for every thread each runs
+         * faster on duet's kernel, which spreads the matrices over the threads. */
         if (!type->finish) {
             char name[64];
             const int64_t mnk = g->m * g->n * g->k;
             const int64_t work = mnk > INT64_MAX / g->batch ? INT64_MAX : mnk * g->batch;
-            if (cpu_gemm_blas(g, cpu_threads_for(work), name, sizeof name)) {
+            const int nt = cpu_threads_for(work);
+            if (cpu_threads_for(mnk) >= nt && cpu_gemm_blas(g, nt, name, sizeof name)) {
                 dt_fill_info(info, name, plan, (int)min64(g->batch, INT32_MAX));
                 return DUET_SUCCESS;
             }
