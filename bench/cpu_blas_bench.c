@@ -8,7 +8,8 @@
  *
  * usage: cpu-blas-bench [--reps N] [--sizes 256,512,...] [--threads 1,2,...]
  * Threads: duet's through omp_set_num_threads (its team size), the BLAS's through its own
- * setter (OpenBLAS, BLIS or MKL, as the library was configured). */
+ * setter (OpenBLAS, BLIS or MKL, as the library was configured). The duet kernel column says
+ * which path duet took (its own kernel or the CBLAS: docs/cpu.md, DUET_CPU_BLAS). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <duet/duet.h>
@@ -159,6 +160,9 @@ int main(int argc, char **argv)
            props.compute_units, reps);
 #ifndef DUET_BENCH_OPENMP
     printf("note: no OpenMP in this benchmark: duet's thread count is its default\n");
+#endif
+#ifdef DUET_CBLAS_OPENBLAS_CORENAME
+    printf("OpenBLAS: %s (kernels: %s)\n", openblas_get_config(), openblas_get_corename());
 #endif
     printf("%-4s %3s %6s  %12s  %12s  %8s  %s\n", "type", "thr", "n", "duet ms", "cblas ms",
            "ratio", "duet kernel");

@@ -4,13 +4,14 @@
 #ifdef DUET_TEST_OPENMP
 #include <omp.h>
 #endif
-#ifdef DUET_CBLAS_OPENBLAS_THREADS
+#if defined(DUET_CBLAS_OPENBLAS_THREADS) || defined(DUET_CBLAS_OPENBLAS_CORENAME)
 #include <cblas.h>
 #endif
 
 /*
- * Built with a CBLAS (DUET_TEST_CBLAS), f32 and f64 AUTO gemms must run on it and say so in
- * info.kernel; without one, or for the seed algorithms and the other dtypes, they must not.
+ * Built with a CBLAS (DUET_TEST_CBLAS) and where the library's rule takes it, f32 and f64 AUTO
+ * gemms must run on it and say so in info.kernel; otherwise, and for the seed algorithms and
+ * the other dtypes, they must not. CTest runs it with DUET_CPU_BLAS=1 and 0 as well.
  * Either way the results are checked exactly (integer-valued data) against the harness's
  * reference over the layouts a CBLAS call expresses only after some mapping: transposes,
  * column-major C, vectors whose leading dimension is 1, A and B one matrix, a broadcast A,
@@ -104,11 +105,30 @@ static void check_gemm(const char *what, duet_op oa, duet_op ob, double alpha, o
     DT_CHECK(strncmp(info.kernel, "cpu_gemm_", 9) == 0, "%s: kernel \"%s\"", what, info.kernel);
 }
 
-#ifdef DUET_TEST_CBLAS
-static const int have_blas = 1;
+/* Whether f32/f64 AUTO gemms must run on the CBLAS: built with one, and the library's rule
+ * (src/cpu/gemm_blas.c) says so - DUET_CPU_BLAS=1 or 0 where set, else for OpenBLAS whether
+ * its kernel set is an AVX-512 one or duet's kernel is not. */
+static int have_blas;
+
+static int blas_expected(void)
+{
+#ifndef DUET_TEST_CBLAS
+    return 0;
 #else
-static const int have_blas = 0;
+    const char *env = getenv("DUET_CPU_BLAS");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+#if defined(DUET_CBLAS_OPENBLAS_CORENAME) && defined(__GNUC__) && defined(__x86_64__)
+    const char *core = openblas_get_corename();
+    const int blas512 = core && (strstr(core, "SkylakeX") || strstr(core, "Cooperlake") ||
+                                 strstr(core, "SapphireRapids"));
+    printf("OpenBLAS kernels: %s; host AVX-512: %s\n", core ? core : "?",
+           __builtin_cpu_supports("avx512f") ? "yes" : "no");
+    return blas512 || !__builtin_cpu_supports("avx512f");
+#else
+    return 1;
 #endif
+#endif /* DUET_TEST_CBLAS */
+}
 
 /* Every combination of op, layout, vector shapes and the leading dimensions of 1 they allow. */
 static void test_layouts(void)
@@ -341,7 +361,8 @@ int main(void)
         return DT_SKIP;
     }
     ctx = dt_open_or_skip();
-    printf("test_gemm_cpu (%s)\n", have_blas ? "with a CBLAS" : "duet's own kernels");
+    have_blas = blas_expected();
+    printf("test_gemm_cpu (%s)\n", have_blas ? "f32/f64 on the CBLAS" : "duet's own kernels");
     dt_seed(11);
     test_layouts();
     test_other_paths();

@@ -149,10 +149,14 @@ typedef struct cpu_blas_gemm {
  * smallest leading dimension it accepts. Pure (gemm_blas_map.c): host tests call it. */
 int cpu_blas_map(const dt_gemm *g, size_t elem, int64_t int_max, cpu_blas_gemm *call);
 
+/* Whether duet's own f32/f64 AUTO kernels are the AVX-512 ones on this host (gemm_cpu.c). */
+int cpu_gemm_avx512(void);
+
 #ifdef DUET_HAVE_CBLAS
 /* Runs g (f32 or f64, k >= 1, alpha != 0) through cblas_sgemm / cblas_dgemm on threads threads
- * when cpu_blas_map accepts it, and writes the kernel name for the launch info into name;
- * returns 0, having done nothing, when it does not (gemm_blas.c). */
+ * when cpu_blas_map accepts it and the library is the faster of the two on this host, and
+ * writes the kernel name for the launch info into name; returns 0, having done nothing,
+ * otherwise (gemm_blas.c). */
 int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size);
 #endif /* DUET_HAVE_CBLAS */
 

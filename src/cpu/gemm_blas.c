@@ -4,6 +4,8 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifdef DUET_CBLAS_HEADER_MKL
 #include <mkl_cblas.h>
@@ -86,6 +88,36 @@ static void blas_threads_restore(const blas_threads *s, int nt)
 #endif
 }
 
+/* Whether the BLAS takes the gemms it can express, decided once per process so that a given
+ * problem always takes one path. DUET_CPU_BLAS=1 says always, 0 never. Otherwise OpenBLAS
+ * decides by the kernel set its DYNAMIC_ARCH build picked for this CPU at load time: a CPU
+ * newer than the library gets an older set (Debian 12's 0.3.21 runs its SSE3 "Prescott"
+ * kernels on Intel's Emerald Rapids and Haswell's AVX2 ones on AMD Zen 4 and 5), which
+ * duet's AVX-512 kernel outruns 1.3-3.9x; so the BLAS takes the gemm unless duet's kernel is
+ * AVX-512 and OpenBLAS's is not. Other libraries always take it. */
+static int blas_preferred = 1;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_decide(void)
+{
+    const char *env = getenv("DUET_CPU_BLAS");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) {
+        blas_preferred = env[0] == '1';
+        return;
+    }
+#ifdef DUET_CBLAS_OPENBLAS_CORENAME
+    static const char *const avx512_cores[] = {"skylakex", "cooperlake", "sapphirerapids"};
+    const char *core = openblas_get_corename();
+    char low[32] = {0};
+    for (size_t x = 0; core && core[x] && x + 1 < sizeof low; ++x)
+        low[x] = (char)(core[x] >= 'A' && core[x] <= 'Z' ? core[x] - 'A' + 'a' : core[x]);
+    int blas512 = 0;
+    for (size_t x = 0; x < sizeof avx512_cores / sizeof avx512_cores[0]; ++x)
+        blas512 |= strstr(low, avx512_cores[x]) != NULL;
+    blas_preferred = blas512 || !cpu_gemm_avx512();
+#endif /* DUET_CBLAS_OPENBLAS_CORENAME */
+}
+
 int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
 {
     const int f64 = g->dtype == DUET_DTYPE_F64;
@@ -96,6 +128,8 @@ int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
      * pthread-built OpenBLAS warns that starting its threads from inside a team can hang. */
     if (omp_in_parallel()) return 0;
 #endif
+    pthread_once(&blas_once, blas_decide);
+    if (!blas_preferred) return 0;
     cpu_blas_gemm c;
     if (!cpu_blas_map(g, f64 ? sizeof(double) : sizeof(float), INT_MAX, &c)) return 0;
     const enum CBLAS_TRANSPOSE ta = c.trans_a ? CblasTrans : CblasNoTrans;

@@ -311,6 +311,15 @@ static int cpu_has_avx2_fma(void)
 }
 #endif /* CPU_GEMM_X86 */
 
+int cpu_gemm_avx512(void)
+{
+#ifdef CPU_GEMM_X86
+    return cpu_has_avx512();
+#else
+    return 0;
+#endif /* CPU_GEMM_X86 */
+}
+
 /* ---- per-dtype table ----------------------------------------------------------------------- */
 
 typedef void (*gemm_tile_fn)(const gemm_job *job, int64_t b, int64_t i0, int64_t j0);
