@@ -23,13 +23,13 @@
 #include <mkl.h>
 #else
 #include <cblas.h>
-#endif
+#endif /* DUET_CBLAS_HEADER_MKL */
 #ifdef DUET_CBLAS_BLIS_THREADS
 #include <blis.h>
-#endif
+#endif /* DUET_CBLAS_BLIS_THREADS */
 #ifdef DUET_BENCH_OPENMP
 #include <omp.h>
-#endif
+#endif /* DUET_BENCH_OPENMP */
 
 #define MAX_LIST 16
 #define MAX_REPS 201
@@ -79,14 +79,14 @@ static void set_threads(int nt)
 {
 #ifdef DUET_BENCH_OPENMP
     omp_set_num_threads(nt);
-#endif
+#endif /* DUET_BENCH_OPENMP */
 #if defined(DUET_CBLAS_OPENBLAS_THREADS)
     openblas_set_num_threads(nt);
 #elif defined(DUET_CBLAS_BLIS_THREADS)
     bli_thread_set_num_threads(nt);
 #elif defined(DUET_CBLAS_MKL_THREADS)
     mkl_set_num_threads(nt);
-#endif
+#endif /* the library's thread setter */
 }
 
 typedef struct problem {
@@ -112,8 +112,8 @@ static void run_blas(problem *p, int calls)
     const int n = p->n;
     for (int i = 0; i < calls; ++i) {
         if (p->t == DUET_DTYPE_F64)
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, p->ha, n, p->hb,
-                        n, 0.0, p->hc, n);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, p->ha, n, p->hb, n,
+                        0.0, p->hc, n);
         else
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, p->ha, n, p->hb,
                         n, 0.0f, p->hc, n);
@@ -160,10 +160,10 @@ int main(int argc, char **argv)
            props.compute_units, reps);
 #ifndef DUET_BENCH_OPENMP
     printf("note: no OpenMP in this benchmark: duet's thread count is its default\n");
-#endif
+#endif /* DUET_BENCH_OPENMP */
 #ifdef DUET_CBLAS_OPENBLAS_CORENAME
     printf("OpenBLAS: %s (kernels: %s)\n", openblas_get_config(), openblas_get_corename());
-#endif
+#endif /* DUET_CBLAS_OPENBLAS_CORENAME */
     printf("%-4s %3s %6s  %12s  %12s  %8s  %s\n", "type", "thr", "n", "duet ms", "cblas ms",
            "ratio", "duet kernel");
 
@@ -237,10 +237,8 @@ int main(int argc, char **argv)
                 check(duet_buffer_read(NULL, bc, 0, back, bytes), "duet_buffer_read");
                 double worst = 0;
                 for (size_t x = 0; x < cnt; ++x) {
-                    const double u = t == DUET_DTYPE_F64 ? ((double *)back)[x]
-                                                         : ((float *)back)[x];
-                    const double v = t == DUET_DTYPE_F64 ? ((double *)p.hc)[x]
-                                                         : ((float *)p.hc)[x];
+                    const double u = t == DUET_DTYPE_F64 ? ((double *)back)[x] : ((float *)back)[x];
+                    const double v = t == DUET_DTYPE_F64 ? ((double *)p.hc)[x] : ((float *)p.hc)[x];
                     const double e = u > v ? u - v : v - u;
                     if (!(e <= worst)) worst = e;
                 }

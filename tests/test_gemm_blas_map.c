@@ -1,4 +1,4 @@
-/* test_gemm_blas_map.c - which gemms the cpu backend hands a CBLAS, and how (src/cpu/gemm_blas_map.c). */
+/* test_gemm_blas_map.c - which gemms the cpu backend hands a CBLAS, and how (gemm_blas_map.c). */
 #include "harness.h"
 
 #include "cpu/cpu_internal.h"
@@ -22,7 +22,8 @@ static void row_major_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, doub
         for (int64_t j = 0; j < n; ++j) {
             double s = 0;
             for (int64_t p = 0; p < k; ++p)
-                s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+                s +=
+                    (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
             double *y = c + i * ldc + j;
             *y = beta == 0 ? alpha * s : alpha * s + beta * *y;
         }
@@ -123,9 +124,9 @@ static void test_layouts_compute(void)
                                      "%lld) differs",
                                      lay, lay & 1 ? "col" : "row", lay & 2 ? "col" : "row",
                                      lay & 4 ? "col" : "row", (long long)m, (long long)n,
-                                     (long long)k, (long long)pad, (long long)batch,
-                                     call.trans_a, call.trans_b, (long long)call.lda,
-                                     (long long)call.ldb, (long long)call.ldc);
+                                     (long long)k, (long long)pad, (long long)batch, call.trans_a,
+                                     call.trans_b, (long long)call.lda, (long long)call.ldb,
+                                     (long long)call.ldc);
                             DT_CHECK(call.lda >= (call.trans_a ? call.m : call.k) &&
                                          call.ldb >= (call.trans_b ? call.k : call.n) &&
                                          call.ldc >= call.n && call.lda >= 1 && call.ldb >= 1,

@@ -3,10 +3,10 @@
 
 #ifdef DUET_TEST_OPENMP
 #include <omp.h>
-#endif
+#endif /* DUET_TEST_OPENMP */
 #if defined(DUET_CBLAS_OPENBLAS_THREADS) || defined(DUET_CBLAS_OPENBLAS_CORENAME)
 #include <cblas.h>
-#endif
+#endif /* OpenBLAS */
 
 /*
  * Built with a CBLAS (DUET_TEST_CBLAS) and where the library's rule takes it, f32 and f64 AUTO
@@ -62,7 +62,10 @@ static void drop(operand *o)
     free(o->host);
 }
 
-static int names_blas(const duet_launch_info *info) { return strstr(info->kernel, "cblas_") != NULL; }
+static int names_blas(const duet_launch_info *info)
+{
+    return strstr(info->kernel, "cblas_") != NULL;
+}
 
 /* C on the device against alpha op(A) op(B) + beta C (C's host copy before the call) on the
  * host reference: exact equality and untouched sentinels. The device's C becomes the host's. */
@@ -76,8 +79,8 @@ static void verify(const char *what, duet_op oa, duet_op ob, double alpha, opera
     size_t bad = 0, first = 0;
     for (size_t x = 0; x < c->elems; ++x) {
         const double u = dt_get(got, c->m.dtype, x), v = dt_get(c->host, c->m.dtype, x);
-        const int same = dt_is_sentinel(c->host, c->m.dtype, x) ? dt_is_sentinel(got, c->m.dtype, x)
-                                                                : u == v;
+        const int same =
+            dt_is_sentinel(c->host, c->m.dtype, x) ? dt_is_sentinel(got, c->m.dtype, x) : u == v;
         if (!same && bad++ == 0) first = x;
     }
     DT_CHECK(bad == 0, "%s: %zu elements differ, first at %zu: %g, want %g", what, bad, first,
@@ -126,14 +129,14 @@ static int blas_expected(void)
     return blas512 || !__builtin_cpu_supports("avx512f");
 #else
     return 1;
-#endif
+#endif /* OpenBLAS on x86-64 */
 #endif /* DUET_TEST_CBLAS */
 }
 
 /* Every combination of op, layout, vector shapes and the leading dimensions of 1 they allow. */
 static void test_layouts(void)
 {
-    static const int64_t shapes[][3] = {{1, 1, 1},  {1, 9, 5},  {9, 1, 5}, {7, 6, 1},
+    static const int64_t shapes[][3] = {{1, 1, 1},  {1, 9, 5},   {9, 1, 5},  {7, 6, 1},
                                         {1, 1, 17}, {33, 20, 9}, {5, 40, 64}};
     for (int d = 0; d < 2; ++d) {
         const duet_dtype t = d ? DUET_DTYPE_F64 : DUET_DTYPE_F32;
@@ -146,10 +149,10 @@ static void test_layouts(void)
                 const duet_layout lb = combo & 8 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
                 const duet_layout lc = combo & 16 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
                 const int pad = (combo + (int)s) % 3 == 0 ? 2 : 0;
-                operand a = make(t, la, oa == DUET_OP_N ? m : k, oa == DUET_OP_N ? k : m, pad, 1,
-                                 0, 0);
-                operand b = make(t, lb, ob == DUET_OP_N ? k : n, ob == DUET_OP_N ? n : k, 0, 1, 0,
-                                 0);
+                operand a =
+                    make(t, la, oa == DUET_OP_N ? m : k, oa == DUET_OP_N ? k : m, pad, 1, 0, 0);
+                operand b =
+                    make(t, lb, ob == DUET_OP_N ? k : n, ob == DUET_OP_N ? n : k, 0, 1, 0, 0);
                 operand c = make(t, lc, m, n, pad, 1, 0, 1);
                 char what[160];
                 snprintf(what, sizeof what, "%s %lldx%lldx%lld op %c%c layouts %c%c%c pad %d",
@@ -175,13 +178,14 @@ static void test_other_paths(void)
     operand c = make(DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 20, 10, 0, 1, 0, 1);
     check_gemm("f32 naive", DUET_OP_N, DUET_OP_N, 1, &a, &b, 0, &c, DUET_ALGO_NAIVE, 0);
     check_gemm("f32 tiled", DUET_OP_N, DUET_OP_N, 1, &a, &b, 1, &c, DUET_ALGO_TILED, 0);
-    check_gemm("f32 grid-stride", DUET_OP_N, DUET_OP_N, 1, &a, &b, 1, &c, DUET_ALGO_GRID_STRIDE,
-               0);
+    check_gemm("f32 grid-stride", DUET_OP_N, DUET_OP_N, 1, &a, &b, 1, &c, DUET_ALGO_GRID_STRIDE, 0);
     drop(&a);
     drop(&b);
     drop(&c);
-    static const duet_dtype in[] = {DUET_DTYPE_I32, DUET_DTYPE_F16, DUET_DTYPE_BF16, DUET_DTYPE_F16};
-    static const duet_dtype out[] = {DUET_DTYPE_I32, DUET_DTYPE_F16, DUET_DTYPE_F32, DUET_DTYPE_F32};
+    static const duet_dtype in[] = {DUET_DTYPE_I32, DUET_DTYPE_F16, DUET_DTYPE_BF16,
+                                    DUET_DTYPE_F16};
+    static const duet_dtype out[] = {DUET_DTYPE_I32, DUET_DTYPE_F16, DUET_DTYPE_F32,
+                                     DUET_DTYPE_F32};
     for (int x = 0; x < 4; ++x) {
         a = make(in[x], DUET_LAYOUT_ROW_MAJOR, 20, 30, 0, 1, 0, 0);
         b = make(in[x], DUET_LAYOUT_COL_MAJOR, 30, 10, 0, 1, 0, 0);
@@ -214,16 +218,15 @@ static void test_batches_and_aliasing(void)
 
         /* C = A A^T: one descriptor for both operands. */
         c = make(t, DUET_LAYOUT_COL_MAJOR, 24, 24, 0, 1, 0, 1);
-        check_gemm(d ? "f64 C = A A^T" : "f32 C = A A^T", DUET_OP_N, DUET_OP_T, 1, &a, &a, 0.5,
-                   &c, DUET_ALGO_AUTO, have_blas);
+        check_gemm(d ? "f64 C = A A^T" : "f32 C = A A^T", DUET_OP_N, DUET_OP_T, 1, &a, &a, 0.5, &c,
+                   DUET_ALGO_AUTO, have_blas);
         drop(&c);
 
         /* beta == 0 never reads C: NaN there must not come back. */
         b = make(t, DUET_LAYOUT_ROW_MAJOR, 40, 31, 0, 1, 0, 0);
         c = make(t, DUET_LAYOUT_ROW_MAJOR, 24, 31, 1, 1, 0, 1);
         for (int64_t i = 0; i < 24; ++i)
-            for (int64_t j = 0; j < 31; ++j)
-                dt_set(c.host, t, dt_matrix_index(&c.m, 0, i, j), NAN);
+            for (int64_t j = 0; j < 31; ++j) dt_set(c.host, t, dt_matrix_index(&c.m, 0, i, j), NAN);
         DT_OK(duet_buffer_write(NULL, c.m.buffer, 0, c.host, c.elems * duet_dtype_size(t)));
         check_gemm(d ? "f64 beta 0 over NaN" : "f32 beta 0 over NaN", DUET_OP_N, DUET_OP_N, 1, &a,
                    &b, 0, &c, DUET_ALGO_AUTO, have_blas);
@@ -255,11 +258,11 @@ static void test_repeat(void)
             const int saved = omp_get_max_threads();
 #else
             const int counts[] = {0};
-#endif
+#endif /* DUET_TEST_OPENMP */
             for (size_t q = 0; q < sizeof counts / sizeof counts[0]; ++q) {
 #ifdef DUET_TEST_OPENMP
                 omp_set_num_threads(counts[q]);
-#endif
+#endif /* DUET_TEST_OPENMP */
                 for (int r = 0; r < 2; ++r) {
                     DT_OK(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &a.m, &b.m, 0.0, &c.m, NULL));
                     DT_OK(duet_buffer_read(NULL, c.m.buffer, 0, r ? again : first, c.elems * es));
@@ -271,7 +274,7 @@ static void test_repeat(void)
             }
 #ifdef DUET_TEST_OPENMP
             omp_set_num_threads(saved);
-#endif
+#endif /* DUET_TEST_OPENMP */
             free(first);
             free(again);
             drop(&a);
@@ -293,7 +296,7 @@ static void test_threads(void)
     omp_set_num_threads(2);
 #ifdef DUET_CBLAS_OPENBLAS_THREADS
     openblas_set_num_threads(2);
-#endif
+#endif /* DUET_CBLAS_OPENBLAS_THREADS */
     /* 8^3 is work for one thread: duet sets the BLAS to 1 for the call. */
     check_gemm("f32 8x8x8 at 2 threads", DUET_OP_N, DUET_OP_N, 1, &a, &b, 0, &c, DUET_ALGO_AUTO,
                have_blas);
@@ -302,7 +305,7 @@ static void test_threads(void)
 #ifdef DUET_CBLAS_OPENBLAS_THREADS
     DT_CHECK(openblas_get_num_threads() == 2, "OpenBLAS's thread count is %d after a gemm, was 2",
              openblas_get_num_threads());
-#endif
+#endif /* DUET_CBLAS_OPENBLAS_THREADS */
     drop(&a);
     drop(&b);
     drop(&c);
@@ -315,8 +318,8 @@ static void test_threads(void)
     check_gemm("f32 200 x 32^3 at 2 threads", DUET_OP_N, DUET_OP_N, 1, &a, &b, 0, &c,
                DUET_ALGO_AUTO, 0);
     omp_set_num_threads(1);
-    check_gemm("f32 200 x 32^3 at 1 thread", DUET_OP_N, DUET_OP_N, 1, &a, &b, 1, &c,
-               DUET_ALGO_AUTO, have_blas);
+    check_gemm("f32 200 x 32^3 at 1 thread", DUET_OP_N, DUET_OP_N, 1, &a, &b, 1, &c, DUET_ALGO_AUTO,
+               have_blas);
     omp_set_num_threads(2);
     drop(&a);
     drop(&b);
@@ -336,15 +339,14 @@ static void test_threads(void)
         duet_op_options opt;
         memset(&opt, 0, sizeof opt);
         opt.info = &infos[x];
-        sts[x] = duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &as[x].m, &bs[x].m, 0.0, &cs[x].m,
-                           &opt);
+        sts[x] =
+            duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &as[x].m, &bs[x].m, 0.0, &cs[x].m, &opt);
     }
     for (int x = 0; x < TEAM; ++x) {
         DT_CHECK(sts[x] == DUET_SUCCESS, "gemm in team member %d: %s", x,
                  duet_status_string(sts[x]));
         DT_CHECK(!names_blas(&infos[x]), "gemm in team member %d ran \"%s\"", x, infos[x].kernel);
-        verify("f64 70x80x90 in a team member", DUET_OP_N, DUET_OP_N, 1, &as[x], &bs[x], 0,
-               &cs[x]);
+        verify("f64 70x80x90 in a team member", DUET_OP_N, DUET_OP_N, 1, &as[x], &bs[x], 0, &cs[x]);
         drop(&as[x]);
         drop(&bs[x]);
         drop(&cs[x]);
@@ -370,7 +372,7 @@ int main(void)
     test_repeat();
 #ifdef DUET_TEST_OPENMP
     test_threads();
-#endif
+#endif /* DUET_TEST_OPENMP */
     DT_OK(duet_context_destroy(ctx));
     return dt_finish("test_gemm_cpu");
 }

@@ -11,28 +11,28 @@
 #include <mkl_cblas.h>
 #ifdef DUET_CBLAS_MKL_THREADS
 #include <mkl_service.h>
-#endif
+#endif /* DUET_CBLAS_MKL_THREADS */
 #else
 #include <cblas.h>
-#endif
+#endif /* DUET_CBLAS_HEADER_MKL */
 #ifdef DUET_CBLAS_BLIS_THREADS
 #include <blis.h>
-#endif
+#endif /* DUET_CBLAS_BLIS_THREADS */
 
 #ifdef DUET_HAVE_OPENMP
 #include <omp.h>
-#endif
+#endif /* DUET_HAVE_OPENMP */
 
 #ifndef DUET_CBLAS_VENDOR
 #define DUET_CBLAS_VENDOR "cblas"
-#endif
+#endif /* DUET_CBLAS_VENDOR */
 
 /* The BLAS's own thread count, set to duet's for one call and put back after it, so that an
  * application's own BLAS calls keep the count it chose. A CBLAS with no setter known here
  * runs on the threads it chose itself. OpenBLAS's and BLIS's counts are process-wide and
  * their results differ with the count, so duet's calls take turns (blas_lock): a call never
  * runs on the count another host thread set meanwhile, and results repeat bit for bit.
- * OpenBLAS serialises its own threaded gemms anyway; MKL's count is per thread. */
+ * MKL's count is per thread: no turns. */
 #if defined(DUET_CBLAS_OPENBLAS_THREADS) || defined(DUET_CBLAS_BLIS_THREADS)
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 #define BLAS_LOCK()   pthread_mutex_lock(&blas_lock)
@@ -40,12 +40,13 @@ static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 #else
 #define BLAS_LOCK()   ((void)0)
 #define BLAS_UNLOCK() ((void)0)
-#endif
+#endif /* a process-wide thread count */
+
 typedef struct blas_threads {
     int prev;
 #ifdef DUET_HAVE_OPENMP
     int omp_prev;
-#endif
+#endif /* DUET_HAVE_OPENMP */
 } blas_threads;
 
 static void blas_threads_set(blas_threads *s, int nt)
@@ -54,7 +55,7 @@ static void blas_threads_set(blas_threads *s, int nt)
     /* OpenBLAS built for OpenMP sets the calling thread's OpenMP team size with its count;
      * duet's own ops read that size, so it is restored whatever the library. */
     s->omp_prev = omp_get_max_threads();
-#endif
+#endif /* DUET_HAVE_OPENMP */
 #if defined(DUET_CBLAS_OPENBLAS_THREADS)
     s->prev = openblas_get_num_threads();
     if (s->prev != nt) openblas_set_num_threads(nt);
@@ -66,7 +67,7 @@ static void blas_threads_set(blas_threads *s, int nt)
     s->prev = mkl_set_num_threads_local(nt);
 #else
     s->prev = nt;
-#endif
+#endif /* the library's thread setter */
 }
 
 static void blas_threads_restore(const blas_threads *s, int nt)
@@ -82,10 +83,10 @@ static void blas_threads_restore(const blas_threads *s, int nt)
 #else
     (void)s;
     (void)nt;
-#endif
+#endif /* the library's thread setter */
 #ifdef DUET_HAVE_OPENMP
     if (omp_get_max_threads() != s->omp_prev) omp_set_num_threads(s->omp_prev);
-#endif
+#endif /* DUET_HAVE_OPENMP */
 }
 
 /* Whether the BLAS takes the gemms it can express, decided once per process so that a given
@@ -93,8 +94,8 @@ static void blas_threads_restore(const blas_threads *s, int nt)
  * decides by the kernel set its DYNAMIC_ARCH build picked for this CPU at load time: a CPU
  * newer than the library gets an older set (Debian 12's 0.3.21 runs its SSE3 "Prescott"
  * kernels on Intel's Emerald Rapids and Haswell's AVX2 ones on AMD Zen 4 and 5), which
- * duet's AVX-512 kernel outruns 1.3-3.9x; so the BLAS takes the gemm unless duet's kernel is
- * AVX-512 and OpenBLAS's is not. Other libraries always take it. */
+ * duet's AVX-512 kernel outruns (docs/cpu.md); so the BLAS takes the gemm unless duet's
+ * kernel is AVX-512 and OpenBLAS's is not. Other libraries always take it. */
 static int blas_preferred = 1;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
@@ -127,7 +128,7 @@ int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
      * there: the team's members would otherwise take turns on the BLAS (blas_lock), and a
      * pthread-built OpenBLAS warns that starting its threads from inside a team can hang. */
     if (omp_in_parallel()) return 0;
-#endif
+#endif /* DUET_HAVE_OPENMP */
     pthread_once(&blas_once, blas_decide);
     if (!blas_preferred) return 0;
     cpu_blas_gemm c;
@@ -154,8 +155,8 @@ int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size)
         float *cm = c.c.base;
         const float alpha = (float)g->alpha, beta = (float)g->beta;
         for (int64_t x = 0; x < g->batch; ++x)
-            cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a + x * c.a.bs, lda,
-                        b + x * c.b.bs, ldb, beta, cm + x * c.c.bs, ldc);
+            cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a + x * c.a.bs, lda, b + x * c.b.bs,
+                        ldb, beta, cm + x * c.c.bs, ldc);
     }
     blas_threads_restore(&saved, nt);
     BLAS_UNLOCK();
