@@ -1,7 +1,8 @@
-# DuetCpu.cmake - the host backend: plain C, optionally OpenMP.
+# DuetCpu.cmake - the host backend: plain C, optionally OpenMP and a CBLAS.
 target_sources(duet PRIVATE
   src/cpu/backend_cpu.c
   src/cpu/gemm_cpu.c
+  src/cpu/gemm_blas_map.c
   src/cpu/gemm_lowp_cpu.c
   src/cpu/copy_cpu.c
   src/cpu/transpose_inplace_cpu.c)
@@ -13,6 +14,9 @@ if(DUET_OPENMP)
     target_compile_definitions(duet PRIVATE DUET_HAVE_OPENMP=1)
   endif()
 endif()
+
+# f32 and f64 AUTO gemm on OpenBLAS, BLIS or MKL when one is found (DUET_CBLAS, docs/cpu.md).
+include(DuetCblas)
 
 # The host kernels stand in for GPU kernels and are only useful fast: compile them optimised
 # in every configuration but Debug, including the default empty one, which has no -O at all.

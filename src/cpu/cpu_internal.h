@@ -129,6 +129,37 @@ void cpu_gemm_scale_row_f32(void *arg, int64_t b, int64_t i, int64_t j0, int64_t
 void cpu_gemm_scale_row_f16(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
 void cpu_gemm_scale_row_bf16(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
 
+/* ---- f32 and f64 gemm on a CBLAS (docs/cpu.md) ---- */
+
+/* One matrix of a gemm as a row-major CBLAS call takes it: C(m x n, row stride ldc, unit
+ * column stride) = alpha * op(A) * op(B) + beta * C, op(A) m x k and op(B) k x n, with
+ * trans_* = 1 for CblasTrans. a, b and c are the views the call reads (g's a and b, or b and a
+ * when the problem was turned into C^T = B^T A^T), strides already swapped to match. */
+typedef struct cpu_blas_gemm {
+    int trans_a, trans_b;
+    int64_t m, n, k, lda, ldb, ldc;
+    dt_view a, b, c;
+} cpu_blas_gemm;
+
+/* Whether every matrix of g, elem-byte elements, is one CBLAS gemm call with all of m, n, k and
+ * the leading dimensions at most int_max; fills *call when it is. Not expressible, so left to
+ * duet's own kernel: an operand with no unit stride, a zero or negative stride where the BLAS
+ * would step by it, a leading dimension below the row length, C overlapping A or B or its own
+ * other batch matrices. A dimension of 1 makes its stride unused: the BLAS is then given the
+ * smallest leading dimension it accepts. Pure (gemm_blas_map.c): host tests call it. */
+int cpu_blas_map(const dt_gemm *g, size_t elem, int64_t int_max, cpu_blas_gemm *call);
+
+/* Whether duet's own f32/f64 AUTO kernels are the AVX-512 ones on this host (gemm_cpu.c). */
+int cpu_gemm_avx512(void);
+
+#ifdef DUET_HAVE_CBLAS
+/* Runs g (f32 or f64, k >= 1, alpha != 0) through cblas_sgemm / cblas_dgemm on threads threads
+ * when cpu_blas_map accepts it and the library is the faster of the two on this host, and
+ * writes the kernel name for the launch info into name; returns 0, having done nothing,
+ * otherwise (gemm_blas.c). */
+int cpu_gemm_blas(const dt_gemm *g, int threads, char *name, size_t name_size);
+#endif /* DUET_HAVE_CBLAS */
+
 #ifdef __cplusplus
 }
 #endif

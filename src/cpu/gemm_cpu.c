@@ -311,6 +311,15 @@ static int cpu_has_avx2_fma(void)
 }
 #endif /* CPU_GEMM_X86 */
 
+int cpu_gemm_avx512(void)
+{
+#ifdef CPU_GEMM_X86
+    return cpu_has_avx512();
+#else
+    return 0;
+#endif /* CPU_GEMM_X86 */
+}
+
 /* ---- per-dtype table ----------------------------------------------------------------------- */
 
 typedef void (*gemm_tile_fn)(const gemm_job *job, int64_t b, int64_t i0, int64_t j0);
@@ -675,7 +684,25 @@ duet_status be_gemm(dt_context *ctx, void *stream, const dt_gemm *g, const dt_pl
                            plan->tile, GEMM_TILE_MAX);
         gemm_tiled_run(&job, type);
         break;
-    case DUET_ALGO_AUTO: st = gemm_packed_run(ctx, stream, &job, type); break;
+    case DUET_ALGO_AUTO:
+#ifdef DUET_HAVE_CBLAS
+        /* f32 and f64 go to the CBLAS where it can express the operands (docs/cpu.md), on
+         * the threads duet's own ops would take for this much work. The BLAS runs a batch
+         * one matrix at a time; a batch of matrices too small for every thread each runs
+         * faster on duet's kernel, which spreads the matrices over the threads. */
+        if (!type->finish) {
+            char name[64];
+            const int64_t mnk = g->m * g->n * g->k;
+            const int64_t work = mnk > INT64_MAX / g->batch ? INT64_MAX : mnk * g->batch;
+            const int nt = cpu_threads_for(work);
+            if (cpu_threads_for(mnk) >= nt && cpu_gemm_blas(g, nt, name, sizeof name)) {
+                dt_fill_info(info, name, plan, (int)min64(g->batch, INT32_MAX));
+                return DUET_SUCCESS;
+            }
+        }
+#endif /* DUET_HAVE_CBLAS */
+        st = gemm_packed_run(ctx, stream, &job, type);
+        break;
     default:
         return dt_fail(DUET_ERROR_UNSUPPORTED, "duet_gemm", "gemm has no %s algorithm",
                        duet_algorithm_name(plan->algo));
