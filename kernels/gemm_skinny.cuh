@@ -39,6 +39,8 @@
  * B is staged per chunk of k into shared memory (converted to the accumulator's type for SIMT,
  * raw words for MMA), read from global in the order that is contiguous for its layout. Out of
  * range rows, columns and k read as zeros. Plain CUDA syntax: the SIMT kernels compile as HIP.
+ * Which dtypes and forms run, and up to how many columns, is the plan's choice
+ * (src/common/gemm_plan.c); the launcher instantiates only those.
  */
 
 #define SK_WARPS 4 /* warps of a block */
@@ -78,14 +80,6 @@ template <> struct sk_mma_acc<DUET_DTYPE_I8> {
     typedef int32_t type;
 };
 
-/* What the K-major kernel stages of B: raw bits for the matrix cores, accumulators for SIMT. */
-template <int DT, bool MMA> struct sk_stage_t {
-    typedef uint32_t type;
-};
-template <int DT> struct sk_stage_t<DT, false> {
-    typedef typename sk_type<DT>::acc type;
-};
-
 /* Element e of the little-endian words w (ELEM bytes each) as the accumulator type. */
 template <int DT>
 DUET_INLINE typename sk_type<DT>::acc sk_word_elem(const uint32_t *w, int e)
@@ -121,35 +115,6 @@ template <int ELEM> DUET_INLINE uint32_t sk_load_bits(const unsigned char *p)
     else return *(const uint8_t *)p;
 }
 
-/* The VEC elements k .. k + VEC of a run contiguous along k (row of A, column of B) into four
- * words: one 16-byte load where the run may be read in vectors and lies wholly before kend,
- * else element by element with zeros past kend; all zeros when the run is outside (in false). */
-template <int ELEM>
-DUET_INLINE void sk_load_run(uint32_t (&w)[4], const unsigned char *run, int64_t k, int64_t kend,
-                             bool in, bool vec)
-{
-    constexpr int VEC = 16 / ELEM;
-    if (vec && in && k + VEC <= kend) {
-        const duet_vec16_t x = *(const duet_vec16_t *)(run + k * ELEM);
-        w[0] = x.x, w[1] = x.y, w[2] = x.z, w[3] = x.w;
-        return;
-    }
-#pragma unroll
-    for (int q = 0; q < 4; ++q) w[q] = 0u;
-    if (!in) return;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-        if (k + e >= kend) break;
-        if constexpr (ELEM == 8) {
-            const uint64_t u = *(const uint64_t *)(run + (k + e) * 8);
-            w[2 * e] = (uint32_t)u, w[2 * e + 1] = (uint32_t)(u >> 32);
-        } else {
-            constexpr int PER = 4 / ELEM;
-            w[e / PER] |= sk_load_bits<ELEM>(run + (k + e) * ELEM) << (8 * ELEM * (e % PER));
-        }
-    }
-}
-
 struct sk_args {
     const unsigned char *a, *b;
     unsigned char *c;
@@ -162,8 +127,6 @@ struct sk_args {
     int split;
     int a_vec;                /* A's rows (K-major) or columns (M-major) may be read in vectors */
     int b_nmajor;             /* B's unit stride is along n: stage it column-fastest */
-    int b_direct;             /* K-major form: B's columns are 16-byte-aligned runs along k,
-                                 read straight from global memory (L1/L2) like A's rows */
     int c_imajor;             /* C's unit stride is along m: partial sums kept that way too */
     int c_dtype;
     double alpha, beta;       /* f64 C */
@@ -284,47 +247,63 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
     #pragma unroll
             for (int s = 0; s < S::CH; ++s) {
                 const int64_t k = kc + s * S::STEP + t * S::VEC;
-                /* Rows past m read as zeros and are never written. */
-                sk_load_run<S::ELEM>(va[s][0], pa0, k, kend, in0, p.a_vec);
-                sk_load_run<S::ELEM>(va[s][1], pa1, k, kend, in1, p.a_vec);
-            }
-
-            /* B's chunk, unless read directly: column j's k positions kc .. kc + KCH at
-             * sk_smem + j * PITCH, loaded BATCH at a time so the loads are in flight together. */
-            if (!p.b_direct) {
-                duet_barrier();
-                constexpr int PER = NMAX * S::KCH / THREADS, BATCH = PER < 16 ? PER : 16;
-                static_assert(PER * THREADS == NMAX * S::KCH && PER % BATCH == 0, "whole batches");
-                for (int base = 0; base < PER; base += BATCH) {
-                    typename sk_stage_t<DT, MMA>::type v[BATCH];
-#pragma unroll
-                    for (int u = 0; u < BATCH; ++u) {
-                        const int idx = tid + (base + u) * THREADS;
-                        const int j = p.b_nmajor ? idx % NMAX : idx / S::KCH;
-                        const int kk = p.b_nmajor ? idx / NMAX : idx % S::KCH;
-                        const int64_t k = kc + kk;
-                        const unsigned char *src = pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM;
-                        const bool in = j < p.n && k < kend;
-                        if constexpr (MMA) v[u] = in ? sk_load_bits<S::ELEM>(src) : 0u;
-                        else v[u] = in ? sk_load_elem<DT>(src) : acc(0);
-                    }
-#pragma unroll
-                    for (int u = 0; u < BATCH; ++u) {
-                        const int idx = tid + (base + u) * THREADS;
-                        const int j = p.b_nmajor ? idx % NMAX : idx / S::KCH;
-                        const int kk = p.b_nmajor ? idx / NMAX : idx % S::KCH;
-                        unsigned char *dst = sk_smem + j * S::PITCH + kk * S::BS;
-                        if constexpr (MMA) {
-                            if constexpr (S::ELEM == 4) *(uint32_t *)dst = DT == DUET_DTYPE_F32 ? duet_f32_to_tf32(v[u]) : v[u];
-                            else if constexpr (S::ELEM == 2) *(uint16_t *)dst = (uint16_t)v[u];
-                            else *(uint8_t *)dst = (uint8_t)v[u];
+                if (p.a_vec && k + S::VEC <= kend) {
+                    /* Rows past m read row 0 (always there) and are never written. */
+                    const duet_vec16_t x0 = *(const duet_vec16_t *)(pa0 + k * S::ELEM);
+                    const duet_vec16_t x1 = *(const duet_vec16_t *)(pa1 + k * S::ELEM);
+                    va[s][0][0] = x0.x, va[s][0][1] = x0.y, va[s][0][2] = x0.z, va[s][0][3] = x0.w;
+                    va[s][1][0] = x1.x, va[s][1][1] = x1.y, va[s][1][2] = x1.z, va[s][1][3] = x1.w;
+                } else {
+    #pragma unroll
+                    for (int w = 0; w < 4; ++w) va[s][0][w] = va[s][1][w] = 0u;
+    #pragma unroll
+                    for (int e = 0; e < S::VEC; ++e) {
+                        if (k + e >= kend) break;
+                        if constexpr (S::ELEM == 8) {
+                            const uint64_t u0 = in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
+                            const uint64_t u1 = in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
+                            va[s][0][2 * e] = (uint32_t)u0, va[s][0][2 * e + 1] = (uint32_t)(u0 >> 32);
+                            va[s][1][2 * e] = (uint32_t)u1, va[s][1][2 * e + 1] = (uint32_t)(u1 >> 32);
                         } else {
-                            *(acc *)dst = v[u];
+                            constexpr int PER = 4 / S::ELEM;
+                            const int sh = 8 * S::ELEM * (e % PER);
+                            if (in0) va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh;
+                            if (in1) va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh;
                         }
                     }
                 }
-                duet_barrier();
             }
+
+            /* B's chunk: column j's k positions kc .. kc + KCH at sk_smem + j * PITCH. */
+            duet_barrier();
+            for (int idx = tid; idx < NMAX * S::KCH; idx += THREADS) {
+                int j, kk;
+                if (p.b_nmajor) {
+                    j = idx % NMAX;
+                    kk = idx / NMAX;
+                } else {
+                    j = idx / S::KCH;
+                    kk = idx % S::KCH;
+                }
+                const int64_t k = kc + kk;
+                const bool in = j < p.n && k < kend;
+                const unsigned char *src = pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM;
+                unsigned char *dst = sk_smem + j * S::PITCH + kk * S::BS;
+                if constexpr (MMA) {
+                    if constexpr (S::ELEM == 4) {
+                        uint32_t v = in ? *(const uint32_t *)src : 0u;
+                        if constexpr (DT == DUET_DTYPE_F32) v = duet_f32_to_tf32(v);
+                        *(uint32_t *)dst = v;
+                    } else if constexpr (S::ELEM == 2) {
+                        *(uint16_t *)dst = in ? *(const uint16_t *)src : (uint16_t)0;
+                    } else {
+                        *(uint8_t *)dst = in ? *(const uint8_t *)src : (uint8_t)0;
+                    }
+                } else {
+                    *(acc *)dst = in ? sk_load_elem<DT>(src) : acc(0);
+                }
+            }
+            duet_barrier();
 
     #pragma unroll
             for (int s = 0; s < S::CH; ++s) {
@@ -344,21 +323,9 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
                     const uint32_t a_hi[4] = {w0[2], w1[2], w0[3], w1[3]};
     #pragma unroll
                     for (int nt = 0; nt < NT; ++nt) {
-                        uint32_t bw[4];
-                        if (p.b_direct) {
-                            const int64_t col = nt * 8 + g;
-                            sk_load_run<S::ELEM>(bw, pb + (col < p.n ? col : 0) * p.b_cs * S::ELEM,
-                                                 kc + s * S::STEP + t * S::VEC, kend, col < p.n, true);
-                            if constexpr (DT == DUET_DTYPE_F32) {
-#pragma unroll
-                                for (int w = 0; w < 4; ++w) bw[w] = duet_f32_to_tf32(bw[w]);
-                            }
-                        } else {
-                            const duet_vec16_t bq = *(const duet_vec16_t *)(sk_smem + (nt * 8 + g) * S::PITCH +
-                                                                             (s * 4 + t) * 16);
-                            bw[0] = bq.x, bw[1] = bq.y, bw[2] = bq.z, bw[3] = bq.w;
-                        }
-                        const uint32_t b_lo[2] = {bw[0], bw[1]}, b_hi[2] = {bw[2], bw[3]};
+                        const duet_vec16_t bq = *(const duet_vec16_t *)(sk_smem + (nt * 8 + g) * S::PITCH +
+                                                                         (s * 4 + t) * 16);
+                        const uint32_t b_lo[2] = {bq.x, bq.y}, b_hi[2] = {bq.z, bq.w};
                         atom::mma(mac[nt], a_lo, b_lo);
                         atom::mma(mac[nt], a_hi, b_hi);
                     }
@@ -375,13 +342,9 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
     #pragma unroll
                     for (int j = 0; j < NMAX; ++j) {
                         const acc *bj = (const acc *)(bs + j * S::PITCH);
-                        uint32_t bw[4];
-                        if (p.b_direct)
-                            sk_load_run<S::ELEM>(bw, pb + (j < p.n ? j : 0) * p.b_cs * S::ELEM,
-                                                 kc + s * S::STEP + t * S::VEC, kend, j < p.n, true);
     #pragma unroll
                         for (int e = 0; e < S::VEC; ++e) {
-                            const acc b = p.b_direct ? sk_word_elem<DT>(bw, e) : bj[e];
+                            const acc b = bj[e];
                             sum[0][j] += x0[e] * b;
                             sum[MMA ? 0 : 1][j] += x1[e] * b;
                         }
@@ -431,8 +394,7 @@ template <int DT, int NMAX> struct sk_mmajor_shape {
     typedef typename sk_type<DT>::acc acc;
     static constexpr int ELEM = sk_type<DT>::ELEM;
     static constexpr int LV = ELEM >= 4 ? 8 / ELEM : 4 / ELEM; /* rows of a lane */
-    static constexpr int KCH = 256;                             /* k of one chunk */
-    static constexpr int SUB = 16; /* k a warp loads at once (its loads in flight together) */
+    static constexpr int KCH = 64;                              /* k of one chunk */
     static constexpr int SMEM_B = KCH * NMAX * (int)sizeof(acc);
     static constexpr int SMEM_R = LV * NMAX * (int)sizeof(acc); /* x the warp's lanes */
 };
@@ -465,71 +427,56 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
     #pragma unroll
             for (int j = 0; j < NMAX; ++j) sum[l][j] = acc(0);
 
-        /* Warp w takes k = kc + 4q + w of each chunk, SUB of them at a time. */
-        constexpr int KW = S::KCH / SK_WARPS;
-        static_assert(KW % S::SUB == 0, "whole sub-steps");
-        auto load_x = [&](int64_t kc, int sub, acc (&x)[S::SUB][S::LV]) {
-#pragma unroll
-            for (int q = 0; q < S::SUB; ++q) {
-                const int64_t k = kc + (sub * S::SUB + q) * SK_WARPS + warp;
+        constexpr int KW = S::KCH / SK_WARPS; /* k of a warp per chunk */
+        for (int64_t kc = kbeg; kc < kend; kc += S::KCH) {
+            acc x[KW][S::LV];
+    #pragma unroll
+            for (int q = 0; q < KW; ++q) {
+                const int64_t k = kc + q * SK_WARPS + warp;
                 const unsigned char *src = pa + k * p.a_cs * S::ELEM;
                 if (k < kend && full) {
-                    uint32_t w[2];
                     if constexpr (S::LV * S::ELEM == 8) {
                         const uint2 u = *(const uint2 *)src;
-                        w[0] = u.x, w[1] = u.y;
+                        const uint32_t w[2] = {u.x, u.y};
+    #pragma unroll
+                        for (int l = 0; l < S::LV; ++l) x[q][l] = sk_word_elem<DT>(w, l);
                     } else {
-                        w[0] = *(const uint32_t *)src, w[1] = 0u;
+                        const uint32_t w[1] = {*(const uint32_t *)src};
+    #pragma unroll
+                        for (int l = 0; l < S::LV; ++l) x[q][l] = sk_word_elem<DT>(w, l);
                     }
-#pragma unroll
-                    for (int l = 0; l < S::LV; ++l) x[q][l] = sk_word_elem<DT>(w, l);
                 } else {
-#pragma unroll
+    #pragma unroll
                     for (int l = 0; l < S::LV; ++l)
                         x[q][l] = k < kend && i0 + l < p.m ? sk_load_elem<DT>(src + l * S::ELEM) : acc(0);
                 }
             }
-        };
-        for (int64_t kc = kbeg; kc < kend; kc += S::KCH) {
-            acc x[S::SUB][S::LV];
-            load_x(kc, 0, x); /* in flight while B is staged */
 
             duet_barrier();
-            constexpr int PER = S::KCH * NMAX / THREADS, BATCH = PER < 16 ? PER : 16;
-            static_assert(PER * THREADS == S::KCH * NMAX && PER % BATCH == 0, "whole batches");
-            for (int base = 0; base < PER; base += BATCH) {
-                acc v[BATCH];
-#pragma unroll
-                for (int u = 0; u < BATCH; ++u) {
-                    const int idx = tid + (base + u) * THREADS;
-                    const int j = p.b_nmajor ? idx % NMAX : idx / S::KCH;
-                    const int kk = p.b_nmajor ? idx / NMAX : idx % S::KCH;
-                    const int64_t k = kc + kk;
-                    v[u] = j < p.n && k < kend
-                               ? sk_load_elem<DT>(pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM)
-                               : acc(0);
+            for (int idx = tid; idx < S::KCH * NMAX; idx += THREADS) {
+                int j, kk;
+                if (p.b_nmajor) {
+                    j = idx % NMAX;
+                    kk = idx / NMAX;
+                } else {
+                    j = idx / S::KCH;
+                    kk = idx % S::KCH;
                 }
-#pragma unroll
-                for (int u = 0; u < BATCH; ++u) {
-                    const int idx = tid + (base + u) * THREADS;
-                    const int j = p.b_nmajor ? idx % NMAX : idx / S::KCH;
-                    const int kk = p.b_nmajor ? idx / NMAX : idx % S::KCH;
-                    bsm[kk * NMAX + j] = v[u];
-                }
+                const int64_t k = kc + kk;
+                bsm[kk * NMAX + j] =
+                    j < p.n && k < kend ? sk_load_elem<DT>(pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM)
+                                        : acc(0);
             }
             duet_barrier();
 
-            for (int sub = 0; sub < KW / S::SUB; ++sub) {
-                if (sub > 0) load_x(kc, sub, x);
-#pragma unroll
-                for (int q = 0; q < S::SUB; ++q) {
-                    const acc *bk = bsm + ((sub * S::SUB + q) * SK_WARPS + warp) * NMAX;
-#pragma unroll
-                    for (int j = 0; j < NMAX; ++j) {
-                        const acc b = bk[j];
-#pragma unroll
-                        for (int l = 0; l < S::LV; ++l) sum[l][j] += x[q][l] * b;
-                    }
+    #pragma unroll
+            for (int q = 0; q < KW; ++q) {
+                const acc *bk = bsm + (q * SK_WARPS + warp) * NMAX;
+    #pragma unroll
+                for (int j = 0; j < NMAX; ++j) {
+                    const acc b = bk[j];
+    #pragma unroll
+                    for (int l = 0; l < S::LV; ++l) sum[l][j] += x[q][l] * b;
                 }
             }
         }

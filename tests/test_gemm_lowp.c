@@ -9,6 +9,7 @@
  * Only two runs of one backend are compared bit for bit. */
 
 static duet_context *ctx;
+static duet_device_props props;
 static int quick;
 
 /* ---- the combinations --------------------------------------------------------------------- */
@@ -534,11 +535,11 @@ static void test_skinny(void)
     group_done(&g);
 }
 
-/* A narrow C (n or m <= 64): the memory-bound family (kernels/gemm_skinny.cuh) on a GPU. A
- * contiguous along k on 16-byte boundaries takes the matrix-core form on NVIDIA (up to 64
- * columns: 8, 16, 32, 64 and partial ones), otherwise the SIMT forms (up to 16); C either way
- * (the transposed problem when m is narrow), K from a few elements to many slices, batches
- * with broadcast operands, misaligned operands, run twice for the same bits. */
+/* A narrow C (n or m <= 64): A contiguous along k on 16-byte boundaries with at most 16
+ * columns takes the memory-bound family's mma.sync form on NVIDIA (kernels/gemm_skinny.cuh;
+ * 8 and 16 columns and partial ones), the rest the tile families; C either way (the
+ * transposed problem when m is narrow), K from a few elements to many slices, batches with
+ * broadcast operands, misaligned operands, run twice for the same bits. */
 static void test_narrow(void)
 {
     group g = {"narrow C, memory-bound family", 0, 0};
@@ -568,8 +569,14 @@ static void test_narrow(void)
                 t.pad = shapes[s][4];
                 t.off_a = (size_t)(x == 1 && s % 2 ? 1 : 0);
                 t.repeat = 1;
-                const int64_t narrow = t.m < t.n ? t.m : t.n;
-                if (narrow <= 16 && COMBOS[d].math == DUET_MATH_DEFAULT) t.expect_kernel = "gemm_skinny_";
+                /* The family's mma.sync form (NVIDIA sm_80+) must take f16, bf16 and i8 with
+                 * at most 16 columns and A's rows on 16-byte boundaries. */
+                const int64_t row_bytes = (t.k + t.pad) * (int64_t)duet_dtype_size(COMBOS[d].in);
+                if (strcmp(duet_backend_name(), "cuda") == 0 && props.capability_major >= 8 &&
+                    COMBOS[d].math == DUET_MATH_DEFAULT && COMBOS[d].in != DUET_DTYPE_F32 &&
+                    t.n <= 16 && t.m >= t.n && x < 2 && t.off_a == 0 && t.batch == 1 &&
+                    row_bytes % 16 == 0)
+                    t.expect_kernel = "gemm_skinny_kmajor_mma_";
                 run_in(&g, &t);
             }
     }
@@ -912,6 +919,7 @@ int main(int argc, char **argv)
 {
     quick = dt_quick_mode(argc, argv);
     ctx = dt_open_or_skip();
+    DT_OK(duet_context_get_props(ctx, &props));
     dt_seed(20261124);
     printf("test_gemm_lowp on %s (%s size set)\n", duet_backend_name(), quick ? "quick" : "full");
     test_refusals();

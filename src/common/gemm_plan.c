@@ -52,15 +52,14 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     if (g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1) return 0;
     const duet_dtype dt = g->dtype;
     const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
-    const int tf32 = dt == DUET_DTYPE_F32 && g->math == DUET_MATH_TF32;
     if (!lowp && dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32) return 0;
-    /* 3xTF32 keeps its own family (its accuracy is the point). */
-    if (dt == DUET_DTYPE_F32 && g->math != DUET_MATH_DEFAULT && !tf32) return 0;
+    /* TF32 and 3xTF32 keep the tensor-core families (see below). */
+    if (g->math != DUET_MATH_DEFAULT) return 0;
 
     plan->transpose = g->n > g->m;
     dt_gemm v;
     dt_gemm_skinny_view(g, plan, &v);
-    if (v.n > DT_SKINNY_MAX_N_MMA) return 0;
+    if (v.n > DT_SKINNY_MAX_N_MMA && v.n > DT_SKINNY_MAX_N_SIMT) return 0;
 
     const size_t elem = duet_dtype_size(dt);
     const int warp = props->warp_size > 0 ? props->warp_size : 32;
@@ -69,14 +68,19 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     const int mmajor = v.a.rs == 1 && !kmajor;
     const int kvec = kmajor && aligned(v.a.base, v.a.rs, v.a.bs, v.batch, elem, 16);
 
-    /* mma.sync (sm_80+) multiplies at tensor-core rate, so up to 64 columns stay memory-bound;
-     * SIMT does n multiply-adds per element of A, which past 16 columns would outrun a GPU's
-     * FMA rate for 16-bit inputs. TF32 runs only on the matrix cores (an exact-f32 SIMT run
-     * would report a different math mode than the device offers). */
-    if (nvidia && props->capability_major >= 8 && kvec && (lowp || tf32)) {
+    /* Where the family beats the tile families (H200, beside cuBLAS in one process):
+     * - the mma.sync form (sm_80+) for f16, bf16 and i8 with A's rows on 16-byte boundaries and
+     *   at most 16 columns: 4096 x 16 x 4096 bf16 0.44x cuBLAS, 4096 x 8 0.60x, 4096 x 1 0.69x,
+     *   where the 128-wide tiles ran 0.34-0.40x; at 32 and 64 columns it fell behind them;
+     * - the SIMT forms for f32, f64 and i32 (n multiply-adds per element of A, within the FMA
+     *   rate at 4 and 8 bytes an element): f32 8192 x 1 x 8192 1.11x, 8192 x 8 (A m-major)
+     *   1.07x, f64 0.55-0.84x.
+     * 16-bit inputs off those conditions (and TF32) keep the tile families: their SIMT forms ran
+     * 0.17-0.27x. */
+    if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
-        plan->nmax = v.n <= 8 ? 8 : v.n <= 16 ? 16 : v.n <= 32 ? 32 : 64;
-    } else if (!tf32 && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
+        plan->nmax = v.n <= 8 ? 8 : 16;
+    } else if (!lowp && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
         plan->form = kmajor ? DT_SKINNY_KMAJOR : DT_SKINNY_MMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
     } else {
@@ -89,15 +93,13 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     if (plan->form == DT_SKINNY_MMAJOR) {
         const int lv = elem >= 4 ? (int)(8 / elem) : (int)(4 / elem);
         plan->block_rows = lv * warp;
-        plan->kchunk = 256;
+        plan->kchunk = 64;
         plan->a_vec = aligned(v.a.base, v.a.cs, v.a.bs, v.batch, elem, (size_t)lv * elem);
     } else {
         plan->block_rows = 2 * warp;
         plan->kchunk = kmajor_chunk(elem, plan->form == DT_SKINNY_KMAJOR_MMA ? (int)elem : acc,
                                     plan->nmax);
         plan->a_vec = kvec;
-        /* B's columns read like A's rows: k-contiguous runs on 16-byte boundaries. */
-        plan->b_direct = v.b.rs == 1 && aligned(v.b.base, v.b.cs, v.b.bs, v.batch, elem, 16);
     }
 
     /* Split K until the grid holds enough blocks, each slice at least one chunk. */

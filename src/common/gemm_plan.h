@@ -10,14 +10,14 @@ extern "C" {
 
 /*
  * The memory-bound family (kernels/gemm_skinny.cuh) for a narrow C: after an optional
- * transposition (C^T = B^T A^T) the problem has n <= 64 columns, so each element of A takes
+ * transposition (C^T = B^T A^T) the problem has n <= 16 columns, so each element of A takes
  * part in at most 2n operations and reading A once is the whole cost. Its plan:
  */
 typedef enum dt_skinny_form {
     DT_SKINNY_NONE = 0,     /* the family does not take the problem              */
-    DT_SKINNY_KMAJOR = 1,   /* A contiguous along k, SIMT (every dtype)           */
-    DT_SKINNY_KMAJOR_MMA,   /* A contiguous along k, NVIDIA mma.sync (f16, bf16, i8, tf32) */
-    DT_SKINNY_MMAJOR        /* A contiguous along m, SIMT (every dtype)           */
+    DT_SKINNY_KMAJOR = 1,   /* A contiguous along k, SIMT (f32, f64, i32)         */
+    DT_SKINNY_KMAJOR_MMA,   /* A contiguous along k, NVIDIA mma.sync (f16, bf16, i8) */
+    DT_SKINNY_MMAJOR        /* A contiguous along m, SIMT (f32, f64, i32)         */
 } dt_skinny_form;
 
 typedef struct dt_skinny_plan {
@@ -30,13 +30,11 @@ typedef struct dt_skinny_plan {
     int64_t kslice;   /* k of one slice                                                    */
     int split;        /* slices (gridDim.y); > 1: partial sums in the workspace, reduced   */
     int a_vec;        /* A's contiguous runs may be read in vectors (alignment checked)    */
-    int b_direct;     /* K-major forms: B's columns are 16-byte-aligned k runs, read from
-                         global memory directly instead of staged in shared memory          */
     size_t workspace; /* bytes of partial sums (split > 1)                                 */
 } dt_skinny_plan;
 
 /* The widest n each form takes. */
-enum { DT_SKINNY_MAX_N_SIMT = 16, DT_SKINNY_MAX_N_MMA = 64 };
+enum { DT_SKINNY_MAX_N_SIMT = 16, DT_SKINNY_MAX_N_MMA = 16 };
 
 /* Plans g (AUTO) on the memory-bound family for a device of props, or returns 0 (plan->form
  * DT_SKINNY_NONE) when another family should run it. Pure: the same inputs, the same plan.
