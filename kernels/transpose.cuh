@@ -618,7 +618,7 @@ static const transpose_tune_row transpose_tune_table[] = {
     {"default",
      {TT_VECTOR(128), TT_PACK, TT_TILE(32), TT_TILE(32)},
      {TT_TILE(128), TT_VECTOR(128), TT_TILE(128), TT_TILE(128)}},
-    /* H100 80GB HBM3, 2026-11-21, scripts/transpose_lab.cu (docs/results/transpose-lab-*.log):
+    /* H100 80GB HBM3, 2026-11-21, lab/transpose_lab.cu (docs/results/transpose-lab-*.log):
      * median of 30, random data, as a share of the faster of a copy kernel and cudaMemcpy of the
      * same bytes (2.5-3.0 TB/s), and against cublasSgeam / Dgeam in the same run.
      *   aligned rows           8192^2  16384^2  12800^2  8192x32768  32768x8192

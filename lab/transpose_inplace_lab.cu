@@ -2,11 +2,11 @@
 //
 // Not part of the library: the place where the square in-place kernel's shape is chosen before
 // it goes into kernels/transpose_inplace.cuh. Build (sm_90) and run:
-//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude scripts/transpose_inplace_lab.cu
+//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude lab/transpose_inplace_lab.cu
 //        -o build-lab/transpose_inplace_lab
 //   build-lab/transpose_inplace_lab [--list] [--only NAME] [--reps N] [--n N] [--csv FILE]
 //                                   [--no-sweep]
-// scripts/transpose_inplace_lab.sh runs every variant in a process of its own (one variant's
+// lab/transpose_inplace_lab.sh runs every variant in a process of its own (one variant's
 // fault cannot stop the others) and gathers one CSV.
 //
 // Each variant transposes an n x n matrix (default 16384; 4-byte variants 1 GiB, 8-byte 2 GiB,

@@ -1,7 +1,7 @@
 /* gemm_edges_probe.cu - where the odd f32 shapes lose: copying unaligned operands into 16-byte
  * rows and splitting off a partial last column of tiles, each against cuBLAS in one process.
  *
- *   nvcc -O2 -arch=sm_90 -Iinclude scripts/gemm_edges_probe.cu -o gemm_edges_probe \
+ *   nvcc -O2 -arch=sm_90 -Iinclude lab/gemm_edges_probe.cu -o gemm_edges_probe \
  *        -Lbuild -lduet -lcublas
  *   LD_LIBRARY_PATH=build ./gemm_edges_probe 4095x4097x4093 4096x4100x4096 ...
  *

@@ -2,7 +2,7 @@
 //
 // Builds the host entry point and kernels outside the library (one line, from the repo root):
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Iinclude -Isrc -Ikernels
-//        scripts/gemm_wgmma_lab.cu -lcublas -o gemm_wgmma_lab
+//        lab/gemm_wgmma_lab.cu -lcublas -o gemm_wgmma_lab
 //   ./gemm_wgmma_lab [--quick] [--check-only] [--reps N]   (--quick: a third of part 1, no 8192)
 // Part 1: small, odd, batched and alpha/beta cases against a double / wrapping-uint32 host
 // reference (gauge bound), C poisoned with NaN when beta == 0 and its padding checked

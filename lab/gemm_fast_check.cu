@@ -3,7 +3,7 @@
 // Built outside the library (the kernels are header-only), so the kernels can be checked and
 // timed before the rest of the CUDA backend links (one line):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude -Isrc/common
-//        scripts/gemm_fast_check.cu src/common/tuning.c -lcublas -o build-gf/gemm_fast_check
+//        lab/gemm_fast_check.cu src/common/tuning.c -lcublas -o build-gf/gemm_fast_check
 //   build-gf/gemm_fast_check [--check-only | --time-only] [--quick] [--csv FILE]
 // Part 1 runs every compiled shape of every dtype on random small problems of every operand
 // layout against a double / wrapping-uint32 host reference. Part 2 times shapes against

@@ -2,7 +2,7 @@
 //
 // Built outside the library (the kernels are header-only), one line:
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90,code=sm_90 -Ikernels -Isrc -Iinclude -Isrc/common
-//        scripts/gemm_tc_lab.cu -lcublas -o build-lab/gemm_tc_lab
+//        lab/gemm_tc_lab.cu -lcublas -o build-lab/gemm_tc_lab
 //   [LAB_SIZES=2048,4096] [LAB_ONLY=substring] [LAB_BN=1] [LAB_REPS=20] build-lab/gemm_tc_lab
 // Square problems, A row-major; B k-major (n x k, "Bt") or with LAB_BN=1 n-major (k x n, "Bn").
 // Each variant is timed (L2 flushed before each run, 3 warm-ups, median of LAB_REPS CUDA-event
