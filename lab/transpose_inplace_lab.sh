@@ -8,7 +8,7 @@ shift
 cd "$(dirname "$0")/.."
 mkdir -p "$out" build-lab
 bin=build-lab/transpose_inplace_lab
-nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude -Xptxas -v \
+nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Isrc/common -Iinclude -Ilab -Xptxas -v \
     lab/transpose_inplace_lab.cu -o "$bin" 2> "$out/ptxas.txt" || {
     echo "build failed (see $out/ptxas.txt)"; tail -20 "$out/ptxas.txt"; exit 1; }
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv \

@@ -301,18 +301,17 @@ static void test_super_elements(void)
         }
 }
 
-/* Each square kernel DUET_TRANSPOSE_INPLACE_SQUARE selects (the GPU backends; the cpu backend
- * ignores it and runs the cases once more): full and edge tile pairs of every kernel's tile
- * edge (up to 128 for the pipelined kernel's 1-byte tiles), padded ld, batches with aligned and
- * odd strides, 16-byte aligned bases and not, and the super-element rectangles whose step 2 is
- * the square kernel. */
+/* Each square kernel a tuning row may name, forced by DUET_TRANSPOSE_INPLACE_SQUARE for every
+ * element size (the GPU backends; the cpu backend ignores it and runs the cases once more):
+ * full and edge tile pairs of both tile edges, padded ld, batches with aligned and odd strides,
+ * 16-byte aligned bases and not, and the super-element rectangles whose step 2 is the square
+ * kernel. */
 static void test_square_kernels(void)
 {
     static const struct {
         const char *name;
-        char suffix; /* 0: not checked (the vector kernel falls back where its block does not
-                        cover a tile in whole passes) */
-    } kinds[] = {{"tile", 0}, {"vec", 0}, {"step", 's'}, {"pipe", 'p'}};
+        char suffix; /* the last letter of the kernel's name; 0: not checked */
+    } kinds[] = {{"tile", 0}, {"step", 's'}};
     static const struct {
         int64_t n, pad, batch, bpad, off;
     } sq[] = {
