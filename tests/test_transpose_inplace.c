@@ -272,8 +272,7 @@ static void test_super_elements(void)
             c.off = cc % 2 ? 16 : 0;
             run_all_dtypes(c);
         }
-    /* Squares with every row 16-byte aligned (the vector accesses of the square kernels, and
-     * of DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1) and full and edge tile pairs. */
+    /* Squares with every row 16-byte aligned, full and edge tile pairs. */
     static const int64_t sq[][3] = {{64, 0, 1}, {128, 0, 2}, {192, 16, 1}, {200, 8, 2}, {96, 32, 1}};
     for (int k = 0; k < (int)(sizeof sq / sizeof sq[0]); k++)
         for (int l = 0; l < 2; l++) {
