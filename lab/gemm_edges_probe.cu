@@ -1,6 +1,7 @@
 /* gemm_edges_probe.cu - where the odd f32 shapes lose: copying unaligned operands into 16-byte
  * rows and splitting off a partial last column of tiles, each against cuBLAS in one process.
  *
+ * Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, cuda backend) into build/lab/, or:
  *   nvcc -O2 -arch=sm_90 -Iinclude lab/gemm_edges_probe.cu -o gemm_edges_probe \
  *        -Lbuild -lduet -lcublas
  *   LD_LIBRARY_PATH=build ./gemm_edges_probe 4095x4097x4093 4096x4100x4096 ...
