@@ -476,7 +476,7 @@ int main(int argc, char **argv)
         for (const Shape &s : small) {
             if (quick && (&s - small) % 3) continue;
             Case t{co.in, co.c, s.m,  s.n,     s.k,    s.batch, s.lda, s.ldb,
-                   s.ldc, s.ab, s.bb, s.alpha, s.beta, false,   true};
+                   s.ldc, s.ab, s.bb, s.alpha, s.beta, false,   true,    0, 0};
             // TMA needs 16-byte strides: round the leading dimensions for 4-byte inputs
             // (i8 needs multiples of 16 elements, which every listed ld already is).
             if (co.in == F) {
@@ -517,7 +517,7 @@ int main(int argc, char **argv)
         for (const Combo &co : combos)
             for (const Big &s : big) {
                 if (quick && s.m == 8192) continue;
-                Case t{co.in, co.c, s.m, s.n, s.k, 1, s.lda, s.ldb, s.ldc, 0, 0, 1, 0, true, false};
+                Case t{co.in, co.c, s.m, s.n, s.k, 1, s.lda, s.ldb, s.ldc, 0, 0, 1, 0, true, false, 0, 0};
                 if (co.in == I8 && s.m == 4095) continue; // cuBLAS: not supported
                 run_case(t);
             }
@@ -538,11 +538,11 @@ int main(int argc, char **argv)
         if (!quick) {
             const int64_t mids[] = {256, 512, 768, 1024, 1536, 2048};
             for (int64_t s : mids)
-                run_case(Case{BF, BF, s, s, s, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
-            run_case(Case{BF, BF, 1024, 1024, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
-            run_case(Case{BF, BF, 512, 512, 8192, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
-            run_case(Case{BF, F, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 0.5, 0.25, true, false});
-            run_case(Case{BF, BF, 1024, 1024, 1024, 8, 0, 0, 0, 0, 0, 1, 0, true, false});
+                run_case(Case{BF, BF, s, s, s, 1, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
+            run_case(Case{BF, BF, 1024, 1024, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
+            run_case(Case{BF, BF, 512, 512, 8192, 1, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
+            run_case(Case{BF, F, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 0.5, 0.25, true, false, 0, 0});
+            run_case(Case{BF, BF, 1024, 1024, 1024, 8, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
         }
     }
     printf("\n%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
