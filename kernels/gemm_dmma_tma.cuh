@@ -65,12 +65,11 @@
  * first lane does all its work and it keeps 40 registers) and two consumer warpgroups of 232
  * (the 64 accumulators alone take 128). Registers are split among the SM's four partitions,
  * 16 Ki each, and a block's warps go round-robin over them: 40 + 2 x 232 <= 512 per lane.
- * A 128 x 64 tile on two blocks per SM of four consumer warps ran 4-10% slower than this one on
- * the squares of 2048-8192 (with one producer warp per block, two 5-warp blocks put 3 warps on
- * two partitions and capped every thread at 168 registers; with a producer warpgroup, 216).
+ * A 128 x 64 tile on two blocks per SM of four consumer warps runs 4-10% slower than this one
+ * on the squares of 2048-8192 (with one producer warp per block, two 5-warp blocks put 3 warps
+ * on two partitions and cap every thread at 168 registers; with a producer warpgroup, 216).
  * Loading the next stage's first fragments during a stage's last mma (the cp.async kernel's
- * prefetch) spilled 64-228 bytes here and moved the ratios by -4% to +3%: not kept
- * (docs/results/gemm-dmma-tma-lab-2026-11-25-h100.log).
+ * prefetch) spills 64-228 bytes here and gains nothing, so the consumers do not prefetch.
  */
 #define GD_PRODUCER_REGS 40
 #define GD_CONSUMER_REGS 232

@@ -848,9 +848,8 @@ static int gf_plan_rounds(dt_context *ctx, const dt_gemm *v, int64_t m0, int64_t
     int64_t top = 0;
     if (ctx && v->ws && tp == &row->small) {
         /* The DMMA kernel's large shape takes a split only where both operands are read in
-         * 16-byte runs: split on it, 127 x 129 x 16383 and 8191 x 131 x 8189 (rows not 16-byte
-         * aligned) ran at 0.63x and 0.99x of cuBLAS against 0.97x and 1.26x split on the small
-         * shape (H100, 2026-11-24, docs/performance.md). */
+         * 16-byte runs: with rows not 16-byte aligned (127 x 129 x 16383, 8191 x 131 x 8189)
+         * the small shape's split is 25-50% faster on the H100 (docs/performance.md). */
         dt_gemm_tuning r = *row;
         if (row->engine == DT_GEMM_ENGINE_DMMA) {
             const int la = gf_operand_layout<T>(v->a.base, v->a.rs, v->a.cs, v->a.bs, nb);

@@ -618,26 +618,26 @@ static const transpose_tune_row transpose_tune_table[] = {
     {"default",
      {TT_VECTOR(128), TT_PACK, TT_TILE(32), TT_TILE(32)},
      {TT_TILE(128), TT_VECTOR(128), TT_TILE(128), TT_TILE(128)}},
-    /* H100 80GB HBM3, 2026-11-21, scripts/transpose_lab.cu (docs/results/transpose-lab-*.log):
+    /* H100 80GB HBM3, lab/transpose_lab.cu (docs/results/transpose-lab-*.log):
      * median of 30, random data, as a share of the faster of a copy kernel and cudaMemcpy of the
      * same bytes (2.5-3.0 TB/s), and against cublasSgeam / Dgeam in the same run.
      *   aligned rows           8192^2  16384^2  12800^2  8192x32768  32768x8192
      *   4 B tile 32 x 32       94.8%   93.3%    94.4%    95.5%       94.2%      <- chosen
      *   4 B tile 32 x 128      90.6%   89.9%    90.6%    91.0%       91.0%
-     *   4 B vector 64 x 128    81.6%   81.4%    81.4%    82.2%       82.3%      (before)
+     *   4 B vector 64 x 128    81.6%   81.4%    81.4%    82.2%       82.3%
      *   4 B cublasSgeam        95.5%   95.6%    96.0%    96.3%       96.1%
      *   8 B tile 32 x 32       97.8%   96.8%    96.9%    96.9%       96.7%      <- chosen
      *   2 B pack 32 x 32 words 93.7%   88.2%    93.3%    93.8%       93.7%      <- chosen
-     *   2 B vector 128 x 128   85.0%   85.9%    80.5%    86.0%       80.2%      (before)
-     *   1 B vector 128 x 128   94.2%   94.0%    93.6%    94.9%       93.2%      <- kept
+     *   2 B vector 128 x 128   85.0%   85.9%    80.5%    86.0%       80.2%
+     *   1 B vector 128 x 128   94.2%   94.0%    93.6%    94.9%       93.2%      <- chosen
      *   1 B pack 32 x 32 words 94.7%   92.5%    93.2%    93.2%       92.7%
      *   rows off 32 B          16383x16385  46341^2  8191x8193
      *   4 B tile 32 x 128      1.162x       1.201x   1.285x   cublasSgeam         <- chosen
      *   4 B tile 32 x 32       0.907x       0.922x   1.040x   cublasSgeam
      *   8 B tile 32 x 128      1.000x       1.020x   1.156x   cublasDgeam         <- chosen
      *   1 B tile 32 x 128      63.4%        59.9%    76.9%    of copy             <- chosen
-     *   1 B vector 128 x 128   40.8%        39.9%    47.3%    of copy             (before)
-     *   2 B vector 128 x 128   64.4%        63.3%    72.1%    of copy             <- kept
+     *   1 B vector 128 x 128   40.8%        39.9%    47.3%    of copy
+     *   2 B vector 128 x 128   64.4%        63.3%    72.1%    of copy             <- chosen
      *   2 B tile 32 x 64       65.4%        58.9%    88.3%    of copy
      * Vector tiles with XOR-swizzled shared memory (no bank conflicts) or cp.async stages
      * reached 89-93% for 4 B: small blocks resident in numbers (eight 4 KB blocks per SM) hide

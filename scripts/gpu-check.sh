@@ -3,7 +3,7 @@
 #
 # Usage (from the repository root): scripts/gpu-check.sh [OUTDIR]     (default: $OUT, else ./gpu-check-out)
 # Phases: build, ctest, the status table (tests/status_table.expected, line for line on cuda),
-# large_check (scripts/large_check.c), the four compute-sanitizer tools over every program of
+# large_check (lab/large_check.c), the four compute-sanitizer tools over every program of
 # the quick suite and the seed examples (slowest, last). Writes into OUTDIR: summary.log (one
 # line per phase, read this first), versions.log, build.log, ctest.log, status_table.log,
 # large_check.log, sanitizers.log.
@@ -23,7 +23,7 @@
 #   SANITIZER_LABEL      ctest label regex of the programs run under the sanitizers
 #                        (default "quick|examples": every test program, at its quick size)
 #   SANITIZER_TESTS      regex of test names to narrow that to (default: none, all of them)
-#   LARGE_CHECK          scripts/large_check.c section: all, bandwidth, oom, transpose, inplace, gemm,
+#   LARGE_CHECK          lab/large_check.c section: all, bandwidth, oom, transpose, inplace, gemm,
 #                        none
 #                        (default all)
 set -u
@@ -119,9 +119,9 @@ if [ "$LARGE_CHECK" != "none" ]; then
     lib_dir=$BUILD_DIR
     cc_flags=(-O2 -std=c11 -Wall -Wextra -I"$SRC/include")
     exe=$BUILD_DIR/large_check
-    if ! cc "${cc_flags[@]}" -fopenmp "$SRC/scripts/large_check.c" -L"$lib_dir" -Wl,-rpath,"$lib_dir" \
+    if ! cc "${cc_flags[@]}" -fopenmp "$SRC/lab/large_check.c" -L"$lib_dir" -Wl,-rpath,"$lib_dir" \
         -lduet -lm -o "$exe" >"$OUTDIR/large_check.log" 2>&1; then
-        cc "${cc_flags[@]}" "$SRC/scripts/large_check.c" -L"$lib_dir" -Wl,-rpath,"$lib_dir" \
+        cc "${cc_flags[@]}" "$SRC/lab/large_check.c" -L"$lib_dir" -Wl,-rpath,"$lib_dir" \
             -lduet -lm -o "$exe" >>"$OUTDIR/large_check.log" 2>&1
     fi
     if [ -x "$exe" ]; then

@@ -3,7 +3,7 @@
 #
 # Usage: [BUILD_DIR=build-dev] [OUT=out] [PHASES="check ctest sanitize bench"] bash scripts/gpu-tc-check.sh
 # BUILD_DIR is a configured -DBACKEND=cuda build (static or shared) that already holds duet,
-# the tests and duet-bench; this script builds scripts/gemm_lowp_check.c against it, then runs
+# the tests and duet-bench; this script builds lab/gemm_lowp_check.c against it, then runs
 #   check     the quick sweep of every dtype combination x layouts x ops x odd shapes
 #   ctest     the conformance suite's quick programs (test_gemm_lowp among them)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck, initcheck over the sweep
@@ -24,9 +24,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total 
 chk=$BUILD_DIR/gemm_lowp_check
 if [ ! -x "$chk" ]; then
     if [ -f "$BUILD_DIR/libduet.a" ]; then
-        nvcc -O2 -Iinclude scripts/gemm_lowp_check.c "$BUILD_DIR/libduet.a" -lnvrtc -lm -o "$chk"
+        nvcc -O2 -Iinclude lab/gemm_lowp_check.c "$BUILD_DIR/libduet.a" -lnvrtc -lm -o "$chk"
     else
-        cc -O2 -std=c11 -Iinclude scripts/gemm_lowp_check.c -L"$BUILD_DIR" \
+        cc -O2 -std=c11 -Iinclude lab/gemm_lowp_check.c -L"$BUILD_DIR" \
             -Wl,-rpath,"$PWD/$BUILD_DIR" -lduet -lm -o "$chk"
     fi
 fi

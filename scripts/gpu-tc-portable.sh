@@ -5,7 +5,7 @@
 # Builds build-gpu (sm_90, Release, -DDUET_WERROR=ON; duet-bench, test_gemm_lowp) and, for each
 # extra variant NAME=FLAGS in VARIANTS (e.g. "wide=-DTC_BN_WIDE=256"), build-gpu-NAME with those
 # CUDA flags (duet-bench only). Every run sets DUET_GEMM_PORTABLE=1 (no Hopper path). Phases:
-#   test   test_gemm_lowp --quick        check  scripts/gemm_lowp_check.c (the sweep)
+#   test   test_gemm_lowp --quick        check  lab/gemm_lowp_check.c (the sweep)
 #   bench  duet-bench --only gemm-lowp --reps 10 for the base build and each variant
 #   ncu    Nsight Compute sections of the first portable kernel of duet-bench --quick
 #   sass   ptxas resources and the SASS of the bf16 swizzled kernel (A and B k-major)
@@ -36,7 +36,7 @@ for phase in $PHASES; do
     test) timeout 120 ./build-gpu/tests/test_gemm_lowp --quick >"$OUT/test.log" 2>&1
         echo "test_gemm_lowp --quick: rc $? $(tail -1 "$OUT/test.log")" ;;
     check)
-        cc -O2 -std=c11 -Iinclude scripts/gemm_lowp_check.c -Lbuild-gpu -Wl,-rpath,"$PWD/build-gpu" \
+        cc -O2 -std=c11 -Iinclude lab/gemm_lowp_check.c -Lbuild-gpu -Wl,-rpath,"$PWD/build-gpu" \
             -lduet -lm -o build-gpu/gemm_lowp_check &&
             timeout 150 ./build-gpu/gemm_lowp_check >"$OUT/check.log" 2>&1
         echo "gemm_lowp_check: rc $? $(tail -1 "$OUT/check.log")" ;;

@@ -134,8 +134,11 @@ static void run_case(const icase *c, duet_dtype dt)
     /* A GPU names the square kernel "transpose_inplace_square<edge><kind>_<size>b". */
     if (g_square_suffix && strncmp(info.kernel, "transpose_inplace_square", 24) == 0) {
         const char *size = strrchr(info.kernel, '_');
-        DT_CHECK(size != NULL && size[-1] == g_square_suffix, "%s: ran %s, not the '%c' kernel",
-                 what, info.kernel, g_square_suffix);
+        /* '0': the tile kernel, whose name ends in its edge (a digit). */
+        const int ok = size != NULL && (g_square_suffix == '0'
+                                            ? size[-1] >= '0' && size[-1] <= '9'
+                                            : size[-1] == g_square_suffix);
+        DT_CHECK(ok, "%s: ran %s, not the '%c' kernel", what, info.kernel, g_square_suffix);
     }
     /* The rectangular path: super-elements when c = gcd >= 32 and a band (m n / c elements)
      * fits every backend's budget (48 KiB: the smallest, a GPU's default shared memory), C2R
@@ -272,8 +275,7 @@ static void test_super_elements(void)
             c.off = cc % 2 ? 16 : 0;
             run_all_dtypes(c);
         }
-    /* Squares with every row 16-byte aligned (the vector accesses of the square kernels, and
-     * of DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1) and full and edge tile pairs. */
+    /* Squares with every row 16-byte aligned, full and edge tile pairs. */
     static const int64_t sq[][3] = {{64, 0, 1}, {128, 0, 2}, {192, 16, 1}, {200, 8, 2}, {96, 32, 1}};
     for (int k = 0; k < (int)(sizeof sq / sizeof sq[0]); k++)
         for (int l = 0; l < 2; l++) {
@@ -301,18 +303,17 @@ static void test_super_elements(void)
         }
 }
 
-/* Each square kernel DUET_TRANSPOSE_INPLACE_SQUARE selects (the GPU backends; the cpu backend
- * ignores it and runs the cases once more): full and edge tile pairs of every kernel's tile
- * edge (up to 128 for the pipelined kernel's 1-byte tiles), padded ld, batches with aligned and
- * odd strides, 16-byte aligned bases and not, and the super-element rectangles whose step 2 is
- * the square kernel. */
+/* Each square kernel a tuning row may name, forced by DUET_TRANSPOSE_INPLACE_SQUARE for every
+ * element size (the GPU backends; the cpu backend ignores it and runs the cases once more):
+ * full and edge tile pairs of both tile edges, padded ld, batches with aligned and odd strides,
+ * 16-byte aligned bases and not, and the super-element rectangles whose step 2 is the square
+ * kernel. */
 static void test_square_kernels(void)
 {
     static const struct {
         const char *name;
-        char suffix; /* 0: not checked (the vector kernel falls back where its block does not
-                        cover a tile in whole passes) */
-    } kinds[] = {{"tile", 0}, {"vec", 0}, {"step", 's'}, {"pipe", 'p'}};
+        char suffix; /* the last character of the kernel's name before "_<size>b" */
+    } kinds[] = {{"tile", '0'}, {"step", 's'}};
     static const struct {
         int64_t n, pad, batch, bpad, off;
     } sq[] = {

@@ -11,23 +11,20 @@
  * falls back to the default row of its dtype, so every shape named here must be in those lists
  * (tests/ and the bench report the kernel actually used in duet_launch_info).
  *
- * sm_90 rows are measured on an H100 80GB HBM3 (docs/performance.md, 2026-11-21, against
- * cublasGemmEx with default math):
+ * sm_90 rows are measured on an H100 80GB HBM3 against cublasGemmEx with default math (the
+ * numbers are in docs/performance.md):
  *   f32 large: 128 x 128 x 8 with 128 threads of 16 x 8 outputs, register-staged. 128 FMAs per
- *     six 16-byte shared loads keeps the FMA pipes fed at 2 blocks (8 warps) per SM; it beat
- *     256 threads of 8 x 8 (64 FMAs per four loads, 16 warps per SM) by 2-3% and the same shape
- *     on a 4-stage cp.async ring by 3-4% (0.79-0.80x cuBLAS at 2048-8192).
- *   f32 small: 128 x 64 x 16, 256 threads of 8 x 4, 3-stage cp.async ring: at 1024^3 (64 large
- *     tiles for 132 SMs) 0.79x cuBLAS, against 0.70x for 64 x 64 tiles; also best on the
- *     unsplit skinny 8192 x 128 x 8192 shapes (0.57x; split-K on the large shape: 0.75x).
- *   f64: DMMA tensor cores (the FMA kernel reaches only 0.33-0.36x of cuBLAS DGEMM: the H100's
- *     f64 FMA rate is half its DMMA rate). Since the x-by-k tiles and the stepped addresses
- *     (2026-11-24, gemm_fast_dmma.cuh) 128 x 64 x 16 blocks of four 64 x 32 warp tiles, two per
- *     SM, win from two waves up (lab, before the swapped roles: 0.78x cuBLAS at 2048^3, 0.82x at
- *     4096^3, 0.86x at 8192^3, against 0.77x, 0.77x and 0.78x for 64 x 64 x 16 and 0.73x, 0.79x,
- *     0.83x for 128 x 128 x 16 blocks of eight warps; with them, duet-bench: 0.82-0.87x on
- *     squares of 2048-8192); below that the 64 x 64 blocks of four 32 x 32 warp tiles, three
- *     per SM, fill the device sooner. sm_80 keeps 128 x 128 x 16 (its m8n8k4 mma, unmeasured).
+ *     six 16-byte shared loads keeps the FMA pipes fed at 2 blocks (8 warps) per SM; it beats
+ *     256 threads of 8 x 8 (64 FMAs per four loads, 16 warps per SM) and the same shape on a
+ *     4-stage cp.async ring by a few percent.
+ *   f32 small: 128 x 64 x 16, 256 threads of 8 x 4, 3-stage cp.async ring: where the large
+ *     tiles cannot fill the SMs (1024^3: 64 large tiles for 132 SMs) it beats 64 x 64 tiles,
+ *     and it is the best unsplit shape for skinny problems (8192 x 128 x 8192).
+ *   f64: DMMA tensor cores (the H100's f64 FMA rate is half its DMMA rate, so an FMA kernel
+ *     stays near a third of cuBLAS DGEMM). 128 x 64 x 16 blocks of four 64 x 32 warp tiles,
+ *     two per SM, win from two waves up over 64 x 64 x 16 and over 128 x 128 x 16 blocks of
+ *     eight warps; below that the 64 x 64 blocks of four 32 x 32 warp tiles, three per SM,
+ *     fill the device sooner. sm_80 keeps 128 x 128 x 16 (its m8n8k4 mma, unmeasured).
  *   i32 runs the f32 shapes (IMAD runs at half the FFMA rate; there is no cuBLAS i32 GEMM to
  *     measure against).
  *   split-K (every row): the small shape splits K when its tiles do not fill one wave of
@@ -80,40 +77,25 @@
  * 0.80x cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
  * the device with large tiles beats one that fills it with small ones. sm_90's f64 row splits on
  * its large 128 x 64 DMMA shape too (two blocks per SM), but only where both operands are read in
- * 16-byte runs (kernels/gemm_fast.cuh): H100, 2026-11-24, duet-bench --reps 10 against the
- * small-shape split in the same build: 8192 x 128 x 8192 0.833x -> 0.878x cuBLAS, 128 x 8192 x 8192
- * 0.798x -> 0.834x, 256 x 256 x 32768 0.821x -> 0.909x, 1024 x 1024 x 16384 0.768x -> 0.808x, 16384
- * x 64 x 4096 0.870x -> 0.921x; unaligned shapes stay on the small one (split on the large one they
- * lost: 127 x 129 x 16383 0.63x against 0.97x). sm_80's f64 row splits on its small DMMA shape (its
- * large one holds one block per SM; unmeasured). A max of 256 slices of at least 256 K lets a 64 x
- * 64 output with K = 65536 run about 250 blocks (one tile alone would leave all but one SM idle);
- * the partial sums then take 256 * 64 * 64 elements of workspace. min_depth 4 (K >= 4 sqrt(m n)):
- * on the H100 (2026-11-24) the deep shapes measured both ways gained or held (f32 8192 x 128 x
- * 8192: 0.57x cuBLAS unsplit, 0.75x split 4; f64: 0.71x both ways) while 512^3-1024^3 lost (f32
- * 1024^3: 0.796x unsplit, 0.750x split 4; f64: 0.627x, 0.538x split 3). The sm_90 f32 and i32 rows
- * no longer bound the depth and take slices of 128 (SPLIT_RING_LARGE_SM90): since the pairwise
- * reduction and on the large shape, every squarish problem that leaves SMs idle gained (H100,
- * 2026-11-24, probe medians of back-to-back calls, same library, built-in rule against this one:
- * f32 384^3 28.3 -> 22.6 us, 640^3 44.6 -> 23.9, 768^3 52.9 -> 33.5, 1000^3 78.0 -> 68.3, 1024^3
- * 69.2 -> 57.2, 1152^3 126 -> 78, 1000 x 500 x 2000 146 -> 68, 1023 x 1025 x 1027 141 -> 100, 127 x
- * 129 x 16383 46.5 -> 39.5; i32 768^3 68.4 -> 50.4, 1023 x 1025 x 1027 186 -> 124), none lost, and
- * the deep shapes keep their splits (docs/performance.md). f64 and the other archs keep the bound
- * (unmeasured).
- * The same rows split the tail of large-shape problems (tail 75, dt_gemm_tail_plan). H100,
- * 2026-11-24, probe medians of back-to-back calls, the whole problem against the full rounds'
- * rows plus the rest (the rest on the library's own split plan): f32 2047 x 2049 x 2051 (272
- * tiles, 264 slots) 653 -> 468 us, 3001 x 2999 x 3003 1759 -> 1329, 3072^3 1346 -> 1170, 2304^3
- * 779 -> 538, 4225 x 4223 x 4227 4088 -> 3504, 5001 x 4999 x 5003 6672 -> 5911; i32
- * 2047 x 2049 x 2051 941 -> 703; each of 17 shapes (14 f32, 3 i32) whose rest filled under half
- * a round gained, 1.04-1.45x. By tuning file, rests of 50-75% still gain (2560^3 878 -> 755,
- * 2688^3 922 -> 839, 6144^3 9295 -> 9028), above 75% they lose (2816^3, 83%: 962 -> 989; 1920^3,
- * 85% of one round: 335 -> 355); with no full round the whole problem splits (1536^3 267 ->
- * 200, 1792^3 313 -> 271). The f64 DMMA row gained 1-4% on three shapes and lost 2-3% on
- * 3001 x 2999 x 3003: it keeps tail 0 (docs/performance.md). The sm_90 f32 and i32 rows also
- * copy unaligned operands and split off the partial last column of large tiles (edges 3, tuning.h:
- * H100 f32 4095 x 4097 x 4093 0.90x -> 0.93x cuBLAS, 5001 x 4999 x 5003 0.92x -> 0.98x, 2048 x
- * 2052 x 2048 0.70x -> 1.15x, 4096 x 4100 x 4096 0.78x -> 0.94x, on the split plan 1023 x 1025 x
- * 1027 0.78x -> 0.90x; 4000^3 0.92x -> 0.91x). */
+ * 16-byte runs (kernels/gemm_fast.cuh): there the large-shape split beats the small-shape one
+ * on skinny and deep problems (8192 x 128 x 8192, 256 x 256 x 32768, 1024 x 1024 x 16384),
+ * while unaligned shapes lose on it and stay on the small one. sm_80's f64 row splits on its
+ * small DMMA shape (its large one holds one block per SM; unmeasured). A max of 256 slices of
+ * at least 256 K lets a 64 x 64 output with K = 65536 run about 250 blocks (one tile alone would
+ * leave all but one SM idle); the partial sums then take 256 * 64 * 64 elements of workspace.
+ * min_depth 4 (K >= 4 sqrt(m n)): deep shapes gain or hold from a split, while squarish ones of
+ * 512^3-1024^3 lose on the small shape's split. The sm_90 f32 and i32 rows do not bound the
+ * depth and take slices of 128 (SPLIT_RING_LARGE_SM90): with the pairwise reduction and the
+ * large shape, every squarish problem that leaves SMs idle gains from a split (384^3 to 1152^3,
+ * odd and deep shapes alike), and the deep shapes keep theirs. f64 and the other archs keep
+ * the bound (unmeasured).
+ * The same rows split the tail of large-shape problems (tail 75, dt_gemm_tail_plan): the full
+ * rounds run as they are and the rest on its own split plan. A rest that fills under half a
+ * round gains most, up to 75% of a round it still gains, above that the extra launch costs more
+ * than the idle SMs; with no full round the whole problem splits. The f64 DMMA row keeps tail 0:
+ * it gained on some shapes and lost on others. The sm_90 f32 and i32 rows also copy unaligned
+ * operands and split off the partial last column of large tiles (edges 3, tuning.h). The
+ * measurements behind each rule are in docs/performance.md. */
 /* clang-format off */
 #define SPLIT_RING {3, 0, 256, 256, 4, 0, 0}
 #define SPLIT_RING_LARGE {3, 2, 256, 256, 4, 0, 0}
@@ -449,9 +431,9 @@ int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k
 /*
  * In-place transpose rows: {arch, square tile edge for 1/2/4/8-byte elements, stage bytes, line
  * shared memory, square kernel for 1/2/4/8-byte elements}.
- * Measured on the H100 for 4 and 8 bytes (duet-bench --only transpose-inplace, 16384^2,
- * 2026-11-24): 4-byte tiles of 64 reach 0.838x of a copy, of 32 only 0.748x; 8-byte tiles of
- * 32 reach 0.959x. Otherwise chosen from the hardware: a 64 x 64 tile pair of 4-byte elements is 33 KB
+ * Measured on the H100 for 4 and 8 bytes (duet-bench --only transpose-inplace, 16384^2;
+ * docs/performance.md): 4-byte tiles of 64 are well ahead of tiles of 32; 8-byte tiles of 32
+ * come close to a copy. Otherwise chosen from the hardware: a 64 x 64 tile pair of 4-byte elements is 33 KB
  * of shared memory (two tiles with the +1 column), room for six blocks of 256 threads on an
  * H100 SM (228 KB), though the element-wide kernel's 78 registers (nvcc 13) keep three
  * resident; each thread has 16 loads in flight per tile; 8-byte elements keep
@@ -463,11 +445,10 @@ int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k
  * of the super-element path (src/common/transpose_inplace_plan.h): 16384 x 8192 of 4 bytes has
  * bands of 64 KB; of 8 bytes, 128 KB, past it (those take C2R). The default row is the
  * conservative choice for any other device. Square kernels, measured on the H100 the same way
- * (2026-11-24, DUET_TRANSPOSE_INPLACE_SQUARE=tile|step|pipe): 4 bytes "tile" 0.838x of a copy,
- * "step" (the same swap with each thread's addresses formed once per pair and stepped, no bounds
- * tests in full pairs) 0.943x, "pipe" (persistent, 16-byte cp.async stages) 0.717x; 8 bytes
- * 0.959x, 0.959x and 0.921x. sm_90 takes "step" for 4 bytes; 1 and 2 bytes are unmeasured and
- * sm_80 unmeasured, so they keep "tile".
+ * (DUET_TRANSPOSE_INPLACE_SQUARE=tile|step): for 4 bytes "step" (the same swap with each
+ * thread's addresses formed once per pair and stepped, no bounds tests in full pairs) is
+ * clearly faster than "tile", for 8 bytes they tie. sm_90 takes "step" for 4 bytes; 1 and 2
+ * bytes and sm_80 are unmeasured, so they keep "tile".
  */
 static const dt_transpose_inplace_tuning g_transpose_inplace_table[] = {
     {"sm_80", {64, 64, 64, 32}, (size_t)12 << 20, (size_t)80 << 10,

@@ -149,8 +149,8 @@ const dt_gemm_tile *dt_gemm_tail_plan(const dt_gemm_tuning *row, int64_t m, int6
  *   - vectors (both operands read in 16-byte vectors, after DT_GEMM_EDGE_PACK), or else the
  *     columns left take fewer rounds than the whole: element-wise operands take the tested
  *     k-loop on every tile, so there the strip only pays where it saves a round (2047 x 2049 x
- *     2051: 289 tiles in two rounds of 264, 256 in one: 468 -> 443 us; 4095 x 4097 x 4093, four
- *     rounds either way: 3.20 -> 3.26 ms).
+ *     2051: 289 tiles in two rounds of 264, 256 in one, gains; 4095 x 4097 x 4093, four rounds
+ *     either way, loses).
  * Then n_main = (n / bn) bn.
  */
 #define DT_GEMM_EDGE_ROUNDS 12
@@ -165,12 +165,11 @@ int64_t dt_gemm_edge_cols(const dt_gemm_tuning *row, int64_t m, int64_t n, int64
  * the aligned large tile runs 10-16% faster than the element-wise one on its long k-loop (H100
  * f32: 4096 x 4096 x 4093 3.23 ms on A as it lies, 2.77 ms on A's copy, which took 48 us);
  * 1200 multiply-adds per copied element is where the copies cost about 4% (square problems of
- * about 2500 and more with both operands unaligned, 1250 with one). Measured (same probe):
- * 2560 x 2561 x 2559 918 -> 840 us with the copies (and the last column split off),
- * 4095 x 4097 x 4093 3.20 -> 3.08 ms, 8191 x 8193 x 8191 25.3 -> 22.9 ms; 2047 x 2049 x 2051
- * (1024 per element) lost (444 -> 472 us), and so did 2000 x 1030 x 500 (144 tiles, less than a
- * round: its parts then run split, on short k-loops that the copy does not speed up; 91 us
- * without the copy of B, 96 with it).
+ * about 2500 and more with both operands unaligned, 1250 with one). Above the ratio the copies
+ * gained on every shape measured (2560 x 2561 x 2559 to 8191 x 8193 x 8191); below it they lost
+ * (2047 x 2049 x 2051, 1024 per element), and so do problems of less than a round of large
+ * tiles (2000 x 1030 x 500: its parts then run split, on short k-loops that the copy does not
+ * speed up). The measurements are in docs/performance.md.
  */
 #define DT_GEMM_PACK_RATIO 1200
 int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k, int64_t elements,
@@ -183,12 +182,11 @@ int dt_gemm_pack_pays(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k
  * DT_GEMM_EDGE_STRIP is set, n > bn with n % bn != 0, and dt_gemm_split_plan fills the slots of its
  * last round at least DT_GEMM_EDGE_SPLIT_GAIN thousandths better for the columns [0, n_main) than
  * for the whole (the fill: blocks / whole rounds of slots, as dt_gemm_split_plan weighs its
- * shapes); else 0. The columns [n_main, n) then run as a GEMM of their own. H100 f32, probe of
- * docs/performance.md: 1023 x 1025 x 1027 (858 -> 969) 100 -> 86 us, 1024 x 1028 x 1024 83 -> 77,
- * 700 x 900 x 3000 (909 -> 954) 141 -> 136, 1536 x 1537 x 1535 (757 -> 818) 255 -> 243,
- * 600 x 2049 x 1500 (833 -> 909) 152 -> 137; where the whole already filled its rounds the strip
- * lost: 1025^3 (965 -> 954) 101 -> 105, 333 x 777 x 5555 (984 -> 988) 116 -> 123, 513 x 769 x
- * 4097 (984 -> 965) 135 -> 146.
+ * shapes); else 0. The columns [n_main, n) then run as a GEMM of their own. On the H100 (f32,
+ * docs/performance.md) the strip gains where it raises the last round's fill by more than the
+ * threshold (1023 x 1025 x 1027, 1536 x 1537 x 1535, 600 x 2049 x 1500: 4-13% faster) and
+ * loses where the whole already filled its rounds (1025^3, 333 x 777 x 5555: 4-8% slower), the
+ * cost of its second launch.
  */
 #define DT_GEMM_EDGE_SPLIT_GAIN 30
 int64_t dt_gemm_edge_cols_split(const dt_gemm_tuning *row, int64_t m, int64_t n, int64_t k,
@@ -212,10 +210,9 @@ typedef struct dt_transpose_inplace_tuning {
                                that fit are gathered there, in one launch per phase; above
                                48 KiB the kernel opts in, within the device's limit)      */
     const char *square_kernel[4]; /* the square kernel for 1-, 2-, 4- and 8-byte elements:
-                                     "tile" (the element-wide tile-pair swap), "vec" (16-byte
-                                     accesses), "step" (stepped addresses) or "pipe"
-                                     (persistent, pipelined); DUET_TRANSPOSE_INPLACE_SQUARE=name
-                                     overrides it for every size                            */
+                                     "tile" (the element-wide tile-pair swap) or "step"
+                                     (stepped addresses); DUET_TRANSPOSE_INPLACE_SQUARE=name
+                                     overrides it for every size (docs/environment.md)     */
 } dt_transpose_inplace_tuning;
 
 /* The row for arch (as dt_gemm_tuning_lookup matches it), else the default row; never NULL. */

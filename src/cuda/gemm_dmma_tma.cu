@@ -10,13 +10,13 @@
 
 /* The kernel takes problems whose 128 x 128 tiles, times the split, fill at most this many
  * rounds of one block per SM, the last of them at least DUET_DMMA_TMA_MIN_FILL percent full.
- * On the H100 (docs/performance.md, 2026-11-25) it ran 2-13% faster than the cp.async kernel on
+ * On the H100 (docs/performance.md) it runs 2-13% faster than the cp.async kernel on
  * such problems (2048^3, 4096 x 1024 x 4096, and the split ones: 1024 x 1024 x 16384, 128 x 8192
  * x 8192, 8192 x 128 x 8192, 2048 x 512 x 8192, 1024 x 2048 x 8192, 256 x 256 x 32768); in
- * short runs from 2304^3 (2.5 rounds) up to 8192^3 it was as fast or up to 11% slower (but see
+ * short runs from 2304^3 (2.5 rounds) up to 8192^3 it is as fast or up to 11% slower (but see
  * DUET_DMMA_TMA_MANY_ROUNDS). A partial last round costs
  * it more than the cp.async kernel, whose half-size tiles spread over twice the SMs there: 1536 x
- * 2048 x 2048 (1.45 rounds) ran at 0.73x cuBLAS against 0.87-0.93x. */
+ * 2048 x 2048 (1.45 rounds) runs at 0.73x cuBLAS against 0.87-0.93x. */
 #ifndef DUET_DMMA_TMA_MAX_ROUNDS
 #define DUET_DMMA_TMA_MAX_ROUNDS 2
 #endif

@@ -7,10 +7,10 @@
 #include "gemm_tc.cuh"
 
 /* Block tile of the swizzled kernel: 128 x 128, four warps of 64 x 64, three cp.async stages
- * (96 KiB of shared memory, two blocks per SM). On the H100 (2026-11-24, bf16 > f32) 128 x 256
- * blocks of eight warps ran within a few percent of it from 2048^3 up (either way by shape and
- * layout) and at 0.70-0.75x its speed at 1024^3 and below, where half as many tiles leave SMs
- * idle; four stages (one block per SM) ran 10-20% slower. */
+ * (96 KiB of shared memory, two blocks per SM). On the H100 (bf16 > f32) 128 x 256 blocks of
+ * eight warps run within a few percent of it from 2048^3 up (either way by shape and layout)
+ * and at 0.70-0.75x its speed at 1024^3 and below, where half as many tiles leave SMs idle;
+ * four stages (one block per SM) run 10-20% slower. */
 #define TCS_BM     128
 #define TCS_BN     128
 #define TCS_STAGES 3

@@ -63,19 +63,13 @@ namespace {
 constexpr int WG_X3 = 4;
 
 /* With fewer 128 x 256 tiles (all batches together) than this many quarters of the SM count,
- * most SMs idle: on the H100 the path fell from 0.89x cuBLAS at 2048^3 (128 tiles, one wave)
- * to 0.67x at 1536^3 (72 tiles) and about 0.5x at 1024^3 (docs/results/wgmma-lab-*.log),
- * where the portable kernel's smaller tiles spread better. The lab sets it to 0 to run every
- * shape here. */
-#ifndef DUET_WGMMA_MIN_WAVE_QUARTERS
-#define DUET_WGMMA_MIN_WAVE_QUARTERS 3
-#endif
+ * most SMs idle: on the H100 the path runs at 0.89x cuBLAS at 2048^3 (128 tiles, one wave),
+ * 0.67x at 1536^3 (72 tiles) and about 0.5x at 1024^3 (docs/results/wgmma-lab-*.log), where
+ * the portable kernel's smaller tiles spread better. */
+constexpr int DUET_WGMMA_MIN_WAVE_QUARTERS = 3;
 
 bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 bool stride16(int64_t stride, size_t elem) { return ((stride * (int64_t)elem) & 15) == 0; }
-
-/* The lab turns the shared-memory epilogue off to compare it with the register one. */
-bool g_no_tma_store = false;
 
 /* A 3D (N, M, batch) map of a 16-bit C with rows of 16-byte multiples, for the TMA-store
  * epilogue: 64 x 64 boxes (128-byte rows) in the 128-byte swizzle. */
@@ -252,7 +246,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     const size_t celem = g->c_dtype == DUET_DTYPE_F32 || g->c_dtype == DUET_DTYPE_I32 ? 4 : 2;
     /* n % 8 too: the TMA store writes a row's last 16-byte chunk whole (seen on the H100: a
      * row of 70 bf16 wrote the 2 padding elements of ldc 72). */
-    if (celem == 2 && p.beta_zero && !g_no_tma_store && n % 8 == 0 && aligned16(g->c.base) &&
+    if (celem == 2 && p.beta_zero && n % 8 == 0 && aligned16(g->c.base) &&
         stride16(g->c.rs, 2) && (batch == 1 || (g->c.bs != 0 && stride16(g->c.bs, 2))))
         p.tma_store = encode_c(&tc,
                                g->c_dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16

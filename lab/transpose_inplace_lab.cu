@@ -1,12 +1,13 @@
 // transpose_inplace_lab.cu - standalone timing of square in-place transpose designs vs a copy.
 //
 // Not part of the library: the place where the square in-place kernel's shape is chosen before
-// it goes into kernels/transpose_inplace.cuh. Build (sm_90) and run:
-//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude scripts/transpose_inplace_lab.cu
-//        -o build-lab/transpose_inplace_lab
+// it goes into kernels/transpose_inplace.cuh. Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON,
+// cuda backend), or by hand:
+//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Isrc/common -Iinclude -Ilab
+//        lab/transpose_inplace_lab.cu -o build-lab/transpose_inplace_lab
 //   build-lab/transpose_inplace_lab [--list] [--only NAME] [--reps N] [--n N] [--csv FILE]
 //                                   [--no-sweep]
-// scripts/transpose_inplace_lab.sh runs every variant in a process of its own (one variant's
+// lab/transpose_inplace_lab.sh runs every variant in a process of its own (one variant's
 // fault cannot stop the others) and gathers one CSV.
 //
 // Each variant transposes an n x n matrix (default 16384; 4-byte variants 1 GiB, 8-byte 2 GiB,
@@ -22,15 +23,18 @@
 //   lib tile<T>         the library's transpose_inplace_square_kernel as the launcher runs it
 //                       (32 x 8 threads, folded nt x (nt / 2 + 1) grid); T = 64 is today's
 //                       4-byte default, T = 32 today's 8-byte one (and (b) for 4 bytes)
-//   lib vec<T>          transpose_inplace_square_vec_kernel (DUET_TRANSPOSE_INPLACE_SQUARE_VEC=1)
+//   lib vec<T>          transpose_inplace_square_vec_kernel (lab/transpose_inplace_variants.cuh):
+//                       16-byte accesses in full, aligned tile pairs
 //   step<T,MINB>        (a) the library's transpose_inplace_square_step_kernel: the tile kernel
 //                       with one pointer per thread and tile stepped by a loop-invariant stride,
 //                       no bounds tests in full pairs, MINB blocks an SM
-//   pipe<T,TH,S,MINB>   (c, d, e) the library's transpose_inplace_square_pipe_kernel: a
+//   pipe<T,TH,S,MINB>   (c, d, e) transpose_inplace_square_pipe_kernel (lab/
+//                       transpose_inplace_variants.cuh): a
 //                       persistent grid, S shared stages of a tile pair filled by cp.async while
 //                       the previous pair is stored, 16-byte accesses both ways with an
 //                       XOR-swizzled shared layout and N x N register transposes, TH threads
 #include "transpose_inplace.cuh"
+#include "transpose_inplace_variants.cuh"
 
 #include <cuda_runtime.h>
 

@@ -1,7 +1,8 @@
 /* gemm_lowp_check.c - a quick sweep of duet's f16/bf16/i8/TF32 GEMM paths against a host reference.
  */
 /*
- * Build (any backend): cc -O2 -std=c11 -Iinclude scripts/gemm_lowp_check.c -Lbuild -lduet -lm
+ * Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, any backend), or by hand:
+ *   cc -O2 -std=c11 -Iinclude lab/gemm_lowp_check.c -Lbuild -lduet -lm
  * Every dtype combination x op(A), op(B) x layouts of A, B, C x odd shapes around the GPU tile
  * edges, with beta 0 (C poisoned with NaN) and beta != 0, batches, padded leading dimensions;
  * checked element by element against a double (or int64) reference with a gauge bound. Exits 1

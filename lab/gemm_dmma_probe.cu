@@ -1,6 +1,7 @@
 /* gemm_dmma_probe.cu - f64 AUTO GEMM against cuBLAS DGEMM in one process, per shape and layout.
  *
- *   nvcc -O2 -arch=sm_90 -Iinclude scripts/gemm_dmma_probe.cu -o gemm_dmma_probe \
+ * Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, cuda backend) into build/lab/, or:
+ *   nvcc -O2 -arch=sm_90 -Iinclude lab/gemm_dmma_probe.cu -o gemm_dmma_probe \
  *        -Lbuild -lduet -lcublas
  *   LD_LIBRARY_PATH=build ./gemm_dmma_probe [--bt] [--check] 4096x4096x4096 6144x6144x6144 ...
  *

@@ -1,8 +1,9 @@
 // gemm_tc_lab.cu - lab of the portable mma.sync GEMM on the H100: the library's kernels vs cuBLAS, bf16 > f32.
 //
-// Built outside the library (the kernels are header-only), one line:
+// Built outside the library (the kernels are header-only) by lab/CMakeLists.txt
+// (-DDUET_BUILD_LAB=ON, cuda backend), or by hand:
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90,code=sm_90 -Ikernels -Isrc -Iinclude -Isrc/common
-//        scripts/gemm_tc_lab.cu -lcublas -o build-lab/gemm_tc_lab
+//        lab/gemm_tc_lab.cu -lcublas -o build-lab/gemm_tc_lab
 //   [LAB_SIZES=2048,4096] [LAB_ONLY=substring] [LAB_BN=1] [LAB_REPS=20] build-lab/gemm_tc_lab
 // Square problems, A row-major; B k-major (n x k, "Bt") or with LAB_BN=1 n-major (k x n, "Bn").
 // Each variant is timed (L2 flushed before each run, 3 warm-ups, median of LAB_REPS CUDA-event

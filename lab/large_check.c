@@ -4,7 +4,8 @@
  * elements, an in-place transpose of a matrix filling more than half of the device, a GEMM whose A passes 2^32 bytes, a request for more memory than the GPU has, and
  * the bandwidth of transpose and elementwise ops next to a device-to-device copy.
  * Built and run by scripts/gpu-check.sh against the built library:
- *   cc -O2 [-fopenmp] -Iinclude scripts/large_check.c -Lbuild -lduet -o large_check
+ * (lab/CMakeLists.txt builds it too, with -DDUET_BUILD_LAB=ON):
+ *   cc -O2 [-fopenmp] -Iinclude lab/large_check.c -Lbuild -lduet -o large_check
  * Exit status: 0 all checks passed, 1 a check failed, 77 no device (skipped).
  * Inputs are filled from an integer hash of the position, so any element can be checked
  * against the formula without keeping a copy; outputs are poisoned before every run.

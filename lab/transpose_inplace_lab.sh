@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# transpose_inplace_lab.sh - builds and runs scripts/transpose_inplace_lab.cu, each variant in a
+# transpose_inplace_lab.sh - builds and runs lab/transpose_inplace_lab.cu, each variant in a
 # process of its own, into OUTDIR (lab.csv, lab.log, ptxas.txt, lab-table.txt).
-#   scripts/transpose_inplace_lab.sh OUTDIR [extra lab arguments, e.g. --reps 50]
+#   lab/transpose_inplace_lab.sh OUTDIR [extra lab arguments, e.g. --reps 50]
 set -u
 out=${1:?usage: $0 OUTDIR [lab arguments]}
 shift
 cd "$(dirname "$0")/.."
 mkdir -p "$out" build-lab
 bin=build-lab/transpose_inplace_lab
-nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude -Xptxas -v \
-    scripts/transpose_inplace_lab.cu -o "$bin" 2> "$out/ptxas.txt" || {
+nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Isrc/common -Iinclude -Ilab -Xptxas -v \
+    lab/transpose_inplace_lab.cu -o "$bin" 2> "$out/ptxas.txt" || {
     echo "build failed (see $out/ptxas.txt)"; tail -20 "$out/ptxas.txt"; exit 1; }
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv \
     > "$out/gpu.txt" 2>&1 || true

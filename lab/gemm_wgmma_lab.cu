@@ -1,72 +1,47 @@
-// gemm_wgmma_lab.cu - standalone check and timing of the Hopper wgmma GEMM against cuBLAS.
+// gemm_wgmma_lab.cu - the Hopper wgmma GEMM path through duet_gemm: checked and timed against cuBLAS.
 //
-// Builds the host entry point and kernels outside the library (one line, from the repo root):
-//   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -Iinclude -Isrc -Ikernels
-//        scripts/gemm_wgmma_lab.cu -lcublas -o gemm_wgmma_lab
-//   ./gemm_wgmma_lab [--quick] [--check-only] [--reps N]   (--quick: a third of part 1, no 8192)
-// Part 1: small, odd, batched and alpha/beta cases against a double / wrapping-uint32 host
-// reference (gauge bound), C poisoned with NaN when beta == 0 and its padding checked
-// untouched. Part 2: large shapes checked against cuBLAS (cublasGemmEx / strided batched:
-// f16 and bf16 with CUBLAS_COMPUTE_32F, TF32 with CUBLAS_COMPUTE_32F_FAST_TF32, i8 with
-// CUBLAS_COMPUTE_32I) and timed with events, L2 flushed before every run, median of N runs;
-// ratio = cuBLAS time / duet time.
+// Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, CUDA backend) against the library:
+//   build/lab/gemm_wgmma_lab [--quick] [--check-only] [--reps N]   (--quick: a third of part 1,
+//   no 8192)
+// DUET_GEMM_HOPPER_ALL=1 is set before the first call (docs/environment.md), so every shape runs
+// on the wgmma path however small (the library otherwise falls back below a wave of tiles);
+// a case that ran another kernel fails, naming it. Part 1: small, odd, batched and alpha/beta
+// cases against a double / wrapping-uint32 host reference (gauge bound), C poisoned with NaN
+// when beta == 0 and its padding checked untouched. Part 2: large shapes checked against
+// cuBLAS (cublasGemmEx / strided batched: f16 and bf16 with CUBLAS_COMPUTE_32F, TF32 with
+// CUBLAS_COMPUTE_32F_FAST_TF32, i8 with CUBLAS_COMPUTE_32I) and timed with events, L2 flushed
+// before every run, median of N runs; ratio = cuBLAS time / duet time. Exit status 77 when the
+// device is not an sm_90.
 
-// Every shape runs on the wgmma path here, however small (the library falls back below it).
-#define DUET_WGMMA_MIN_WAVE_QUARTERS 0
-#include "../src/cuda/gemm_wgmma.cu"
+#include <duet/duet.h>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-// ---- the library helpers the entry point calls ----------------------------------------------
-
-static char g_err[1024];
-duet_status dt_fail(duet_status status, const char *func, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = snprintf(g_err, sizeof g_err, "%s: ", func ? func : "");
-    vsnprintf(g_err + n, sizeof g_err - n, fmt, ap);
-    va_end(ap);
-    return status;
-}
-void dt_clear_error(void) { g_err[0] = 0; }
-void dt_fill_info(duet_launch_info *info, const char *kernel, const dt_plan *plan, int launches)
-{
-    if (!info) return;
-    memset(info, 0, sizeof *info);
-    snprintf(info->kernel, sizeof info->kernel, "%s", kernel);
-    info->algorithm = plan->algo;
-    info->config = plan->cfg;
-    info->tile = plan->tile;
-    info->launches = launches;
-}
-const char *duet_dtype_name(duet_dtype d)
-{
-    switch (d) {
-    case DUET_DTYPE_F32: return "f32";
-    case DUET_DTYPE_F64: return "f64";
-    case DUET_DTYPE_I32: return "i32";
-    case DUET_DTYPE_F16: return "f16";
-    case DUET_DTYPE_BF16: return "bf16";
-    case DUET_DTYPE_I8: return "i8";
-    }
-    return "?";
-}
-
 #define CK(x)                                                                                      \
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
             fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define DK(x)                                                                                      \
+    do {                                                                                           \
+        duet_status d_ = (x);                                                                      \
+        if (d_ != DUET_SUCCESS) {                                                                  \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, duet_last_error());        \
             exit(2);                                                                               \
         }                                                                                          \
     } while (0)
@@ -146,12 +121,12 @@ struct Case {
     int a_bcast, b_bcast;  // batch stride 0
     double alpha, beta;
     bool time, host_ref;
-    bool direct;    // 16-bit C: the register epilogue instead of the TMA store
     int a_mn, b_mn; // A M-major (stored K x M, lda >= m), B N-major (stored K x N, ldb >= n)
 };
 
 static cublasHandle_t g_blas;
-static duet_device_props g_props;
+static duet_context *g_ctx;
+static duet_stream *g_stream; // the legacy default stream, which cuBLAS and the events use too
 static void *g_flush;
 static const size_t kFlushBytes = (size_t)256 << 20;
 static int g_reps = 30;
@@ -236,39 +211,42 @@ static void run_case(const Case &t)
     fill(B, nb, t.in, seed++, 0);
     fill(C0, nc, t.c, seed++, t.beta == 0.0);
 
-    dt_gemm g;
-    memset(&g, 0, sizeof g);
-    g.dtype = t.in;
-    g.c_dtype = t.c;
-    g.math = t.in == DUET_DTYPE_F32 ? DUET_MATH_TF32 : DUET_MATH_DEFAULT;
-    g.m = t.m;
-    g.n = t.n;
-    g.k = t.k;
-    g.batch = t.batch;
-    g.alpha = t.alpha;
-    g.beta = t.beta;
-    g.a.base = A;
-    g.a.rs = a_si;
-    g.a.cs = a_sk;
-    g.a.bs = sa;
-    g.b.base = B;
-    g.b.rs = b_sk;
-    g.b.cs = b_sj;
-    g.b.bs = sb;
-    g.c.base = C;
-    g.c.rs = ldc;
-    g.c.cs = 1;
-    g.c.bs = sc;
+    // The operands as duet sees them: A's element (i, kk) at i a_si + kk a_sk, B's (kk, j) at
+    // kk b_sk + j b_sj, C row-major; a batch stride of 0 broadcasts.
+    duet_buffer *bufs[3] = {nullptr, nullptr, nullptr};
+    duet_matrix ma, mb, mc;
+    duet_op_options opt;
+    duet_launch_info info;
+    memset(&opt, 0, sizeof opt);
+    opt.math = t.in == DUET_DTYPE_F32 ? DUET_MATH_TF32 : DUET_MATH_DEFAULT;
+    opt.info = &info;
+    DK(duet_buffer_wrap(g_ctx, A, na * ei, &bufs[0]));
+    DK(duet_buffer_wrap(g_ctx, B, nb * ei, &bufs[1]));
+    DK(duet_buffer_wrap(g_ctx, C, nc * ec, &bufs[2]));
+    ma = duet_matrix_make(bufs[0], t.in, t.a_mn ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR,
+                          t.m, t.k);
+    ma.ld = lda;
+    mb = duet_matrix_make(bufs[1], t.in, t.b_mn ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR,
+                          t.k, t.n);
+    mb.ld = ldb;
+    mc = duet_matrix_make(bufs[2], t.c, DUET_LAYOUT_ROW_MAJOR, t.m, t.n);
+    mc.ld = ldc;
+    ma.batch_count = mb.batch_count = mc.batch_count = t.batch;
+    ma.batch_stride = sa;
+    mb.batch_stride = sb;
+    mc.batch_stride = sc;
 
     CK(cudaMemcpy(C, C0, nc * ec, cudaMemcpyDeviceToDevice));
-    g_no_tma_store = t.direct;
-    duet_launch_info info;
-    duet_status st = gemm_wgmma_run(&g, 0, &g_props, &info);
-    if (st != DUET_SUCCESS) {
-        printf("%-14s %5lld %5lld %5lld b%-3lld  UNSUPPORTED or failed: status %d %s\n", kname(t),
-               (long long)t.m, (long long)t.n, (long long)t.k, (long long)t.batch, (int)st, g_err);
-        ++g_failures;
-        goto done;
+    {
+        const duet_status st = duet_gemm(g_stream, DUET_OP_N, DUET_OP_N, t.alpha, &ma, &mb, t.beta,
+                                         &mc, &opt);
+        if (st != DUET_SUCCESS || strncmp(info.kernel, "gemm_wgmma", 10) != 0) {
+            printf("%-14s %5lld %5lld %5lld b%-3lld  FAIL: %s\n", kname(t), (long long)t.m,
+                   (long long)t.n, (long long)t.k, (long long)t.batch,
+                   st != DUET_SUCCESS ? duet_last_error() : info.kernel);
+            ++g_failures;
+            goto done;
+        }
     }
     CK(cudaDeviceSynchronize());
     {
@@ -406,8 +384,9 @@ static void run_case(const Case &t)
                     CK(cudaEventRecord(e0));
                     if (which)
                         run_cublas(t, A, B, Cref, lda, ldb, ldc, sa, sb, sc);
-                    else if (gemm_wgmma_run(&g, 0, &g_props, nullptr) != DUET_SUCCESS)
-                        exit(3);
+                    else
+                        DK(duet_gemm(g_stream, DUET_OP_N, DUET_OP_N, t.alpha, &ma, &mb, t.beta,
+                                     &mc, &opt));
                     CK(cudaEventRecord(e1));
                     CK(cudaEventSynchronize(e1));
                     float ms;
@@ -416,18 +395,19 @@ static void run_case(const Case &t)
                 }
             }
             const double flop = 2.0 * t.m * t.n * t.k * t.batch;
-            const float md = median_ms(td), mc = median_ms(tc);
+            const float md = median_ms(td), mc_ms = median_ms(tc);
             printf("%-14s %5lld %5lld %5lld b%-3lld  duet %8.3f ms %6.1f T  cublas %8.3f ms %6.1f T"
-                   "  ratio %.3f  %s%s\n",
+                   "  ratio %.3f  %s  [%s]\n",
                    kname(t), (long long)t.m, (long long)t.n, (long long)t.k, (long long)t.batch, md,
-                   flop / md * 1e-9, mc, flop / mc * 1e-9, mc / md, check,
-                   t.direct ? "  [register epilogue]" : "");
+                   flop / md * 1e-9, mc_ms, flop / mc_ms * 1e-9, mc_ms / md, check, info.kernel);
             CK(cudaEventDestroy(e0));
             CK(cudaEventDestroy(e1));
         }
     }
 done:
     fflush(stdout);
+    for (duet_buffer *b : bufs)
+        if (b) DK(duet_buffer_destroy(b));
     CK(cudaFree(A));
     CK(cudaFree(B));
     CK(cudaFree(C));
@@ -446,18 +426,21 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             g_reps = atoi(argv[++i]);
     }
-    cudaDeviceProp dp;
-    CK(cudaGetDeviceProperties(&dp, 0));
-    memset(&g_props, 0, sizeof g_props);
-    snprintf(g_props.name, sizeof g_props.name, "%s", dp.name);
-    snprintf(g_props.arch, sizeof g_props.arch, "sm_%d%d", dp.major, dp.minor);
-    g_props.compute_units = dp.multiProcessorCount;
-    g_props.capability_major = dp.major;
-    g_props.capability_minor = dp.minor;
-    g_props.shared_mem_per_block_optin = dp.sharedMemPerBlockOptin;
-    g_props.shared_mem_per_block = dp.sharedMemPerBlock;
-    printf("device: %s (%s, %d SMs), reps %d (median), L2 flushed before each run\n", dp.name,
-           g_props.arch, dp.multiProcessorCount, g_reps);
+    // Read once per process by the library, at its first GEMM: set before any.
+    setenv("DUET_GEMM_HOPPER_ALL", "1", 1);
+    duet_device_props props;
+    if (duet_context_create(0, &g_ctx) != DUET_SUCCESS) {
+        printf("gemm_wgmma_lab: no device (%s); skipped\n", duet_last_error());
+        return 77;
+    }
+    DK(duet_context_get_props(g_ctx, &props));
+    if (props.capability_major != 9 || props.capability_minor != 0) {
+        printf("gemm_wgmma_lab: %s is %s, not sm_90; skipped\n", props.name, props.arch);
+        return 77;
+    }
+    DK(duet_stream_wrap(g_ctx, nullptr, &g_stream));
+    printf("device: %s (%s, %d SMs), reps %d (median), L2 flushed before each run\n", props.name,
+           props.arch, props.compute_units, g_reps);
     CB(cublasCreate(&g_blas));
     CK(cudaMalloc(&g_flush, kFlushBytes));
 
@@ -493,7 +476,7 @@ int main(int argc, char **argv)
         for (const Shape &s : small) {
             if (quick && (&s - small) % 3) continue;
             Case t{co.in, co.c, s.m,  s.n,     s.k,    s.batch, s.lda, s.ldb,
-                   s.ldc, s.ab, s.bb, s.alpha, s.beta, false,   true};
+                   s.ldc, s.ab, s.bb, s.alpha, s.beta, false,   true,    0, 0};
             // TMA needs 16-byte strides: round the leading dimensions for 4-byte inputs
             // (i8 needs multiples of 16 elements, which every listed ld already is).
             if (co.in == F) {
@@ -516,7 +499,7 @@ int main(int argc, char **argv)
             for (const Shape &s : small) {
                 if (quick && (&s - small) % 3) continue;
                 Case t{co.in, co.c, s.m,     s.n,    s.k,   s.batch, s.lda, s.ldb,   s.ldc,
-                       s.ab,  s.bb, s.alpha, s.beta, false, true,    false, lay & 1, lay >> 1};
+                       s.ab,  s.bb, s.alpha, s.beta, false, true,    lay & 1, lay >> 1};
                 if (t.a_mn) t.lda = (t.m + 7) / 8 * 8 + 8 * (lay & 2 ? 0 : 1);
                 if (t.b_mn) t.ldb = (t.n + 7) / 8 * 8 + 8;
                 run_case(t);
@@ -534,7 +517,7 @@ int main(int argc, char **argv)
         for (const Combo &co : combos)
             for (const Big &s : big) {
                 if (quick && s.m == 8192) continue;
-                Case t{co.in, co.c, s.m, s.n, s.k, 1, s.lda, s.ldb, s.ldc, 0, 0, 1, 0, true, false};
+                Case t{co.in, co.c, s.m, s.n, s.k, 1, s.lda, s.ldb, s.ldc, 0, 0, 1, 0, true, false, 0, 0};
                 if (co.in == I8 && s.m == 4095) continue; // cuBLAS: not supported
                 run_case(t);
             }
@@ -546,27 +529,26 @@ int main(int argc, char **argv)
                     if (quick && sz == 8192) continue;
                     if (sz == 8192 && co.in == H) continue;
                     run_case(Case{co.in, co.c, sz, sz, sz, 1, 0, 0, 0, 0, 0, 1, 0, true, false,
-                                  false, lay & 1, lay >> 1});
+                                  lay & 1, lay >> 1});
                 }
             run_case(Case{BF, BF, 4095, 4097, 4093, 1, 4096, 4104, 4097, 0, 0, 1, 0, true, false,
-                          false, lay & 1, lay >> 1});
+                          lay & 1, lay >> 1});
         }
-        // The 16-bit C epilogues side by side (TMA store above, registers here).
-        run_case(Case{BF, BF, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false, true});
-        run_case(Case{H, H, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false, true});
         // Medium sizes (bf16 -> bf16) for the size threshold, and beta != 0 at size.
         if (!quick) {
             const int64_t mids[] = {256, 512, 768, 1024, 1536, 2048};
             for (int64_t s : mids)
-                run_case(Case{BF, BF, s, s, s, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
-            run_case(Case{BF, BF, 1024, 1024, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
-            run_case(Case{BF, BF, 512, 512, 8192, 1, 0, 0, 0, 0, 0, 1, 0, true, false});
-            run_case(Case{BF, F, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 0.5, 0.25, true, false});
-            run_case(Case{BF, BF, 1024, 1024, 1024, 8, 0, 0, 0, 0, 0, 1, 0, true, false});
+                run_case(Case{BF, BF, s, s, s, 1, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
+            run_case(Case{BF, BF, 1024, 1024, 4096, 1, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
+            run_case(Case{BF, BF, 512, 512, 8192, 1, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
+            run_case(Case{BF, F, 4096, 4096, 4096, 1, 0, 0, 0, 0, 0, 0.5, 0.25, true, false, 0, 0});
+            run_case(Case{BF, BF, 1024, 1024, 1024, 8, 0, 0, 0, 0, 0, 1, 0, true, false, 0, 0});
         }
     }
     printf("\n%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
     CB(cublasDestroy(g_blas));
     CK(cudaFree(g_flush));
+    DK(duet_stream_destroy(g_stream));
+    DK(duet_context_destroy(g_ctx));
     return g_failures ? 1 : 0;
 }

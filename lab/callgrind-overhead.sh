@@ -1,9 +1,9 @@
 #!/bin/sh
 # callgrind-overhead.sh - host instructions per call of tiny ops on the cpu backend (callgrind).
 #
-# Usage: scripts/callgrind-overhead.sh BUILD_DIR [N]
+# Usage: lab/callgrind-overhead.sh BUILD_DIR [N]
 #   BUILD_DIR: a cpu-backend build holding libduet.so (cmake -DBACKEND=cpu, target duet).
-# Builds scripts/call_count.c against it, runs each op N times (default 2000) under
+# Builds lab/call_count.c against it, runs each op N times (default 2000) under
 # valgrind --tool=callgrind and prints, per call: the whole public call (inclusive Ir of
 # duet_<op>), the backend's part (be_*), and the rest, which is the common layer's
 # validation, handle lookups and planning. Deterministic, unlike timings on a shared host.
@@ -14,7 +14,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 build=$(cd "$build" && pwd)
-cc -O2 -g -I"$src/include" "$src/scripts/call_count.c" -L"$build" -lduet \
+cc -O2 -g -I"$src/include" "$src/lab/call_count.c" -L"$build" -lduet \
     -Wl,-rpath,"$build" -o "$tmp/call_count"
 printf '%-10s %10s %10s %10s\n' op "call Ir" "backend" "common"
 for op in fill scale add add_same gemm transpose; do

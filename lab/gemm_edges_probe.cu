@@ -1,7 +1,8 @@
 /* gemm_edges_probe.cu - where the odd f32 shapes lose: copying unaligned operands into 16-byte
  * rows and splitting off a partial last column of tiles, each against cuBLAS in one process.
  *
- *   nvcc -O2 -arch=sm_90 -Iinclude scripts/gemm_edges_probe.cu -o gemm_edges_probe \
+ * Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, cuda backend) into build/lab/, or:
+ *   nvcc -O2 -arch=sm_90 -Iinclude lab/gemm_edges_probe.cu -o gemm_edges_probe \
  *        -Lbuild -lduet -lcublas
  *   LD_LIBRARY_PATH=build ./gemm_edges_probe 4095x4097x4093 4096x4100x4096 ...
  *
@@ -76,7 +77,7 @@ int main(int argc, char **argv)
         CK(duet_buffer_wrap(ctx, c2, m * n * 4, &C2));
         CK(duet_buffer_wrap(ctx, a2, m * lk * 4, &A2)); CK(duet_buffer_wrap(ctx, b2, k * ln * 4, &B2));
         auto mk = [](duet_buffer *bf, int64_t r, int64_t cc, int64_t ld, size_t off) { duet_matrix x = duet_matrix_make(bf, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, r, cc); x.ld = ld; x.offset = off; return x; };
-        duet_matrix Am = mk(A, m, k, k, 0), Bm = mk(B, k, n, n, 0), Cm = mk(C, m, n, n, 0), C2m = mk(C2, m, n, n, 0);
+        duet_matrix Am = mk(A, m, k, k, 0), Bm = mk(B, k, n, n, 0), Cm = mk(C, m, n, n, 0);
         duet_matrix Bl = mk(B, k, ni, n, 0), Br = mk(B, k, n - ni, n, ni);
         duet_matrix Cl = mk(C2, m, ni, n, 0), Cr = mk(C2, m, n - ni, n, ni);
         duet_matrix Ap = mk(A2, m, k, lk, 0), Bp = mk(B2, k, n, ln, 0), Bpl = mk(B2, k, ni, ln, 0);

@@ -1,9 +1,10 @@
 // transpose_lab.cu - standalone timing of transpose kernel designs vs cublasSgeam/Dgeam and copy.
 //
 // Not part of the library: the place where AUTO transpose shapes are chosen before they go into
-// kernels/transpose.cuh. One line to build and run (sm_90):
-//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude scripts/transpose_lab.cu -lcublas
-//        -o build-lab/transpose_lab
+// kernels/transpose.cuh. Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, cuda backend), or
+// by hand (sm_90):
+//   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Isrc/common -Iinclude lab/transpose_lab.cu
+//        -lcublas -o build-lab/transpose_lab
 //   build-lab/transpose_lab [--reps N] [--csv FILE] [--elem 1|2|4|8] [--odd]
 // Every kernel writes B = A^T for a row-major R x C matrix A of random bytes, for 1-, 2-, 4- and
 // 8-byte elements (the lab's own kernels: 4-byte only; cuBLAS: 4 and 8); every timed

@@ -1,9 +1,10 @@
 // gemm_fast_check.cu - standalone correctness check and timing of the AUTO GEMM kernels vs cuBLAS.
 //
 // Built outside the library (the kernels are header-only), so the kernels can be checked and
-// timed before the rest of the CUDA backend links (one line):
+// timed before the rest of the CUDA backend links: by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON,
+// cuda backend), or by hand (one line):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude -Isrc/common
-//        scripts/gemm_fast_check.cu src/common/tuning.c -lcublas -o build-gf/gemm_fast_check
+//        lab/gemm_fast_check.cu src/common/tuning.c -lcublas -o build-gf/gemm_fast_check
 //   build-gf/gemm_fast_check [--check-only | --time-only] [--quick] [--csv FILE]
 // Part 1 runs every compiled shape of every dtype on random small problems of every operand
 // layout against a double / wrapping-uint32 host reference. Part 2 times shapes against

@@ -1,4 +1,4 @@
-/* call_count.c - calls one tiny op N times: the driver of scripts/callgrind-overhead.sh. */
+/* call_count.c - calls one tiny op N times: the driver of lab/callgrind-overhead.sh. */
 /*
  * Usage: call_count OP N, OP one of fill scale add add_same gemm
  * transpose. Each call is the 8 x 8 f32
