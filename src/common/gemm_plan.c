@@ -68,15 +68,15 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     const int mmajor = v.a.rs == 1 && !kmajor;
     const int kvec = kmajor && aligned(v.a.base, v.a.rs, v.a.bs, v.batch, elem, 16);
 
-    /* Where the family beats the tile families (H200, beside cuBLAS in one process):
-     * - the mma.sync form (sm_80+) for f16, bf16 and i8 with A's rows on 16-byte boundaries and
-     *   at most 16 columns: 4096 x 16 x 4096 bf16 0.44x cuBLAS, 4096 x 8 0.60x, 4096 x 1 0.69x,
-     *   where the 128-wide tiles ran 0.34-0.40x; at 32 and 64 columns it fell behind them;
-     * - the SIMT forms for f32, f64 and i32 (n multiply-adds per element of A, within the FMA
-     *   rate at 4 and 8 bytes an element): f32 8192 x 1 x 8192 1.11x, 8192 x 8 (A m-major)
-     *   1.07x, f64 0.55-0.84x.
-     * 16-bit inputs off those conditions (and TF32) keep the tile families: their SIMT forms ran
-     * 0.17-0.27x. */
+    /* The family takes what it runs faster than the tile families (docs/performance.md has
+     * the measurements):
+     * - the mma.sync form (sm_80+) for f16, bf16 and i8 with A's rows on 16-byte boundaries
+     *   and at most 16 columns; wider, the 128-wide tiles waste less than the staging of B
+     *   costs here;
+     * - the SIMT forms for f32, f64 and i32 with at most 16 columns: n multiply-adds per
+     *   element of A stay within the FMA rate at 4 and 8 bytes an element.
+     * 16-bit inputs otherwise (SIMT: the FMA rate, not memory, would bound them), TF32 and
+     * 3xTF32 keep the tile families. */
     if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
         plan->nmax = v.n <= 8 ? 8 : 16;
