@@ -1,0 +1,6 @@
+/* gemm_fast_f32.hip - the HIP backend's AUTO GEMM for f32 (its own translation unit). */
+#include "hip/runtime_hip.h"
+
+#include "gpu/gemm_fast_gpu.h"
+
+template DUET_GEMM_FAST_INSTANCE(float);
