@@ -94,6 +94,13 @@ if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND "$ENV{CUDAARCHS}" STREQUAL "")
 elseif(DEFINED DUET_CUDA_ARCHITECTURES_CHOSEN
        AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "${DUET_CUDA_ARCHITECTURES_CHOSEN}")
   set(_duet_cuda_ours TRUE)
+else()
+  # A build directory configured by an earlier duet, which cached its default list with this
+  # description: the new default applies there too.
+  get_property(_duet_help CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
+  if(_duet_help STREQUAL "CUDA architectures (duet's default list; see cmake/DuetCuda.cmake)")
+    set(_duet_cuda_ours TRUE)
+  endif()
 endif()
 
 if(_duet_cuda_ours)

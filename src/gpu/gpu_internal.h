@@ -9,7 +9,7 @@
  *                 functions declared here)
  *   module_<rt>   module_gpu.inc: runtime-compiled modules
  *   ops_<rt>      ops_gpu.inc: gemm, transpose, scale/add/fill
- *   gemm_fast_<dtype>_<rt>  the AUTO GEMM of one dtype (src/gpu/gemm_fast_gpu.h)
+ *   gemm_fast_<dtype>  the AUTO GEMM of one dtype (src/gpu/gemm_fast_gpu.h)
  * Each includes its runtime header (runtime_cuda.h / runtime_hip.h) first, then this one. The
  * functions are C++ (not exported: the library's symbols are hidden by default).
  */
