@@ -14,6 +14,17 @@
  * naming helper), which the compilers report as unreferenced static functions; that is
  * expected here, so the report is off for this header alone.
  */
+/* A unit compiles the launchers of the dtype it instantiates (it sets GF_COMPILE_<dtype> to 1
+ * first); the ops unit compiles none: each launcher instantiates every kernel of its dtype. */
+#ifndef GF_COMPILE_F32
+#define GF_COMPILE_F32 0
+#endif
+#ifndef GF_COMPILE_F64
+#define GF_COMPILE_F64 0
+#endif
+#ifndef GF_COMPILE_I32
+#define GF_COMPILE_I32 0
+#endif
 #if defined(DUET_BACKEND_HIP)
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wunused-function"
