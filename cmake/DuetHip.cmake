@@ -10,7 +10,11 @@
 # User-facing knobs (all optional):
 #   CMAKE_HIP_ARCHITECTURES  the targets (CMake's own variable; "native": this machine's GPUs);
 #                            GPU_TARGETS / AMDGPU_TARGETS are accepted as ROCm spells them.
-#                            Default: gfx908;gfx90a;gfx940;gfx1030.
+#   DUET_HIP_ARCHS           used when none of those is given: empty or "native" (the default)
+#                            builds for the GPUs of this machine, as rocm_agent_enumerator,
+#                            offload-arch or amdgpu-arch report them; "all" builds the full
+#                            list (gfx908;gfx90a;gfx942 or gfx940;gfx1030), for packages; or a
+#                            list. Without a visible AMD GPU the default is the full list.
 #   CMAKE_HIP_COMPILER       the clang++ to use (never hipcc); default: the clang hipcc drives.
 #   CMAKE_HIP_COMPILER_ROCM_ROOT / ROCM_PATH   the ROCm prefix; default: hipconfig --rocmpath.
 #   DUET_HIP_DEVICE_LIB_PATH the directory holding ocml.bc and the oclc_*.bc device libraries.
@@ -196,7 +200,9 @@ endif()
 # ---- 4. target architectures ---------------------------------------------------------------
 # Chosen before enable_language(HIP): without a value CMake asks rocm_agent_enumerator, and on a
 # build machine without a GPU it falls back to the compiler's default (gfx803 or so), which
-# duet does not support. The default is CDNA1 (MI100), CDNA2 (MI200), CDNA3 and RDNA2. CDNA3
+# duet does not support. By default duet builds for the GPUs of this machine (one device
+# compile per kernel instead of four), else the full list: CDNA1 (MI100), CDNA2 (MI200), CDNA3
+# and RDNA2. CDNA3
 # is gfx942 (MI300X/MI300A as sold) where the toolchain has it (ROCm 5.7+); ROCm 5.2, as in
 # Debian 12, knows only gfx940, the first MI300 silicon, and newer ROCm has dropped gfx940.
 if(_duet_bc AND NOT EXISTS "${_duet_bc}/oclc_isa_version_942.bc")
@@ -204,46 +210,97 @@ if(_duet_bc AND NOT EXISTS "${_duet_bc}/oclc_isa_version_942.bc")
 else()
   set(DUET_HIP_DEFAULT_ARCHITECTURES gfx908 gfx90a gfx942 gfx1030)
 endif()
+set(DUET_HIP_ARCHS "" CACHE STRING
+    "AMD GPU targets for duet: empty or native (this machine's GPUs), all (the full list), or a list such as gfx90a;gfx942")
+
+# The AMD GPUs of this machine (gfx names), empty when none is visible: the first tool that
+# names one (gfx000 is rocm_agent_enumerator's CPU agent).
+function(_duet_hip_detect_gpus out)
+  find_program(DUET_ROCM_AGENT_ENUMERATOR rocm_agent_enumerator
+               HINTS "$ENV{ROCM_PATH}/bin" "${_duet_rocm}/bin" /opt/rocm/bin)
+  find_program(DUET_OFFLOAD_ARCH NAMES offload-arch amdgpu-arch
+               HINTS "$ENV{ROCM_PATH}/bin" "${_duet_rocm}/bin" "${_duet_rocm}/llvm/bin"
+                     /opt/rocm/bin /opt/rocm/llvm/bin)
+  mark_as_advanced(DUET_ROCM_AGENT_ENUMERATOR DUET_OFFLOAD_ARCH)
+  set(found "")
+  foreach(tool IN ITEMS DUET_ROCM_AGENT_ENUMERATOR DUET_OFFLOAD_ARCH)
+    if(${tool} AND NOT found)
+      set(args "")
+      if(tool STREQUAL "DUET_ROCM_AGENT_ENUMERATOR")
+        set(args -t GPU)
+      endif()
+      execute_process(COMMAND "${${tool}}" ${args} OUTPUT_VARIABLE v RESULT_VARIABLE rc
+                      ERROR_QUIET TIMEOUT 60)
+      if(rc EQUAL 0)
+        string(REGEX MATCHALL "gfx[0-9a-f]+" v "${v}")
+        list(REMOVE_ITEM v gfx000)
+        list(REMOVE_DUPLICATES v)
+        set(found ${v})
+      endif()
+    endif()
+  endforeach()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
 # The value is ours to (re)choose while it is empty or still what duet set last time, so a
-# later -DGPU_TARGETS=... takes effect while an explicit -DCMAKE_HIP_ARCHITECTURES always wins.
+# later -DGPU_TARGETS=... or -DDUET_HIP_ARCHS=... takes effect while an explicit
+# -DCMAKE_HIP_ARCHITECTURES always wins.
 if(NOT CMAKE_HIP_ARCHITECTURES
    OR (DEFINED DUET_HIP_ARCHITECTURES_CHOSEN
        AND "${CMAKE_HIP_ARCHITECTURES}" STREQUAL "${DUET_HIP_ARCHITECTURES_CHOSEN}"))
+  string(TOLOWER "${DUET_HIP_ARCHS}" _duet_req)
   if(GPU_TARGETS)
     set(_duet_archs ${GPU_TARGETS})
+    set(_duet_why "GPU_TARGETS")
   elseif(AMDGPU_TARGETS)
     set(_duet_archs ${AMDGPU_TARGETS})
-  else()
+    set(_duet_why "AMDGPU_TARGETS")
+  elseif(_duet_req STREQUAL "all")
     set(_duet_archs ${DUET_HIP_DEFAULT_ARCHITECTURES})
+    set(_duet_why "all (-DDUET_HIP_ARCHS=all)")
+  elseif(_duet_req STREQUAL "" OR _duet_req STREQUAL "native")
+    _duet_hip_detect_gpus(_duet_archs)
+    if(_duet_archs)
+      list(JOIN _duet_archs ", " _duet_list)
+      set(_duet_why "native (${_duet_list} detected)")
+    elseif(_duet_req STREQUAL "native")
+      message(FATAL_ERROR "duet (BACKEND=hip): DUET_HIP_ARCHS=native, but no AMD GPU is visible "
+                          "on this machine; name the targets, e.g. -DDUET_HIP_ARCHS=gfx90a, or "
+                          "build them all with -DDUET_HIP_ARCHS=all.")
+    else()
+      set(_duet_archs ${DUET_HIP_DEFAULT_ARCHITECTURES})
+      set(_duet_why "all (no AMD GPU visible on this machine; -DDUET_HIP_ARCHS=<list> or -DCMAKE_HIP_ARCHITECTURES=<list> builds fewer)")
+    endif()
+  else()
+    set(_duet_archs ${DUET_HIP_ARCHS})
+    set(_duet_why "chosen with -DDUET_HIP_ARCHS")
   endif()
   set(CMAKE_HIP_ARCHITECTURES "${_duet_archs}" CACHE STRING
-      "AMD GPU targets (gfx908;gfx90a;gfx942 or gfx940;gfx1030 by default)" FORCE)
+      "AMD GPU targets (chosen by duet; see cmake/DuetHip.cmake)" FORCE)
   set(DUET_HIP_ARCHITECTURES_CHOSEN "${_duet_archs}" CACHE INTERNAL "")
+  set(DUET_HIP_ARCHS_REASON "${_duet_why}" CACHE INTERNAL "")
+elseif(NOT CMAKE_HIP_ARCHITECTURES STREQUAL "native")
+  set(DUET_HIP_ARCHS_REASON "as given (CMAKE_HIP_ARCHITECTURES)" CACHE INTERNAL "")
+  unset(DUET_HIP_ARCHITECTURES_CHOSEN CACHE)
 endif()
 
 # "native": the GPUs of this machine, as for CUDA. CMake documents the value for CUDA only, so
 # ask the ROCm runtime here (gfx000 is the CPU agent).
 if(CMAKE_HIP_ARCHITECTURES STREQUAL "native")
-  find_program(DUET_ROCM_AGENT_ENUMERATOR rocm_agent_enumerator
-               HINTS "$ENV{ROCM_PATH}/bin" /opt/rocm/bin)
-  mark_as_advanced(DUET_ROCM_AGENT_ENUMERATOR)
-  set(_duet_native "")
-  if(DUET_ROCM_AGENT_ENUMERATOR)
-    execute_process(COMMAND "${DUET_ROCM_AGENT_ENUMERATOR}" -t GPU OUTPUT_VARIABLE _duet_agents
-                    ERROR_QUIET TIMEOUT 60)
-    string(REGEX MATCHALL "gfx[0-9a-f]+" _duet_agents "${_duet_agents}")
-    list(REMOVE_ITEM _duet_agents gfx000)
-    list(REMOVE_DUPLICATES _duet_agents)
-    set(_duet_native ${_duet_agents})
-  endif()
+  _duet_hip_detect_gpus(_duet_native)
   if(NOT _duet_native)
     message(FATAL_ERROR "duet (BACKEND=hip): CMAKE_HIP_ARCHITECTURES=native, but no AMD GPU is "
-                        "visible on this machine (rocm_agent_enumerator found none); name the "
-                        "targets, e.g. -DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx942\".")
+                        "visible on this machine (rocm_agent_enumerator, offload-arch and "
+                        "amdgpu-arch found none); name the targets, e.g. "
+                        "-DCMAKE_HIP_ARCHITECTURES=\"gfx90a;gfx942\".")
   endif()
-  message(STATUS "duet HIP: native targets ${_duet_native}")
+  list(JOIN _duet_native ", " _duet_list)
+  set(DUET_HIP_ARCHS_REASON "native (${_duet_list} detected)" CACHE INTERNAL "")
+  unset(DUET_HIP_ARCHITECTURES_CHOSEN CACHE)
   set(CMAKE_HIP_ARCHITECTURES "${_duet_native}")
 endif()
+set(DUET_HIP_ARCHS_SUMMARY "${DUET_HIP_ARCHS_REASON}: ${CMAKE_HIP_ARCHITECTURES}")
+message(STATUS "duet: HIP architectures: ${DUET_HIP_ARCHS_SUMMARY}")
 
 # A target missing from the device libraries fails late and obscurely (clang: "cannot find
 # ROCm device library for gfx1100"); say which targets this ROCm lacks while configuring.
@@ -269,9 +326,11 @@ enable_language(HIP)
 
 # ---- 6. the backend -------------------------------------------------------------------------
 # Each kernel family compiles in a translation unit of its own, so builds parallelise.
-target_sources(duet PRIVATE src/hip/backend_hip.hip src/hip/gemm_lowp.hip
-  src/hip/transpose_inplace.hip)
-target_sources(duet PRIVATE src/hip/gemm_skinny.hip)
+# The same units as the CUDA backend's (cmake/DuetCuda.cmake, src/gpu/gpu_internal.h).
+target_sources(duet PRIVATE
+  src/hip/backend_hip.hip src/hip/module_hip.hip src/hip/ops_hip.hip
+  src/hip/gemm_fast_f32.hip src/hip/gemm_fast_f64.hip src/hip/gemm_fast_i32.hip
+  src/hip/gemm_lowp.hip src/hip/gemm_skinny.hip src/hip/transpose_inplace.hip)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_HIP=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -493,9 +493,28 @@ static inline bool gf_same_tile(const dt_gemm_tile &t, int bm, int bn, int bk, i
         LIST(GF_TRY_FMA)                                                                           \
         return false;                                                                              \
     }
+/* The launchers are plain functions, so each instantiates every kernel of its dtype wherever
+ * this header is included; an includer that compiles one dtype per translation unit
+ * (src/gpu/gemm_fast_gpu.h) turns the others off. Calling gemm_fast_run for a dtype that is
+ * off does not compile (no gf_launch_fma for it). */
+#ifndef GF_COMPILE_F32
+#define GF_COMPILE_F32 1
+#endif
+#ifndef GF_COMPILE_F64
+#define GF_COMPILE_F64 1
+#endif
+#ifndef GF_COMPILE_I32
+#define GF_COMPILE_I32 1
+#endif
+#if GF_COMPILE_F32
 GF_FMA_DISPATCH(float, GF_FMA_SHAPES_F32)
+#endif
+#if GF_COMPILE_F64
 GF_FMA_DISPATCH(double, GF_FMA_SHAPES_F64)
+#endif
+#if GF_COMPILE_I32
 GF_FMA_DISPATCH(uint32_t, GF_FMA_SHAPES_I32)
+#endif
 #undef GF_FMA_DISPATCH
 #undef GF_TRY_FMA
 #undef GF_CALL_FMA
@@ -527,6 +546,7 @@ static bool gf_launch_dmma(const dt_gemm_tile &, int, const gf_args<T> &, dim3, 
 {
     return false;
 }
+#if GF_COMPILE_F64
 static bool gf_launch_dmma(const dt_gemm_tile &t, int code, const gf_args<double> &args,
                            dim3 grid, duet_gpu_stream_t stream, const duet_device_props *props,
                            duet_gpu_error_t *err)
@@ -540,6 +560,7 @@ static bool gf_launch_dmma(const dt_gemm_tile &t, int code, const gf_args<double
     return false;
 #endif /* DUET_GPU_CUDA */
 }
+#endif /* GF_COMPILE_F64 */
 
 /* Fills the kernel arguments of g for one shape. */
 template <typename T>

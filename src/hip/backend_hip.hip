@@ -1,6 +1,4 @@
-/* backend_hip.hip - the HIP backend: HIP's runtime names, then duet's shared GPU host code. */
+/* backend_hip.hip - the HIP backend's core: devices, contexts, memory, streams, events. */
 #include "hip/runtime_hip.h"
 
 #include "gpu/backend_gpu.inc"
-#include "gpu/module_gpu.inc"
-#include "gpu/ops_gpu.inc"
