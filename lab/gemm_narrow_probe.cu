@@ -1,6 +1,8 @@
 /* gemm_narrow_probe.cu - duet_gemm beside cublasGemmEx on narrow problems (n or m <= 64), one process. */
 #include <duet/duet.h>
 
+#include "lab_check.h"
+
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -20,30 +22,6 @@
  * relative to the largest |C|. Usage: gemm_narrow_probe [reps]
  */
 
-#define CK(x)                                                                                    \
-    do {                                                                                         \
-        cudaError_t e_ = (x);                                                                    \
-        if (e_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-#define CB(x)                                                                                    \
-    do {                                                                                         \
-        cublasStatus_t s_ = (x);                                                                 \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                       \
-            fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_);           \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-#define DK(x)                                                                                    \
-    do {                                                                                         \
-        duet_status s_ = (x);                                                                    \
-        if (s_ != DUET_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, duet_last_error());        \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
 
 struct kase {
     const char *label;

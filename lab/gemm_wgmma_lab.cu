@@ -15,6 +15,8 @@
 
 #include <duet/duet.h>
 
+#include "lab_check.h"
+
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -29,30 +31,6 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define DK(x)                                                                                      \
-    do {                                                                                           \
-        duet_status d_ = (x);                                                                      \
-        if (d_ != DUET_SUCCESS) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, duet_last_error());        \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define CB(x)                                                                                      \
-    do {                                                                                           \
-        cublasStatus_t s_ = (x);                                                                   \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_);     \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 // ---- data --------------------------------------------------------------------------------
 
