@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 /*
  * C (m x n) = alpha * A (m x k) * B (k x n) + beta * C with n small (the launcher solves
  * C^T = B^T A^T when m is the small side). Such a GEMM does about 2n operations per element of
@@ -36,14 +38,18 @@
  * of a column), a warp LV * warp rows; the block's four warps take every fourth k of each
  * chunk and add their sums in warp order through shared memory at the end.
  *
- * B is staged per chunk of k into shared memory (converted to the accumulator's type for SIMT,
- * raw words for MMA), read from global in the order that is contiguous for its layout. Out of
+ * K-major: a block stages B's part of its slice in shared memory once (a window of up to 32 KiB;
+ * a longer slice is walked window by window), then streams A with no barrier, the next chunk's
+ * loads issued before the current chunk's multiplies. M-major: B is staged per chunk of 64 k.
+ * B is kept converted to the accumulator's type for SIMT and as raw words for MMA, read from
+ * global in the order that is contiguous for its layout (16 bytes a load where B's columns
+ * are k-contiguous and aligned). Out of
  * range rows, columns and k read as zeros. Plain CUDA syntax: the SIMT kernels compile as HIP.
  * Which dtypes and forms run, and up to how many columns, is the plan's choice
  * (src/common/gemm_plan.c); the launcher instantiates only those.
  */
 
-#define SK_WARPS 4 /* warps of a block */
+#define SK_WARPS 4 /* warps of a block; three blocks an SM (the launch bound and the plan's wave) */
 
 /* A and B's dtype as the kernels see it: bytes, the accumulator, one element read as it. */
 template <int DT> struct sk_type;
@@ -124,8 +130,10 @@ struct sk_args {
     int64_t b_rs, b_cs, b_bs;
     int64_t c_rs, c_cs, c_bs;
     int64_t kslice;           /* k of one slice (gridDim.y slices), a multiple of the chunk */
+    int64_t kwin;             /* K-major: k of B a block keeps in shared memory at once     */
     int split;
     int a_vec;                /* A's rows (K-major) or columns (M-major) may be read in vectors */
+    int b_vec;                /* K-major: B's columns are k-contiguous on 16-byte boundaries */
     int b_nmajor;             /* B's unit stride is along n: stage it column-fastest */
     int c_imajor;             /* C's unit stride is along m: partial sums kept that way too */
     int c_dtype;
@@ -178,18 +186,154 @@ template <int DT, int NMAX, bool MMA> struct sk_kmajor_shape {
     static constexpr int ELEM = sk_type<DT>::ELEM;
     static constexpr int VEC = 16 / ELEM;  /* elements of a lane's 16 bytes */
     static constexpr int STEP = 4 * VEC;   /* k of one step (a lane group's 64 bytes) */
-    /* B in shared: raw words (MMA) or accumulators (SIMT), per column a row of CH steps. */
+    /* B in shared: raw words (MMA) or accumulators (SIMT), per column a row of the window. */
     static constexpr int BS = MMA ? ELEM : (int)sizeof(acc);
-    static constexpr int CH = NMAX * STEP * 8 * BS <= 32768 ? 8 : NMAX * STEP * 4 * BS <= 32768 ? 4 : 2;
-    static constexpr int KCH = CH * STEP; /* k of one chunk */
-    /* The pitch of a column's row, in bytes: 16-byte aligned and 64 mod 128, so the eight
-     * columns the lanes of an MMA quarter-warp read fall in distinct bank groups. */
-    static constexpr int PITCH = ((KCH * BS + 127) / 128) * 128 + 64;
-    static constexpr int SMEM = NMAX * PITCH;
+    /* A chunk is the k of A a lane holds in registers at once: CH steps, two rows. The next
+     * chunk's loads are issued before the current chunk is multiplied, so two chunks are in
+     * flight per lane. SIMT with 16 columns keeps 2 x 16 sums in registers and takes
+     * two steps, the others four. */
+    static constexpr int CH = !MMA && NMAX >= 16 ? 2 : 4;
+    static constexpr int KCH = CH * STEP;
+    /* The window: the k of B a block keeps in shared memory (32 KiB of it), a whole number of
+     * chunks. A slice within the window is staged once, before its first chunk. */
+    static constexpr int KWIN = (32768 / (NMAX * BS)) / KCH * KCH;
+    static_assert(KWIN >= KCH, "a window holds at least one chunk");
 };
 
+/* The pitch of a column's row of a window of win k, in bytes: 16-byte aligned and 64 mod 128,
+ * so the eight columns the lanes of an MMA quarter-warp read fall in distinct bank groups. */
+static DUET_HOST_DEVICE inline int64_t sk_kmajor_pitch(int64_t win, int bs) { return (win * bs + 127) / 128 * 128 + 64; }
+
+/* One chunk of A for the lane: CH steps of 16 bytes from rows pa0 and pa1 at k .. Out of
+ * range k read as zeros; rows past m were pointed at row 0 by the caller. */
+template <typename S>
+DUET_INLINE void sk_load_a_chunk(uint32_t (&va)[S::CH][2][4], const unsigned char *pa0, const unsigned char *pa1,
+                                 bool in0, bool in1, int64_t kc, int64_t kend, int t, int a_vec)
+{
+    if (a_vec && kc + S::KCH <= kend) {
+        /* A whole chunk in range: its loads back to back, no test between them. */
+#pragma unroll
+        for (int s = 0; s < S::CH; ++s) {
+            const int64_t k = kc + s * S::STEP + t * S::VEC;
+            const duet_vec16_t x0 = *(const duet_vec16_t *)(pa0 + k * S::ELEM);
+            const duet_vec16_t x1 = *(const duet_vec16_t *)(pa1 + k * S::ELEM);
+            va[s][0][0] = x0.x, va[s][0][1] = x0.y, va[s][0][2] = x0.z, va[s][0][3] = x0.w;
+            va[s][1][0] = x1.x, va[s][1][1] = x1.y, va[s][1][2] = x1.z, va[s][1][3] = x1.w;
+        }
+        return;
+    }
+#pragma unroll
+    for (int s = 0; s < S::CH; ++s) {
+        const int64_t k = kc + s * S::STEP + t * S::VEC;
+        if (a_vec && k + S::VEC <= kend) {
+            const duet_vec16_t x0 = *(const duet_vec16_t *)(pa0 + k * S::ELEM);
+            const duet_vec16_t x1 = *(const duet_vec16_t *)(pa1 + k * S::ELEM);
+            va[s][0][0] = x0.x, va[s][0][1] = x0.y, va[s][0][2] = x0.z, va[s][0][3] = x0.w;
+            va[s][1][0] = x1.x, va[s][1][1] = x1.y, va[s][1][2] = x1.z, va[s][1][3] = x1.w;
+        } else {
+#pragma unroll
+            for (int w = 0; w < 4; ++w) va[s][0][w] = va[s][1][w] = 0u;
+#pragma unroll
+            for (int e = 0; e < S::VEC; ++e) {
+                if (k + e >= kend) break;
+                if constexpr (S::ELEM == 8) {
+                    const uint64_t u0 = in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
+                    const uint64_t u1 = in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
+                    va[s][0][2 * e] = (uint32_t)u0, va[s][0][2 * e + 1] = (uint32_t)(u0 >> 32);
+                    va[s][1][2 * e] = (uint32_t)u1, va[s][1][2 * e + 1] = (uint32_t)(u1 >> 32);
+                } else {
+                    constexpr int PER = 4 / S::ELEM;
+                    const int sh = 8 * S::ELEM * (e % PER);
+                    if (in0) va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh;
+                    if (in1) va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh;
+                }
+            }
+        }
+    }
+}
+
+/* Loads a thread issues before it stores any of them when staging B: the staging is a few
+ * round trips to L2, not one per element. */
+#define SK_STAGE_BATCH 8
+
+/* B's window, k positions kw + k0 .. kw + k1 of its NMAX columns, one element a load, in the
+ * order that is contiguous for B's layout; columns past n are zeros. */
+template <int DT, bool MMA, typename S>
+DUET_INLINE void sk_stage_b(const sk_args &p, const unsigned char *pb, unsigned char *smem, int64_t pitch,
+                            int64_t kw, int k0, int k1, int nmax, int tid, int threads)
+{
+    typedef typename S::acc acc;
+    typedef typename std::conditional<MMA, uint32_t, acc>::type held; /* raw bits or the value */
+    constexpr int U = sizeof(held) == 8 ? SK_STAGE_BATCH / 2 : SK_STAGE_BATCH; /* registers */
+    const int len = k1 - k0, total = nmax * len;
+    for (int base = tid; base < total; base += threads * U) {
+        held v[U];
+    #pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int idx = base + u * threads;
+            const int j = p.b_nmajor ? idx % nmax : idx / len;
+            const int kk = k0 + (p.b_nmajor ? idx / nmax : idx % len);
+            const unsigned char *src = pb + ((kw + kk) * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM;
+            const bool in = idx < total && j < p.n;
+            if constexpr (MMA) {
+                uint32_t x = in ? sk_load_bits<S::ELEM == 8 ? 4 : S::ELEM>(src) : 0u;
+                if constexpr (DT == DUET_DTYPE_F32) x = duet_f32_to_tf32(x);
+                v[u] = x;
+            } else {
+                v[u] = in ? sk_load_elem<DT>(src) : acc(0);
+            }
+        }
+    #pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int idx = base + u * threads;
+            if (idx >= total) break;
+            const int j = p.b_nmajor ? idx % nmax : idx / len;
+            const int kk = k0 + (p.b_nmajor ? idx / nmax : idx % len);
+            unsigned char *dst = smem + j * pitch + kk * S::BS;
+            if constexpr (MMA) {
+                if constexpr (S::ELEM == 4) *(uint32_t *)dst = v[u];
+                else if constexpr (S::ELEM == 2) *(uint16_t *)dst = (uint16_t)v[u];
+                else *(uint8_t *)dst = (uint8_t)v[u];
+            } else {
+                *(acc *)dst = v[u];
+            }
+        }
+    }
+}
+
+/* B's window where its columns are k-contiguous on 16-byte boundaries: 16 bytes a load, k
+ * positions kw .. kw + vw * VEC; columns past n are zeros. */
+template <int DT, bool MMA, typename S>
+DUET_INLINE void sk_stage_b_vec(const sk_args &p, const unsigned char *pb, unsigned char *smem, int64_t pitch,
+                                int64_t kw, int vw, int nmax, int tid, int threads)
+{
+    const int total = nmax * vw;
+    for (int base = tid; base < total; base += threads * SK_STAGE_BATCH) {
+        duet_vec16_t v[SK_STAGE_BATCH];
+    #pragma unroll
+        for (int u = 0; u < SK_STAGE_BATCH; ++u) {
+            const int idx = base + u * threads;
+            const int j = idx / vw, kk = idx % vw * S::VEC;
+            v[u] = duet_vec16_t{0u, 0u, 0u, 0u};
+            if (idx < total && j < p.n)
+                v[u] = *(const duet_vec16_t *)(pb + ((kw + kk) * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM);
+            if constexpr (MMA && DT == DUET_DTYPE_F32) {
+                v[u].x = duet_f32_to_tf32(v[u].x), v[u].y = duet_f32_to_tf32(v[u].y);
+                v[u].z = duet_f32_to_tf32(v[u].z), v[u].w = duet_f32_to_tf32(v[u].w);
+            }
+        }
+    #pragma unroll
+        for (int u = 0; u < SK_STAGE_BATCH; ++u) {
+            const int idx = base + u * threads;
+            if (idx >= total) break;
+            const int j = idx / vw, kk = idx % vw * S::VEC;
+            *(duet_vec16_t *)(smem + j * pitch + kk * S::BS) = v[u];
+        }
+    }
+}
+
 template <int DT, int NMAX, bool MMA>
-DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 3)
     gemm_skinny_kmajor_kernel(const sk_args p)
 {
     typedef sk_kmajor_shape<DT, NMAX, MMA> S;
@@ -220,11 +364,13 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
     const int tid = (int)threadIdx.x;
     const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
     const int g = lane / 4, t = lane % 4;
+    const int64_t pitch = sk_kmajor_pitch(p.kwin, S::BS);
     /* Batches past the grid's z limit: the grid strides over them. */
     for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
         const int64_t r0 = (int64_t)blockIdx.x * (SK_WARPS * WR) + warp * WR + g, r1 = r0 + G;
         const int64_t kbeg = (int64_t)blockIdx.y * p.kslice;
         const int64_t kend = kbeg + p.kslice < p.k ? kbeg + p.kslice : p.k;
+        /* Rows past m read row 0 (always there) and are never written. */
         const unsigned char *pa0 = p.a + (bz * p.a_bs + (r0 < p.m ? r0 : 0) * p.a_rs) * S::ELEM;
         const unsigned char *pa1 = p.a + (bz * p.a_bs + (r1 < p.m ? r1 : 0) * p.a_rs) * S::ELEM;
         const bool in0 = r0 < p.m, in1 = r1 < p.m;
@@ -241,115 +387,87 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
     #pragma unroll
             for (int e = 0; e < 4; ++e) mac[j][e] = 0;
 
-        for (int64_t kc = kbeg; kc < kend; kc += S::KCH) {
-            /* This chunk's A, read before B is staged so the loads overlap the staging. */
-            uint32_t va[S::CH][2][4];
-    #pragma unroll
-            for (int s = 0; s < S::CH; ++s) {
-                const int64_t k = kc + s * S::STEP + t * S::VEC;
-                if (p.a_vec && k + S::VEC <= kend) {
-                    /* Rows past m read row 0 (always there) and are never written. */
-                    const duet_vec16_t x0 = *(const duet_vec16_t *)(pa0 + k * S::ELEM);
-                    const duet_vec16_t x1 = *(const duet_vec16_t *)(pa1 + k * S::ELEM);
-                    va[s][0][0] = x0.x, va[s][0][1] = x0.y, va[s][0][2] = x0.z, va[s][0][3] = x0.w;
-                    va[s][1][0] = x1.x, va[s][1][1] = x1.y, va[s][1][2] = x1.z, va[s][1][3] = x1.w;
-                } else {
-    #pragma unroll
-                    for (int w = 0; w < 4; ++w) va[s][0][w] = va[s][1][w] = 0u;
-    #pragma unroll
-                    for (int e = 0; e < S::VEC; ++e) {
-                        if (k + e >= kend) break;
-                        if constexpr (S::ELEM == 8) {
-                            const uint64_t u0 = in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
-                            const uint64_t u1 = in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
-                            va[s][0][2 * e] = (uint32_t)u0, va[s][0][2 * e + 1] = (uint32_t)(u0 >> 32);
-                            va[s][1][2 * e] = (uint32_t)u1, va[s][1][2 * e + 1] = (uint32_t)(u1 >> 32);
-                        } else {
-                            constexpr int PER = 4 / S::ELEM;
-                            const int sh = 8 * S::ELEM * (e % PER);
-                            if (in0) va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh;
-                            if (in1) va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh;
-                        }
-                    }
-                }
-            }
+        /* The first chunk of A is on its way while B's first window is staged. */
+        uint32_t va[S::CH][2][4];
+        sk_load_a_chunk<S>(va, pa0, pa1, in0, in1, kbeg, kend, t, p.a_vec);
 
-            /* B's chunk: column j's k positions kc .. kc + KCH at sk_smem + j * PITCH. */
-            duet_barrier();
-            for (int idx = tid; idx < NMAX * S::KCH; idx += THREADS) {
-                int j, kk;
-                if (p.b_nmajor) {
-                    j = idx % NMAX;
-                    kk = idx / NMAX;
-                } else {
-                    j = idx / S::KCH;
-                    kk = idx % S::KCH;
-                }
-                const int64_t k = kc + kk;
-                const bool in = j < p.n && k < kend;
-                const unsigned char *src = pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM;
-                unsigned char *dst = sk_smem + j * S::PITCH + kk * S::BS;
-                if constexpr (MMA) {
-                    if constexpr (S::ELEM == 4) {
-                        uint32_t v = in ? *(const uint32_t *)src : 0u;
-                        if constexpr (DT == DUET_DTYPE_F32) v = duet_f32_to_tf32(v);
-                        *(uint32_t *)dst = v;
-                    } else if constexpr (S::ELEM == 2) {
-                        *(uint16_t *)dst = in ? *(const uint16_t *)src : (uint16_t)0;
-                    } else {
-                        *(uint8_t *)dst = in ? *(const uint8_t *)src : (uint8_t)0;
-                    }
-                } else {
-                    *(acc *)dst = in ? sk_load_elem<DT>(src) : acc(0);
-                }
+        for (int64_t kw = kbeg; kw < kend; kw += p.kwin) {
+            const int64_t wend = kw + p.kwin < kend ? kw + p.kwin : kend;
+            const int wlen = (int)(wend - kw);
+            /* B's window: column j's k positions kw .. wend at sk_smem + j * pitch. */
+            if (kw != kbeg) duet_barrier();
+            if (p.b_vec && !p.b_nmajor && S::BS == S::ELEM) {
+                const int vw = wlen / S::VEC;
+                sk_stage_b_vec<DT, MMA, S>(p, pb, sk_smem, pitch, kw, vw, NMAX, tid, THREADS);
+                sk_stage_b<DT, MMA, S>(p, pb, sk_smem, pitch, kw, vw * S::VEC, wlen, NMAX, tid, THREADS);
+            } else {
+                sk_stage_b<DT, MMA, S>(p, pb, sk_smem, pitch, kw, 0, wlen, NMAX, tid, THREADS);
+            }
+            /* k past the slice's end within the last chunk: zeros, so the chunk's reads of B
+             * beyond wend (whose A reads as zero too) never meet stale values. */
+            const int wpad = (wlen + S::KCH - 1) / S::KCH * S::KCH;
+            for (int idx = tid; idx < NMAX * (wpad - wlen); idx += THREADS) {
+                const int j = idx / (wpad - wlen), kk = wlen + idx % (wpad - wlen);
+                unsigned char *dst = sk_smem + j * pitch + kk * S::BS;
+                for (int b = 0; b < S::BS; ++b) dst[b] = 0;
             }
             duet_barrier();
 
+            for (int64_t kc = kw; kc < wend; kc += S::KCH) {
+                /* The next chunk's loads go out before this chunk's multiplies. */
+                uint32_t vn[S::CH][2][4];
+                if (kc + S::KCH < kend) sk_load_a_chunk<S>(vn, pa0, pa1, in0, in1, kc + S::KCH, kend, t, p.a_vec);
+                const unsigned char *bw = sk_smem + (kc - kw) * S::BS;
     #pragma unroll
-            for (int s = 0; s < S::CH; ++s) {
+                for (int s = 0; s < S::CH; ++s) {
     #if DUET_GPU_CUDA
-                if constexpr (MMA) {
-                    uint32_t w0[4], w1[4];
+                    if constexpr (MMA) {
+                        uint32_t w0[4], w1[4];
     #pragma unroll
-                    for (int w = 0; w < 4; ++w) {
-                        w0[w] = va[s][0][w];
-                        w1[w] = va[s][1][w];
-                        if constexpr (DT == DUET_DTYPE_F32) {
-                            w0[w] = duet_f32_to_tf32(w0[w]);
-                            w1[w] = duet_f32_to_tf32(w1[w]);
+                        for (int w = 0; w < 4; ++w) {
+                            w0[w] = va[s][0][w];
+                            w1[w] = va[s][1][w];
+                            if constexpr (DT == DUET_DTYPE_F32) {
+                                w0[w] = duet_f32_to_tf32(w0[w]);
+                                w1[w] = duet_f32_to_tf32(w1[w]);
+                            }
                         }
-                    }
-                    const uint32_t a_lo[4] = {w0[0], w1[0], w0[1], w1[1]};
-                    const uint32_t a_hi[4] = {w0[2], w1[2], w0[3], w1[3]};
+                        const uint32_t a_lo[4] = {w0[0], w1[0], w0[1], w1[1]};
+                        const uint32_t a_hi[4] = {w0[2], w1[2], w0[3], w1[3]};
     #pragma unroll
-                    for (int nt = 0; nt < NT; ++nt) {
-                        const duet_vec16_t bq = *(const duet_vec16_t *)(sk_smem + (nt * 8 + g) * S::PITCH +
-                                                                         (s * 4 + t) * 16);
-                        const uint32_t b_lo[2] = {bq.x, bq.y}, b_hi[2] = {bq.z, bq.w};
-                        atom::mma(mac[nt], a_lo, b_lo);
-                        atom::mma(mac[nt], a_hi, b_hi);
-                    }
-                } else
+                        for (int nt = 0; nt < NT; ++nt) {
+                            const duet_vec16_t bq =
+                                *(const duet_vec16_t *)(bw + (nt * 8 + g) * pitch + (s * 4 + t) * 16);
+                            const uint32_t b_lo[2] = {bq.x, bq.y}, b_hi[2] = {bq.z, bq.w};
+                            atom::mma(mac[nt], a_lo, b_lo);
+                            atom::mma(mac[nt], a_hi, b_hi);
+                        }
+                    } else
     #endif /* DUET_GPU_CUDA */
-                {
-                    acc x0[S::VEC], x1[S::VEC];
-    #pragma unroll
-                    for (int e = 0; e < S::VEC; ++e) {
-                        x0[e] = sk_word_elem<DT>(va[s][0], e);
-                        x1[e] = sk_word_elem<DT>(va[s][1], e);
-                    }
-                    const unsigned char *bs = sk_smem + (s * S::STEP + t * S::VEC) * S::BS;
-    #pragma unroll
-                    for (int j = 0; j < NMAX; ++j) {
-                        const acc *bj = (const acc *)(bs + j * S::PITCH);
+                    {
+                        acc x0[S::VEC], x1[S::VEC];
     #pragma unroll
                         for (int e = 0; e < S::VEC; ++e) {
-                            const acc b = bj[e];
-                            sum[0][j] += x0[e] * b;
-                            sum[MMA ? 0 : 1][j] += x1[e] * b;
+                            x0[e] = sk_word_elem<DT>(va[s][0], e);
+                            x1[e] = sk_word_elem<DT>(va[s][1], e);
+                        }
+                        const unsigned char *bs = bw + (s * S::STEP + t * S::VEC) * S::BS;
+    #pragma unroll
+                        for (int j = 0; j < NMAX; ++j) {
+                            const acc *bj = (const acc *)(bs + j * pitch);
+    #pragma unroll
+                            for (int e = 0; e < S::VEC; ++e) {
+                                const acc b = bj[e];
+                                sum[0][j] += x0[e] * b;
+                                sum[MMA ? 0 : 1][j] += x1[e] * b;
+                            }
                         }
                     }
                 }
+    #pragma unroll
+                for (int s = 0; s < S::CH; ++s)
+    #pragma unroll
+                    for (int w = 0; w < 4; ++w) va[s][0][w] = vn[s][0][w], va[s][1][w] = vn[s][1][w];
             }
         }
 
@@ -385,6 +503,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
                     sk_out<acc>(p, bz, r1, j, sum[MMA ? 0 : 1][j]);
                 }
         }
+        /* The next batch restages B over this one's window. */
+        duet_barrier();
     }
 }
 
@@ -400,7 +520,7 @@ template <int DT, int NMAX> struct sk_mmajor_shape {
 };
 
 template <int DT, int NMAX>
-DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 3)
     gemm_skinny_mmajor_kernel(const sk_args p)
 {
     typedef sk_mmajor_shape<DT, NMAX> S;

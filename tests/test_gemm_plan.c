@@ -70,10 +70,10 @@ static void test_named(void)
     const duet_device_props t4 = device("sm_75", 7, 40, 32);
     const duet_device_props mi = device("gfx90a", 9, 110, 64);
 
-    /* Decode: 16 tokens x 4096 x 4096, weights k-contiguous. 64 row blocks of 64 on 132 SMs
-     * want 528 blocks: 9 slices, of 512 k (two chunks of 256) -> 8. */
+    /* Decode: 16 tokens x 4096 x 4096, weights k-contiguous. 64 row blocks of 64 in one wave
+     * of 396 on 132 SMs: 6 slices of 768 k (six chunks of 128). */
     dt_gemm g = problem(DUET_DTYPE_BF16, 4096, 16, 4096, 0, 0);
-    expect("bf16 4096x16x4096", &g, &h100, DT_SKINNY_KMAJOR_MMA, 0, 16, 8);
+    expect("bf16 4096x16x4096", &g, &h100, DT_SKINNY_KMAJOR_MMA, 0, 16, 6);
     expect("bf16 4096x16x4096", &g, &a100, DT_SKINNY_KMAJOR_MMA, 0, 16, 0);
     /* No mma.sync, or another vendor: 16-bit inputs keep the tile families. */
     expect("bf16 4096x16x4096", &g, &t4, DT_SKINNY_NONE, 0, 0, 0);
@@ -82,7 +82,7 @@ static void test_named(void)
      * is column-major). */
     g = problem(DUET_DTYPE_BF16, 16, 4096, 4096, 0, 0);
     g.b.rs = 1, g.b.cs = 4096;
-    expect("bf16 16x4096x4096 (B col)", &g, &h100, DT_SKINNY_KMAJOR_MMA, 1, 16, 8);
+    expect("bf16 16x4096x4096 (B col)", &g, &h100, DT_SKINNY_KMAJOR_MMA, 1, 16, 6);
     g.b.rs = 4096, g.b.cs = 1;
     expect("bf16 16x4096x4096 (B row)", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     /* At most 16 columns, 8 or 16 in the kernel. */
@@ -158,13 +158,30 @@ static void test_properties(void)
                                      devs[d].arch, duet_dtype_name(dts[t]), (long long)g.m,
                                      (long long)g.n, (long long)g.k, (int)p.form, p.nmax, p.split,
                                      (long long)p.kslice, (long long)p.kchunk, p.workspace);
-                            /* The rule: as many slices as bring the grid to four blocks per
-                             * unit, at most one per chunk, slices of whole chunks. */
+                            /* K-major: B's window is whole chunks, within the slice and
+                             * within 32 KiB of shared memory (plus the pitch's pad). */
+                            if (p.form != DT_SKINNY_MMAJOR) {
+                                const size_t bs = p.form == DT_SKINNY_KMAJOR_MMA ? duet_dtype_size(dts[t])
+                                                                                 : (size_t)acc;
+                                DT_CHECK(p.kwindow > 0 && p.kwindow % p.kchunk == 0 && p.kwindow <= p.kslice &&
+                                             (size_t)p.kwindow * bs * (size_t)p.nmax <= 32768,
+                                         "%s %s %lldx%lldx%lld: kwindow %lld, kchunk %lld, kslice %lld",
+                                         devs[d].arch, duet_dtype_name(dts[t]), (long long)g.m,
+                                         (long long)g.n, (long long)g.k, (long long)p.kwindow,
+                                         (long long)p.kchunk, (long long)p.kslice);
+                            }
+                            /* The rule: as many slices as the grid holds within one wave of
+                             * three blocks per unit, at most one per chunk, slices of whole
+                             * chunks; a grid that fit one wave unsplit still does. */
                             const int64_t blocks = (wide + p.block_rows - 1) / p.block_rows * g.batch;
-                            const int64_t target = 4 * (int64_t)devs[d].compute_units;
+                            const int64_t target = 3 * (int64_t)devs[d].compute_units;
                             const int64_t chunks = (g.k + p.kchunk - 1) / p.kchunk;
-                            int64_t want = blocks >= target ? 1 : (target + blocks - 1) / blocks;
+                            int64_t want = blocks >= target ? 1 : target / blocks;
                             if (want > chunks) want = chunks;
+                            DT_CHECK(blocks > target || blocks * p.split <= target,
+                                     "%s %s %lldx%lldx%lld: %lld blocks x %d slices past one wave of %lld",
+                                     devs[d].arch, duet_dtype_name(dts[t]), (long long)g.m, (long long)g.n,
+                                     (long long)g.k, (long long)blocks, p.split, (long long)target);
                             DT_CHECK(p.kslice == (chunks + want - 1) / want * p.kchunk,
                                      "%s %s %lldx%lldx%lld: %lld blocks, kslice %lld for %lld "
                                      "slices of %lld chunks",

@@ -4,9 +4,10 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Blocks the grid should hold for the memory system to have loads enough in flight: about
- * four resident blocks of four warps on every SM or compute unit. */
-#define SKINNY_BLOCKS_PER_UNIT 4
+/* Blocks of four warps resident on an SM or compute unit (the kernels' launch bound): the
+ * grid the split aims at is one wave of them, enough loads in flight for the memory system
+ * and no second, partial wave. */
+#define SKINNY_BLOCKS_PER_UNIT 3
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -37,13 +38,18 @@ void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *
     out->c.cs = g->c.rs;
 }
 
-/* The k a block stages per step, mirroring kernels/gemm_skinny.cuh's shapes. */
-static int64_t kmajor_chunk(size_t elem, int bs, int nmax)
+/* The K-major kernels' chunk (the k of A a lane holds at once: four steps of 16 bytes, two
+ * for SIMT with 16 columns) and window (the k of B a block keeps in 32 KiB of shared memory,
+ * bs bytes an element, a whole number of chunks), mirroring kernels/gemm_skinny.cuh's
+ * sk_kmajor_shape. */
+static int64_t kmajor_chunk(size_t elem, int mma, int nmax)
 {
-    const int64_t step = 4 * (16 / (int64_t)elem);
-    const int64_t per = (int64_t)nmax * step * bs;
-    const int64_t ch = per * 8 <= 32768 ? 8 : per * 4 <= 32768 ? 4 : 2;
-    return ch * step;
+    return (!mma && nmax >= 16 ? 2 : 4) * 4 * (16 / (int64_t)elem);
+}
+static int64_t kmajor_window(size_t elem, int mma, int bs, int nmax)
+{
+    const int64_t ch = kmajor_chunk(elem, mma, nmax);
+    return 32768 / ((int64_t)nmax * bs) / ch * ch;
 }
 
 int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_skinny_plan *plan)
@@ -97,19 +103,22 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
         plan->a_vec = aligned(v.a.base, v.a.cs, v.a.bs, v.batch, elem, (size_t)lv * elem);
     } else {
         plan->block_rows = 2 * warp;
-        plan->kchunk = kmajor_chunk(elem, plan->form == DT_SKINNY_KMAJOR_MMA ? (int)elem : acc,
-                                    plan->nmax);
+        const int mma = plan->form == DT_SKINNY_KMAJOR_MMA;
+        plan->kchunk = kmajor_chunk(elem, mma, plan->nmax);
+        plan->kwindow = kmajor_window(elem, mma, mma ? (int)elem : acc, plan->nmax);
         plan->a_vec = kvec;
+        plan->b_vec = v.b.rs == 1 && aligned(v.b.base, v.b.cs, v.b.bs, v.batch, elem, 16);
     }
 
-    /* Split K until the grid holds enough blocks, each slice at least one chunk. */
+    /* Split K into as many slices as keep the grid within one wave, each slice whole chunks. */
     const int64_t blocks = cdiv(v.m, plan->block_rows) * v.batch;
     const int64_t target = (int64_t)SKINNY_BLOCKS_PER_UNIT * (props->compute_units > 0 ? props->compute_units : 1);
-    int64_t split = blocks >= target ? 1 : cdiv(target, blocks);
+    int64_t split = blocks >= target ? 1 : target / blocks;
     const int64_t chunks = cdiv(v.k, plan->kchunk);
     if (split > chunks) split = chunks;
     plan->kslice = cdiv(chunks, split) * plan->kchunk;
     plan->split = (int)cdiv(v.k, plan->kslice);
+    if (plan->kwindow > plan->kslice) plan->kwindow = plan->kslice;
     plan->workspace =
         plan->split > 1 ? (size_t)plan->split * (size_t)v.batch * (size_t)v.m * (size_t)v.n * (size_t)acc : 0;
     return 1;

@@ -26,10 +26,13 @@ typedef struct dt_skinny_plan {
     int nmax;         /* the kernel's column count (>= n after transposition)             */
     int block_rows;   /* rows of C a block computes                                        */
     int threads;      /* threads of a block                                                */
-    int64_t kchunk;   /* k a block stages per step; kslice is a multiple of it             */
+    int64_t kchunk;   /* k a block reads per step; kslice is a multiple of it              */
     int64_t kslice;   /* k of one slice                                                    */
+    int64_t kwindow;  /* K-major: k of B a block keeps in shared memory at once (<= kslice,
+                         a multiple of kchunk); 0 for M-major                               */
     int split;        /* slices (gridDim.y); > 1: partial sums in the workspace, reduced   */
     int a_vec;        /* A's contiguous runs may be read in vectors (alignment checked)    */
+    int b_vec;        /* K-major: B's columns are k-contiguous on 16-byte boundaries       */
     size_t workspace; /* bytes of partial sums (split > 1)                                 */
 } dt_skinny_plan;
 
