@@ -1,4 +1,4 @@
-/* gemm_epilogue.cuh - the epilogue pass of duet_gemm_ex: scales, beta * C, bias, activation, residual, aux, one cast into D. */
+/* gemm_epilogue.cuh - duet_gemm_ex's epilogue pass: scales, C, bias, act, residual, aux, D. */
 #ifndef DUET_KERNELS_GEMM_EPILOGUE_CUH
 #define DUET_KERNELS_GEMM_EPILOGUE_CUH
 
@@ -47,9 +47,10 @@ template <typename M> struct ge_math;
 template <> struct ge_math<float> {
     static DUET_INLINE float load(const ge_operand &o, int64_t b, int64_t i, int64_t j)
     {
-        if (o.dtype == DUET_DTYPE_F16) return duet_f16_to_f32(*(const uint16_t *)ge_at(o, b, i, j, 2));
-        if (o.dtype == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)ge_at(o, b, i, j, 2));
-        return *(const float *)ge_at(o, b, i, j, 4);
+        const unsigned char *p = ge_at(o, b, i, j, o.dtype == DUET_DTYPE_F32 ? 4 : 2);
+        if (o.dtype == DUET_DTYPE_F16) return duet_f16_to_f32(*(const uint16_t *)p);
+        if (o.dtype == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)p);
+        return *(const float *)p;
     }
     static DUET_INLINE void store(const ge_operand &o, int64_t b, int64_t i, int64_t j, float v)
     {
@@ -108,7 +109,10 @@ template <> struct ge_math<double> {
 template <> struct ge_math<uint32_t> {
     static DUET_INLINE uint32_t load(const ge_operand &o, int64_t b, int64_t i, int64_t j)
     {
-        if (o.dtype == DUET_DTYPE_I8) return (uint32_t)(int32_t)*(const int8_t *)ge_at(o, b, i, j, 1);
+        if (o.dtype == DUET_DTYPE_I8) {
+            const int8_t v = *(const int8_t *)ge_at(o, b, i, j, 1);
+            return (uint32_t)(int32_t)v;
+        }
         return *(const uint32_t *)ge_at(o, b, i, j, 4);
     }
     static DUET_INLINE void store(const ge_operand &o, int64_t b, int64_t i, int64_t j, uint32_t v)

@@ -1,4 +1,4 @@
-/* test_gemm_epilogue.c - duet_gemm_ex conformance: every activation, dtype, layout and epilogue operand, and its misuse. */
+/* test_gemm_epilogue.c - duet_gemm_ex conformance: activations, dtypes, layouts, misuse. */
 #include "harness.h"
 
 #include <float.h>
@@ -26,8 +26,8 @@ static int quick;
 enum { BIAS_NONE = 0, BIAS_ROW = 1, BIAS_COL = 2 };
 
 typedef struct ecase {
-    duet_dtype ab, c, d, v;   /* v: the vectors', residual's and aux's dtype */
-    int c_null;               /* C is NULL (beta 0) */
+    duet_dtype ab, c, d, v; /* v: the vectors', residual's and aux's dtype */
+    int c_null;             /* C is NULL (beta 0) */
     duet_op op_a, op_b;
     duet_layout la, lb, lc, ld;
     int64_t m, n, k, batch;
@@ -35,11 +35,11 @@ typedef struct ecase {
     duet_activation act;
     double lo, hi;
     int bias, row_scale, col_scale, residual, aux;
-    int vec_batch;            /* vectors and residual: one per batch (else one for all) */
-    int in_place;             /* D is C */
-    int nan_bias;             /* bias element 0 is NaN */
-    int a_bcast;              /* A: batch_count 1 */
-    int c_nan;                /* C wholly NaN (with beta 0: never read) */
+    int vec_batch; /* vectors and residual: one per batch (else one for all) */
+    int in_place;  /* D is C */
+    int nan_bias;  /* bias element 0 is NaN */
+    int a_bcast;   /* A: batch_count 1 */
+    int c_nan;     /* C wholly NaN (with beta 0: never read) */
 } ecase;
 
 static const char *lay(duet_layout l) { return l == DUET_LAYOUT_ROW_MAJOR ? "row" : "col"; }
@@ -52,11 +52,11 @@ static void describe(const ecase *t, char *buf, size_t size)
              "inplace=%d",
              duet_dtype_name(t->ab), t->c_null ? "NULL" : duet_dtype_name(t->c),
              duet_dtype_name(t->d), duet_dtype_name(t->v), t->nan_bias ? "nanbias " : "",
-             t->a_bcast ? "A-bcast" : "", lay(t->la), t->op_a == DUET_OP_N ? "N" : "T",
-             lay(t->lb), t->op_b == DUET_OP_N ? "N" : "T", lay(t->lc), lay(t->ld),
-             (long long)t->m, (long long)t->n, (long long)t->k, (long long)t->batch, t->alpha,
-             t->beta, duet_activation_name(t->act), t->bias, t->row_scale, t->col_scale,
-             t->residual, t->aux, t->vec_batch, t->in_place);
+             t->a_bcast ? "A-bcast" : "", lay(t->la), t->op_a == DUET_OP_N ? "N" : "T", lay(t->lb),
+             t->op_b == DUET_OP_N ? "N" : "T", lay(t->lc), lay(t->ld), (long long)t->m,
+             (long long)t->n, (long long)t->k, (long long)t->batch, t->alpha, t->beta,
+             duet_activation_name(t->act), t->bias, t->row_scale, t->col_scale, t->residual, t->aux,
+             t->vec_batch, t->in_place);
 }
 
 static int is_int(duet_dtype d) { return d == DUET_DTYPE_I32 || d == DUET_DTYPE_I8; }
@@ -145,7 +145,8 @@ static double ref_act(duet_activation act, double x, double lo, double hi)
     switch (act) {
     case DUET_ACT_RELU: return x > 0 || x != x ? x : 0.0;
     case DUET_ACT_GELU_TANH:
-        return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+        return 0.5 * x *
+               (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     case DUET_ACT_GELU_ERF: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
     case DUET_ACT_SILU: return x / (1.0 + exp(-x));
     case DUET_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
@@ -159,7 +160,9 @@ static uint32_t ref_act_i(duet_activation act, uint32_t x, double lo, double hi)
     const int32_t s = (int32_t)x;
     if (act == DUET_ACT_RELU) return s > 0 ? x : 0u;
     if (act == DUET_ACT_CLAMP)
-        return (uint32_t)(int32_t)(s < (int32_t)lo ? (int32_t)lo : s > (int32_t)hi ? (int32_t)hi : s);
+        return (uint32_t)(int32_t)(s < (int32_t)lo   ? (int32_t)lo
+                                   : s > (int32_t)hi ? (int32_t)hi
+                                                     : s);
     return x;
 }
 
@@ -205,7 +208,8 @@ static int guards_kept(const hmat *x, const void *before, const void *after)
             for (int64_t j = 0; j < x->m.cols; j++) mask[dt_matrix_index(&x->m, b, i, j)] = 1;
     int ok = 1;
     for (size_t i = 0; i < n && ok; i++)
-        if (!mask[i] && memcmp((const char *)before + i * e, (const char *)after + i * e, e)) ok = 0;
+        if (!mask[i] && memcmp((const char *)before + i * e, (const char *)after + i * e, e))
+            ok = 0;
     free(mask);
     return ok;
 }
@@ -232,12 +236,14 @@ static void run_case(const ecase *t)
     const int64_t br = t->op_b == DUET_OP_N ? k : n, bc = t->op_b == DUET_OP_N ? n : k;
     hmat_init(&A, make_desc(t->ab, t->la, ar, ac, t->a_bcast ? 1 : nb), lo_in, hi_in);
     hmat_init(&B, make_desc(t->ab, t->lb, br, bc, nb), lo_in, hi_in);
-    if (!t->c_null) hmat_init(&C, make_desc(t->c, t->lc, m, n, nb), integer ? -50 : -1, integer ? 50 : 1);
+    if (!t->c_null)
+        hmat_init(&C, make_desc(t->c, t->lc, m, n, nb), integer ? -50 : -1, integer ? 50 : 1);
     if (t->c_nan) {
         const int64_t cb = dt_matrix_batches(&C.m);
         for (int64_t b = 0; b < cb; b++)
             for (int64_t i = 0; i < m; i++)
-                for (int64_t j = 0; j < n; j++) dt_set(C.h, t->c, dt_matrix_index(&C.m, b, i, j), NAN);
+                for (int64_t j = 0; j < n; j++)
+                    dt_set(C.h, t->c, dt_matrix_index(&C.m, b, i, j), NAN);
     }
     if (t->in_place) {
         D = C; /* the same image, buffer and descriptor: compared with a copy below */
@@ -249,13 +255,20 @@ static void run_case(const ecase *t)
         dt_fill_sentinel(D.h, t->d, D.bytes / duet_dtype_size(t->d));
     }
     if (t->bias)
-        hmat_init(&bias, make_desc(t->v, t->bias == BIAS_ROW ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR,
-                                   t->bias == BIAS_ROW ? m : 1, t->bias == BIAS_ROW ? 1 : n, vb),
+        hmat_init(&bias,
+                  make_desc(t->v,
+                            t->bias == BIAS_ROW ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR,
+                            t->bias == BIAS_ROW ? m : 1, t->bias == BIAS_ROW ? 1 : n, vb),
                   integer ? -20 : -1, integer ? 20 : 1);
     if (t->nan_bias) dt_set(bias.h, t->v, dt_matrix_index(&bias.m, 0, 0, 0), NAN);
-    if (t->row_scale) hmat_init(&rs, make_desc(t->v, DUET_LAYOUT_ROW_MAJOR, m, 1, vb), integer ? -3 : 0.5, integer ? 3 : 2);
-    if (t->col_scale) hmat_init(&cs, make_desc(t->v, DUET_LAYOUT_COL_MAJOR, 1, n, vb), integer ? -3 : -2, integer ? 3 : 2);
-    if (t->residual) hmat_init(&res, make_desc(t->v, t->ld, m, n, vb), integer ? -100 : -1, integer ? 100 : 1);
+    if (t->row_scale)
+        hmat_init(&rs, make_desc(t->v, DUET_LAYOUT_ROW_MAJOR, m, 1, vb), integer ? -3 : 0.5,
+                  integer ? 3 : 2);
+    if (t->col_scale)
+        hmat_init(&cs, make_desc(t->v, DUET_LAYOUT_COL_MAJOR, 1, n, vb), integer ? -3 : -2,
+                  integer ? 3 : 2);
+    if (t->residual)
+        hmat_init(&res, make_desc(t->v, t->ld, m, n, vb), integer ? -100 : -1, integer ? 100 : 1);
     if (t->aux) {
         hmat_init(&aux, make_desc(t->v, t->lc, m, n, nb), 0, 0);
         dt_fill_sentinel(aux.h, t->v, aux.bytes / duet_dtype_size(t->v));
@@ -323,8 +336,10 @@ static void run_case(const ecase *t)
                         if (t->row_scale) x *= ival(&rs, b, i, 0);
                         if (t->col_scale) x *= ival(&cs, b, 0, j);
                     }
-                    if (!t->c_null && t->beta != 0) x += (uint32_t)(int64_t)t->beta * ival(&C, b, i, j);
-                    if (t->bias) x += t->bias == BIAS_ROW ? ival(&bias, b, i, 0) : ival(&bias, b, 0, j);
+                    if (!t->c_null && t->beta != 0)
+                        x += (uint32_t)(int64_t)t->beta * ival(&C, b, i, j);
+                    if (t->bias)
+                        x += t->bias == BIAS_ROW ? ival(&bias, b, i, 0) : ival(&bias, b, 0, j);
                     if (t->aux && !bad_aux) {
                         const double a = dt_get(aout, t->v, dt_matrix_index(&aux.m, b, i, j));
                         const double r = t->v == DUET_DTYPE_I8 ? i8_sat(x) : (double)(int32_t)x;
@@ -358,7 +373,8 @@ static void run_case(const ecase *t)
                     g += fabs(cv);
                 }
                 if (t->bias) {
-                    const double bv = t->bias == BIAS_ROW ? val(&bias, b, i, 0) : val(&bias, b, 0, j);
+                    const double bv =
+                        t->bias == BIAS_ROW ? val(&bias, b, i, 0) : val(&bias, b, 0, j);
                     x += bv;
                     g += fabs(bv);
                 }
@@ -368,8 +384,8 @@ static void run_case(const ecase *t)
                     const double a = dt_get(aout, t->v, dt_matrix_index(&aux.m, b, i, j));
                     if (!close_enough(t->v, a, x, ex)) {
                         bad_aux = 1;
-                        DT_CHECK(0, "%s: aux(%lld,%lld,%lld) = %.17g, want %.17g (bound %g)",
-                                 what, (long long)b, (long long)i, (long long)j, a, x, ex);
+                        DT_CHECK(0, "%s: aux(%lld,%lld,%lld) = %.17g, want %.17g (bound %g)", what,
+                                 (long long)b, (long long)i, (long long)j, a, x, ex);
                     }
                 }
                 double y = ref_act(t->act, x, t->lo, t->hi);
@@ -386,7 +402,8 @@ static void run_case(const ecase *t)
         }
     }
     DT_CHECK(guards_kept(&D, D.h, dout), "%s: D's buffer changed outside D", what);
-    if (t->aux) DT_CHECK(guards_kept(&aux, aux.h, aout), "%s: aux's buffer changed outside aux", what);
+    if (t->aux)
+        DT_CHECK(guards_kept(&aux, aux.h, aout), "%s: aux's buffer changed outside aux", what);
 done:
     free(dout);
     free(aout);
@@ -406,10 +423,10 @@ typedef struct family {
 } family;
 
 static const family FAMILIES[] = {
-    {DUET_DTYPE_F32, DUET_DTYPE_F32}, {DUET_DTYPE_F64, DUET_DTYPE_F64},
-    {DUET_DTYPE_F16, DUET_DTYPE_F16}, {DUET_DTYPE_F16, DUET_DTYPE_F32},
+    {DUET_DTYPE_F32, DUET_DTYPE_F32},   {DUET_DTYPE_F64, DUET_DTYPE_F64},
+    {DUET_DTYPE_F16, DUET_DTYPE_F16},   {DUET_DTYPE_F16, DUET_DTYPE_F32},
     {DUET_DTYPE_BF16, DUET_DTYPE_BF16}, {DUET_DTYPE_BF16, DUET_DTYPE_F32},
-    {DUET_DTYPE_I32, DUET_DTYPE_I32}, {DUET_DTYPE_I8, DUET_DTYPE_I32},
+    {DUET_DTYPE_I32, DUET_DTYPE_I32},   {DUET_DTYPE_I8, DUET_DTYPE_I32},
 };
 
 /* D's (and the vectors') dtypes for a math type. */
@@ -429,7 +446,7 @@ static int out_dtypes(duet_dtype math, duet_dtype out[3])
 
 static void sweep(void)
 {
-    static const duet_activation ACTS[] = {DUET_ACT_NONE, DUET_ACT_RELU, DUET_ACT_GELU_TANH,
+    static const duet_activation ACTS[] = {DUET_ACT_NONE,     DUET_ACT_RELU, DUET_ACT_GELU_TANH,
                                            DUET_ACT_GELU_ERF, DUET_ACT_SILU, DUET_ACT_SIGMOID,
                                            DUET_ACT_CLAMP};
     unsigned counter = 0;
@@ -593,7 +610,8 @@ static void misuse(void)
 
     RESET();
     DT_FAILS(EX(&A, &B, 1.0, &C, &e, NULL), ARG, "D is NULL");
-    DT_FAILS(duet_gemm_ex(NULL, (duet_op)7, DUET_OP_N, 1.0, &A, &B, 1.0, &C, &e, &D, NULL), ARG, "op_a");
+    DT_FAILS(duet_gemm_ex(NULL, (duet_op)7, DUET_OP_N, 1.0, &A, &B, 1.0, &C, &e, &D, NULL), ARG,
+             "op_a");
     {
         duet_matrix Ah = A;
         Ah.dtype = DUET_DTYPE_F16;

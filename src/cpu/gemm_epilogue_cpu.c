@@ -1,4 +1,4 @@
-/* gemm_epilogue_cpu.c - the cpu backend's epilogue pass of duet_gemm_ex: duet.h's semantics, step by step. */
+/* gemm_epilogue_cpu.c - the cpu backend's epilogue pass of duet_gemm_ex: the reference. */
 /*
  * The reference the GPU backends are tested against: every step of duet.h's order in the math
  * type, each rounded (C's arithmetic without contraction: the build never asks for FMA), the
@@ -35,8 +35,14 @@ static void store_f32(const dt_epi_operand *o, int64_t b, int64_t i, int64_t j, 
     void *p = (void *)epi_at(o, b, i, j);
     uint16_t h;
     switch (o->dtype) {
-    case DUET_DTYPE_F16: h = cpu_f32_to_f16(v); memcpy(p, &h, 2); break;
-    case DUET_DTYPE_BF16: h = cpu_f32_to_bf16(v); memcpy(p, &h, 2); break;
+    case DUET_DTYPE_F16:
+        h = cpu_f32_to_f16(v);
+        memcpy(p, &h, 2);
+        break;
+    case DUET_DTYPE_BF16:
+        h = cpu_f32_to_bf16(v);
+        memcpy(p, &h, 2);
+        break;
     default: memcpy(p, &v, 4); break;
     }
 }
@@ -207,10 +213,8 @@ duet_status be_gemm_epilogue(dt_context *ctx, void *stream, const dt_epilogue *e
                     : e->math == DUET_DTYPE_I32 ? epi_row_i32
                                                 : epi_row_f32;
     /* About a GEMM's finishing work per element, more with a transcendental activation. */
-    const int64_t work = e->act == DUET_ACT_NONE || e->act == DUET_ACT_RELU ||
-                                 e->act == DUET_ACT_CLAMP
-                             ? 8
-                             : 32;
+    const int64_t work =
+        e->act == DUET_ACT_NONE || e->act == DUET_ACT_RELU || e->act == DUET_ACT_CLAMP ? 8 : 32;
     if (e->m > 0 && e->n > 0 && e->batch > 0)
         cpu_walk(e->batch, e->m, e->n, e->batch, e->m, e->n, work, fn, (void *)e);
     if (info) {
