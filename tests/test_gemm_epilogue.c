@@ -312,18 +312,18 @@ static void run_case(const ecase *t)
      * the call was the plain GEMM (no epilogue, a D the GEMM writes itself). */
     {
         const int gemm_writes_d =
-            t->d == t->ab || (t->d == DUET_DTYPE_F32 && (t->ab == DUET_DTYPE_F16 ||
-                                                         t->ab == DUET_DTYPE_BF16)) ||
+            (t->d == t->ab && t->ab != DUET_DTYPE_I8) ||
+            (t->d == DUET_DTYPE_F32 && (t->ab == DUET_DTYPE_F16 || t->ab == DUET_DTYPE_BF16)) ||
             (t->d == DUET_DTYPE_I32 && t->ab == DUET_DTYPE_I8);
-        const int plain = t->act == DUET_ACT_NONE && !t->bias && !t->row_scale &&
-                          !t->col_scale && !t->residual && !t->aux && gemm_writes_d &&
+        const int plain = t->act == DUET_ACT_NONE && !t->bias && !t->row_scale && !t->col_scale &&
+                          !t->residual && !t->aux && gemm_writes_d &&
                           (t->in_place || t->beta == 0.0 || t->c_null);
         const int product = k > 0 && t->alpha != 0.0;
         DT_CHECK(memchr(info.epilogue, '\0', sizeof info.epilogue) != NULL,
                  "%s: info.epilogue is not NUL-terminated", what);
         if (plain)
-            DT_CHECK(info.epilogue[0] == '\0', "%s: info.epilogue \"%.48s\" for a plain GEMM",
-                     what, info.epilogue);
+            DT_CHECK(info.epilogue[0] == '\0', "%s: info.epilogue \"%.48s\" for a plain GEMM", what,
+                     info.epilogue);
         else
             DT_CHECK(strstr(info.epilogue, "gemm_epilogue_") != NULL &&
                          info.launches >= (product ? 2 : 1),
