@@ -736,6 +736,20 @@ static void misuse(void)
         e.aux = &aovc;
         DT_FAILS(EX(&A, &B, 1.0, &C, &e, &D), ARG, "epi.aux overlaps C");
     }
+    /* An operand in another context (a second context on the same device). */
+    {
+        duet_context *ctx2 = NULL;
+        duet_buffer *b2 = NULL;
+        DT_OK(duet_context_create(0, &ctx2));
+        DT_OK(duet_buffer_create(ctx2, big, &b2));
+        duet_matrix other = duet_matrix_make(b2, F, DUET_LAYOUT_ROW_MAJOR, 1, n);
+        RESET();
+        e.col_scale = &other;
+        DT_FAILS(EX(&A, &B, 1.0, &C, &e, &D), ARG,
+                 "epi.col_scale.buffer belongs to another context than D.buffer");
+        DT_OK(duet_buffer_destroy(b2));
+        DT_OK(duet_context_destroy(ctx2));
+    }
     /* Activations and their bounds. */
     RESET();
     e.act = (duet_activation)42;
