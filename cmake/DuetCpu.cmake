@@ -4,6 +4,7 @@ target_sources(duet PRIVATE
   src/cpu/gemm_cpu.c
   src/cpu/gemm_blas_map.c
   src/cpu/gemm_lowp_cpu.c
+  src/cpu/gemm_epilogue_cpu.c
   src/cpu/copy_cpu.c
   src/cpu/transpose_inplace_cpu.c)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CPU=1)
@@ -22,6 +23,7 @@ include(DuetCblas)
 # in every configuration but Debug, including the default empty one, which has no -O at all.
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(src/cpu/gemm_cpu.c src/cpu/gemm_lowp_cpu.c src/cpu/copy_cpu.c
+    src/cpu/gemm_epilogue_cpu.c
     src/cpu/transpose_inplace_cpu.c
     PROPERTIES COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>")
 endif()

@@ -337,6 +337,10 @@ typedef struct duet_launch_info {
     char tuning[32];           /* the tuning row an AUTO kernel took: "file:sm_90" (a
                                   tuning file), "builtin:sm_90", "builtin:default"; "-"
                                   where no tuning row chose the kernel (docs/tuning.md)   */
+    char epilogue[48];         /* duet_gemm_ex: the epilogue kernel that ran after the
+                                  GEMM, e.g. "gemm_epilogue_f32_bf16" (counted in
+                                  launches; kernel, config, tile and tuning describe the
+                                  GEMM); "" where none ran                               */
 } duet_launch_info;
 
 /* Options common to every op. Zero-initialise ({0}) for the defaults; NULL means defaults. */
@@ -374,6 +378,103 @@ typedef struct duet_op_options {
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);
+
+/* The activation of a GEMM epilogue (duet_gemm_epilogue.act). x is the pre-activation value in
+ * the epilogue's math type (f32 or f64; see duet_gemm_ex); NaN in gives NaN out for every one.
+ *   NONE        x
+ *   RELU        x > 0 ? x : 0 (NaN stays NaN, -0 gives +0)
+ *   GELU_TANH   0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))   (the "approximate" GELU)
+ *   GELU_ERF    0.5 x (1 + erf(x / sqrt(2)))                         (the exact GELU)
+ *   SILU        x / (1 + exp(-x))                                     (x sigmoid(x), "swish")
+ *   SIGMOID     1 / (1 + exp(-x))
+ *   CLAMP       min(max(x, act_lo), act_hi) (NaN stays NaN)
+ * The transcendental functions are the math library's erf, tanh and exp of the math type (on
+ * GPUs the accurate device functions, never the fast intrinsics). */
+typedef enum duet_activation {
+    DUET_ACT_NONE = 0,
+    DUET_ACT_RELU = 1,
+    DUET_ACT_GELU_TANH = 2,
+    DUET_ACT_GELU_ERF = 3,
+    DUET_ACT_SILU = 4,
+    DUET_ACT_SIGMOID = 5,
+    DUET_ACT_CLAMP = 6
+} duet_activation;
+
+/* "none", "relu", "gelu_tanh", "gelu_erf", "silu", "sigmoid", "clamp"; "?" for other values. */
+DUET_API const char *duet_activation_name(duet_activation act);
+
+/* What duet_gemm_ex applies to the product before it writes D. Zero-initialise ({0}) for no
+ * epilogue: act NONE and every pointer NULL. Every matrix here is an ordinary duet_matrix (any
+ * layout, ld, offset) in a buffer of the same context as A, B and D:
+ *   bias        NULL, or a vector added before the activation: 1 x n (one value per column of
+ *               D, the same for every row) or m x 1 (one value per row). When m or n is 1 the
+ *               two readings give the same sums.
+ *   row_scale   NULL, or m x 1: row i of alpha * op(A) * op(B) is multiplied by row_scale[i].
+ *   col_scale   NULL, or 1 x n: column j of alpha * op(A) * op(B) is multiplied by
+ *               col_scale[j]. With both, the product is scaled by row_scale[i] * col_scale[j]
+ *               (the per-token and per-channel factors of a quantised GEMM).
+ *   residual    NULL, or m x n: added after the activation.
+ *   aux         NULL, or m x n, written: the pre-activation value (for a backward pass), cast
+ *               once to aux's dtype as D is cast.
+ * Vectors and the residual have batch_count 1 (one for every batch: broadcast) or D's. */
+typedef struct duet_gemm_epilogue {
+    duet_activation act;
+    double act_lo, act_hi;        /* CLAMP's bounds (act_lo <= act_hi, not NaN; +-inf allowed
+                                     for floats; integers in the i32 range for integer GEMMs);
+                                     0 for every other act                                  */
+    const duet_matrix *bias;
+    const duet_matrix *row_scale;
+    const duet_matrix *col_scale;
+    const duet_matrix *residual;
+    duet_matrix *aux;
+} duet_gemm_epilogue;
+
+/* D = act(row_scale[i] * col_scale[j] * (alpha * op(A) * op(B)) + beta * C + bias) + residual,
+ * with aux = the argument of act, for every batch b, row i and column j of D (m x n). A, B, C,
+ * alpha, beta, ops, layouts and batches are those of duet_gemm (its dtype table holds for A, B
+ * and C); epi NULL is the zero epilogue, and then D = alpha * op(A) * op(B) + beta * C rounded
+ * once to D's dtype.
+ *
+ * D: m x n with C's batch_count, written; D may be C itself (the same buffer, offset, ld,
+ * layout, batch_count and batch_stride, and the same dtype: in place) or must not overlap it.
+ * C may be NULL when beta == 0 (C is never read then anyway). D may not overlap A, B or any
+ * epilogue input; aux may not overlap any other operand.
+ *
+ * Math type and the order of operations. The product acc = op(A) * op(B) is the GEMM's own
+ * (duet_gemm's table: f32 accumulation for f32/f16/bf16 inputs, f64 for f64, i32 modulo 2^32
+ * for i32/i8). The epilogue runs in the math type
+ *   A, B           math   D, aux, bias, scales, residual       act
+ *   f32/f16/bf16   f32    any of f32, f16, bf16 (each its own)  all
+ *   f64            f64    f64 or f32 (each its own)             all
+ *   i32/i8         i32    i32 or i8 (each its own)              NONE, RELU, CLAMP
+ * as: t = alpha * acc; t = t * row_scale[i]; t = t * col_scale[j]; t = t + beta * C; t = t +
+ * bias; aux = t; t = act(t); t = t + residual; D = t. Each step rounds to the math type (a
+ * multiply and the add after it may be one fused multiply-add on GPUs); inputs of a narrower
+ * dtype are widened exactly; D and aux are rounded once from the math type: to nearest even
+ * for floats (overflow gives inf, NaN stays NaN), and for i8 saturated to [-128, 127]. Integer
+ * math wraps modulo 2^32 like the GEMM (scales and bias included); an integer GEMM with
+ * another act is DUET_ERROR_UNSUPPORTED. NaN and inf in any input propagate as IEEE
+ * arithmetic says (0 * inf is NaN); beta == 0 never reads C, alpha == 0 or K == 0 never reads
+ * A or B (t = 0).
+ *
+ * How it runs (this release): on GPUs the GEMM writes alpha * acc (or, when D is C in the GEMM's
+ * accumulation dtype and there are no scales, alpha * acc + beta * C) at full precision, into D
+ * when D has that dtype and otherwise into a per-stream scratch of m n batch elements of the
+ * math type, and one epilogue kernel then reads it, C, the vectors and the residual once and
+ * writes D and aux: one more launch and one more pass over m x n than a fused epilogue would
+ * make (duet_launch_info.launches counts it, .epilogue names it). Fusing the epilogue into the
+ * GEMM kernels is planned. The cpu backend runs the same two steps. The scratch grows like the
+ * stream's workspace (a stream capturing into a graph needs one uncaptured run first).
+ *
+ * Errors: as duet_gemm for A, B, C and the options; for the epilogue, a bad act or bound, a
+ * vector or residual of the wrong shape or batch_count or an overlap is
+ * DUET_ERROR_INVALID_ARGUMENT naming the argument (epi.bias, D, ...); a dtype outside the table
+ * above, or an activation the integer math does not have, is DUET_ERROR_UNSUPPORTED (as a dtype
+ * outside duet_gemm's table is). Nothing is written on either. */
+DUET_API duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
+                                  const duet_matrix *a, const duet_matrix *b, double beta,
+                                  const duet_matrix *c, const duet_gemm_epilogue *epi,
+                                  duet_matrix *d, const duet_op_options *options);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Groups of contexts: one GEMM over several devices of one process                            */

@@ -82,6 +82,7 @@ static duet_status stream_new(dt_context *ctx, int is_default, duet_stream **out
 static void stream_free(dt_context *ctx, dt_stream *s)
 {
     dt_workspace_free(ctx, &s->ws);
+    dt_workspace_free(ctx, &s->epi_ws);
     if (!s->foreign) be_stream_destroy(ctx->be, s->be); /* a wrapped stream is only forgotten */
     pthread_mutex_destroy(&s->op_lock);
     free(s);

@@ -669,6 +669,96 @@ static int gemm_dtypes_supported(duet_dtype a, duet_dtype b, duet_dtype c)
     return 0;
 }
 
+/* The GEMM of duet_gemm and duet_gemm_ex, on validated operands: the view cv (of dtype ct) =
+ * alpha * op(A) * op(B) + beta * cv over m x n x batch, with duet_gemm's cases (an empty C,
+ * no product, the column-major turn). locked: the caller holds the stream's op lock (else it is
+ * taken around the backend's gemm). */
+static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, duet_op op_b,
+                            double alpha, const dt_view *av, const dt_view *bv, double beta,
+                            dt_view cv, duet_dtype dt, duet_dtype ct, int64_t m, int64_t n,
+                            int64_t k, int64_t batch, const duet_op_options *options, int locked,
+                            const char *fn)
+{
+    duet_status st;
+    const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
+    const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
+    duet_launch_info *info = options ? options->info : NULL;
+    if (m == 0 || n == 0) {
+        dt_plan plan;
+        dt_stream *s = NULL;
+        st = make_plan(options, OP_GEMM, ctx, m, n, batch, duet_dtype_size(ct), fn, &plan);
+        if (st == DUET_SUCCESS) st = op_stream(stream, ctx, fn, &s);
+        if (st == DUET_SUCCESS) dt_fill_info(info, "", &plan, 0);
+        return st;
+    }
+    /* A C of f16 or bf16 has no elementwise scale: its backend's gemm takes k == 0 itself. */
+    const int half_c = ct == DUET_DTYPE_F16 || ct == DUET_DTYPE_BF16;
+    if ((k == 0 || alpha == 0.0) && !half_c) {
+        /* BLAS: C = beta * C, and beta == 0 writes zeros without reading C. The plan is still
+         * checked so that a bad option is reported whatever the shape. */
+        dt_plan plan;
+        st = make_plan(options, OP_GEMM, ctx, m, n, batch, duet_dtype_size(ct), fn, &plan);
+        if (st != DUET_SUCCESS) return st;
+        if (beta == 1.0) {
+            dt_fill_info(info, "", &plan, 0);
+            dt_stream *s = NULL;
+            return op_stream(stream, ctx, fn, &s);
+        }
+        dt_elementwise e;
+        memset(&e, 0, sizeof e);
+        e.kind = beta == 0.0 ? DT_EW_FILL : DT_EW_SCALE;
+        e.dtype = ct;
+        e.rows = m;
+        e.cols = n;
+        e.batch = batch;
+        e.alpha = beta;
+        e.value = 0.0;
+        e.c = cv;
+        duet_op_options eopt;
+        memset(&eopt, 0, sizeof eopt);
+        eopt.info = info; /* reports the scale or fill that ran */
+        return run_elementwise(stream, ctx, &e, &eopt, fn);
+    }
+
+    dt_gemm g;
+    memset(&g, 0, sizeof g);
+    g.dtype = dt;
+    g.c_dtype = ct;
+    g.math = algo == DUET_ALGO_AUTO ? math : DUET_MATH_DEFAULT; /* the seeds' kernels: exact */
+    g.m = m;
+    g.n = n;
+    g.k = alpha == 0.0 ? 0 : k; /* only a half C gets here with alpha == 0 */
+    g.batch = batch;
+    g.alpha = alpha;
+    g.beta = beta;
+    g.a = *av;
+    g.b = *bv;
+    g.c = cv;
+    if (op_a == DUET_OP_T) swap64(&g.a.rs, &g.a.cs);
+    if (op_b == DUET_OP_T) swap64(&g.b.rs, &g.b.cs);
+    if (g.c.cs != 1 && g.c.rs == 1) {
+        /* Column-major C: solve C^T = B^T A^T so that kernels always write along rows. */
+        dt_view ta = g.a, tb = g.b;
+        g.a = tb;
+        g.b = ta;
+        swap64(&g.a.rs, &g.a.cs);
+        swap64(&g.b.rs, &g.b.cs);
+        swap64(&g.c.rs, &g.c.cs);
+        swap64(&g.m, &g.n);
+    }
+    dt_plan plan;
+    st = make_plan(options, OP_GEMM, ctx, g.m, g.n, g.batch, duet_dtype_size(ct), fn, &plan);
+    if (st != DUET_SUCCESS) return st;
+    dt_stream *s = NULL;
+    st = op_stream(stream, ctx, fn, &s);
+    if (st != DUET_SUCCESS) return st;
+    g.ws = &s->ws;
+    if (!locked) pthread_mutex_lock(&s->op_lock);
+    st = be_gemm(ctx, s->be, &g, &plan, info);
+    if (!locked) pthread_mutex_unlock(&s->op_lock);
+    return st;
+}
+
 duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                       const duet_matrix *a, const duet_matrix *b, double beta, duet_matrix *c,
                       const duet_op_options *options)
@@ -745,79 +835,447 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C overlaps %s in one buffer",
                        overlaps(&mc, &ma) ? "A" : "B");
 
-    duet_launch_info *info = options ? options->info : NULL;
-    if (m == 0 || n == 0) {
-        dt_plan plan;
-        dt_stream *s = NULL;
-        st = make_plan(options, OP_GEMM, ctx, m, n, mc.batch, mc.elem, fn, &plan);
-        if (st == DUET_SUCCESS) st = op_stream(stream, ctx, fn, &s);
-        if (st == DUET_SUCCESS) dt_fill_info(info, "", &plan, 0);
+    return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, beta, mc.view, dt, ct,
+                    m, n, k, mc.batch, options, 0, fn);
+}
+
+/* ---- gemm with an epilogue --------------------------------------------------------------- */
+
+const char *duet_activation_name(duet_activation act)
+{
+    switch (act) {
+    case DUET_ACT_NONE: return "none";
+    case DUET_ACT_RELU: return "relu";
+    case DUET_ACT_GELU_TANH: return "gelu_tanh";
+    case DUET_ACT_GELU_ERF: return "gelu_erf";
+    case DUET_ACT_SILU: return "silu";
+    case DUET_ACT_SIGMOID: return "sigmoid";
+    case DUET_ACT_CLAMP: return "clamp";
+    }
+    return "?";
+}
+
+/* The epilogue's math type for A's dtype (duet.h's table): f32, f64 or i32. */
+static duet_dtype epi_math_of(duet_dtype ab)
+{
+    switch (ab) {
+    case DUET_DTYPE_F64: return DUET_DTYPE_F64;
+    case DUET_DTYPE_I32:
+    case DUET_DTYPE_I8: return DUET_DTYPE_I32;
+    default: return DUET_DTYPE_F32;
+    }
+}
+
+/* Whether an epilogue operand (D, aux, a vector, the residual) may have dtype x in math type
+ * math: f32 math takes f32, f16 and bf16; f64 math f64 and f32; i32 math i32 and i8. */
+static int epi_dtype_ok(duet_dtype math, duet_dtype x)
+{
+    switch (math) {
+    case DUET_DTYPE_F32: return x == DUET_DTYPE_F32 || x == DUET_DTYPE_F16 || x == DUET_DTYPE_BF16;
+    case DUET_DTYPE_F64: return x == DUET_DTYPE_F64 || x == DUET_DTYPE_F32;
+    default: return x == DUET_DTYPE_I32 || x == DUET_DTYPE_I8;
+    }
+}
+
+static const char *epi_dtype_set(duet_dtype math)
+{
+    return math == DUET_DTYPE_F32   ? "f32, f16 or bf16"
+           : math == DUET_DTYPE_F64 ? "f64 or f32"
+                                    : "i32 or i8";
+}
+
+/* An epilogue operand's role: what its shape must be. */
+typedef enum epi_role { EPI_BIAS, EPI_ROW, EPI_COL, EPI_FULL, EPI_AUX } epi_role;
+
+typedef struct epi_arg {
+    const duet_matrix *m;
+    const char *name;   /* "epi.bias" */
+    const char *ldname; /* "epi.bias.ld" */
+    epi_role role;
+    mat chk;
+    int per_row;        /* a bias of m x 1 (else 1 x n) */
+} epi_arg;
+
+/* The operand's shape and batch against D's m x n x batch (vectors and the residual may have
+ * one batch for all). */
+static duet_status epi_check_shape(epi_arg *e, int64_t m, int64_t n, int64_t batch,
+                                   const char *fn)
+{
+    const duet_matrix *x = e->m;
+    const long long r = (long long)x->rows, c = (long long)x->cols;
+    switch (e->role) {
+    case EPI_BIAS:
+        if (x->rows == 1 && x->cols == n) {
+            e->per_row = 0;
+        } else if (x->rows == m && x->cols == 1) {
+            e->per_row = 1;
+        } else {
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s is %lld x %lld but must be 1 x %lld (one value per column of D) "
+                           "or %lld x 1 (one per row)",
+                           e->name, r, c, (long long)n, (long long)m);
+        }
+        break;
+    case EPI_ROW:
+        if (x->rows != m || x->cols != 1)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s is %lld x %lld but must be %lld x 1 (one factor per row of D)",
+                           e->name, r, c, (long long)m);
+        break;
+    case EPI_COL:
+        if (x->rows != 1 || x->cols != n)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s is %lld x %lld but must be 1 x %lld (one factor per column of D)",
+                           e->name, r, c, (long long)n);
+        break;
+    case EPI_FULL:
+    case EPI_AUX:
+        if (x->rows != m || x->cols != n)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s is %lld x %lld but D is %lld x %lld", e->name, r, c,
+                           (long long)m, (long long)n);
+        break;
+    }
+    if (e->role == EPI_AUX ? e->chk.batch != batch : (e->chk.batch != batch && e->chk.batch != 1))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       e->role == EPI_AUX ? "%s.batch_count (%lld) differs from D's (%lld)"
+                                          : "%s.batch_count (%lld) is neither D's (%lld) nor 1",
+                       e->name, (long long)e->chk.batch, (long long)batch);
+    return DUET_SUCCESS;
+}
+
+/* The operand as an m x n x batch view (strides 0 where it is broadcast). */
+static dt_epi_operand epi_operand(const mat *x, epi_role role, int per_row)
+{
+    dt_epi_operand o;
+    memset(&o, 0, sizeof o);
+    o.on = 1;
+    o.dtype = x->m->dtype;
+    o.v = x->view;
+    if (role == EPI_COL || (role == EPI_BIAS && !per_row)) o.v.rs = 0;
+    if (role == EPI_ROW || (role == EPI_BIAS && per_row)) o.v.cs = 0;
+    if (x->batch == 1) o.v.bs = 0;
+    return o;
+}
+
+static dt_epi_operand epi_view(const dt_view *v, duet_dtype dtype)
+{
+    dt_epi_operand o;
+    memset(&o, 0, sizeof o);
+    o.on = 1;
+    o.dtype = dtype;
+    o.v = *v;
+    return o;
+}
+
+static void epi_turn(dt_epi_operand *o)
+{
+    swap64(&o->v.rs, &o->v.cs);
+}
+
+/* The act and its bounds: a duet_activation, integer math only with none, relu and clamp,
+ * bounds only for clamp (ordered, not NaN, integers in i32 range for integer math). */
+static duet_status epi_check_act(const duet_gemm_epilogue *epi, duet_dtype math, const char *fn)
+{
+    const duet_activation act = epi->act;
+    if ((int)act < DUET_ACT_NONE || (int)act > DUET_ACT_CLAMP)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "epi.act (%d) is not a duet_activation",
+                       (int)act);
+    if (math == DUET_DTYPE_I32 && act != DUET_ACT_NONE && act != DUET_ACT_RELU &&
+        act != DUET_ACT_CLAMP)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "epi.act %s needs floating-point math; the epilogue of an integer GEMM "
+                       "(i32 math) has none, relu and clamp",
+                       duet_activation_name(act));
+    char lo[40], hi[40];
+    format_exact(lo, sizeof lo, epi->act_lo);
+    format_exact(hi, sizeof hi, epi->act_hi);
+    if (act != DUET_ACT_CLAMP) {
+        if (epi->act_lo != 0.0 || epi->act_hi != 0.0)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "epi.act_lo (%s) and epi.act_hi (%s) apply to clamp only; %s takes 0",
+                           lo, hi, duet_activation_name(act));
+        return DUET_SUCCESS;
+    }
+    if (epi->act_lo != epi->act_lo || epi->act_hi != epi->act_hi)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "epi.act_%s is NaN",
+                       epi->act_lo != epi->act_lo ? "lo" : "hi");
+    if (epi->act_lo > epi->act_hi)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "epi.act_lo (%s) is greater than epi.act_hi (%s)", lo, hi);
+    if (math == DUET_DTYPE_I32) {
+        duet_status st = check_integral(epi->act_lo, -2147483648.0, 2147483647.0, fn,
+                                        "epi.act_lo", DUET_DTYPE_I32);
+        if (st == DUET_SUCCESS)
+            st = check_integral(epi->act_hi, -2147483648.0, 2147483647.0, fn, "epi.act_hi",
+                                DUET_DTYPE_I32);
         return st;
     }
-    /* A C of f16 or bf16 has no elementwise scale: its backend's gemm takes k == 0 itself. */
-    const int half_c = ct == DUET_DTYPE_F16 || ct == DUET_DTYPE_BF16;
-    if ((k == 0 || alpha == 0.0) && !half_c) {
-        /* BLAS: C = beta * C, and beta == 0 writes zeros without reading C. The plan is still
-         * checked so that a bad option is reported whatever the shape. */
-        dt_plan plan;
-        st = make_plan(options, OP_GEMM, ctx, m, n, mc.batch, mc.elem, fn, &plan);
+    return DUET_SUCCESS;
+}
+
+static int epi_is_identity(const duet_gemm_epilogue *epi)
+{
+    return !epi || (epi->act == DUET_ACT_NONE && !epi->bias && !epi->row_scale &&
+                    !epi->col_scale && !epi->residual && !epi->aux);
+}
+
+duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
+                         const duet_matrix *a, const duet_matrix *b, double beta,
+                         const duet_matrix *c, const duet_gemm_epilogue *epi, duet_matrix *d,
+                         const duet_op_options *options)
+{
+    static const char *fn = "duet_gemm_ex";
+    static const duet_gemm_epilogue none;
+    dt_clear_error();
+    if (!epi) epi = &none;
+    if (op_a != DUET_OP_N && op_a != DUET_OP_T)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_a (%d) is not a duet_op", (int)op_a);
+    if (op_b != DUET_OP_N && op_b != DUET_OP_T)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "op_b (%d) is not a duet_op", (int)op_b);
+
+    /* ---- the operands, each checked as every op checks a matrix ---- */
+    dt_context *ctx = NULL;
+    mat md, ma, mb, mc;
+    memset(&mc, 0, sizeof mc);
+    duet_status st = check_matrix(d, fn, "D", "ldd", 1, &ctx, &md, NULL, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(a, fn, "A", "lda", 0, &ctx, &ma, &md, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(b, fn, "B", "ldb", 0, &ctx, &mb, &md, &ma);
+    if (st == DUET_SUCCESS && c) st = check_matrix(c, fn, "C", "ldc", 0, &ctx, &mc, &md, &ma);
+    if (st != DUET_SUCCESS) return st;
+    epi_arg ea[5] = {
+        {epi->bias, "epi.bias", "epi.bias.ld", EPI_BIAS, {0}, 0},
+        {epi->row_scale, "epi.row_scale", "epi.row_scale.ld", EPI_ROW, {0}, 0},
+        {epi->col_scale, "epi.col_scale", "epi.col_scale.ld", EPI_COL, {0}, 0},
+        {epi->residual, "epi.residual", "epi.residual.ld", EPI_FULL, {0}, 0},
+        {epi->aux, "epi.aux", "epi.aux.ld", EPI_AUX, {0}, 0},
+    };
+    for (int i = 0; i < 5; i++) {
+        if (!ea[i].m) continue;
+        st = check_matrix(ea[i].m, fn, ea[i].name, ea[i].ldname, ea[i].role == EPI_AUX, &ctx,
+                          &ea[i].chk, &md, &ma);
         if (st != DUET_SUCCESS) return st;
-        if (beta == 1.0) {
-            dt_fill_info(info, "", &plan, 0);
-            dt_stream *s = NULL;
-            return op_stream(stream, ctx, fn, &s);
+    }
+    /* One context for all: the message names the operand whose buffer is elsewhere than D's. */
+    {
+        const mat *all[8] = {&ma, &mb, c ? &mc : NULL};
+        const char *names[8] = {"A", "B", "C"};
+        for (int i = 0; i < 5; i++) {
+            all[3 + i] = ea[i].m ? &ea[i].chk : NULL;
+            names[3 + i] = ea[i].name;
         }
-        dt_elementwise e;
-        memset(&e, 0, sizeof e);
-        e.kind = beta == 0.0 ? DT_EW_FILL : DT_EW_SCALE;
-        e.dtype = ct;
-        e.rows = m;
-        e.cols = n;
-        e.batch = mc.batch;
-        e.alpha = beta;
-        e.value = 0.0;
-        e.c = mc.view;
-        duet_op_options eopt;
-        memset(&eopt, 0, sizeof eopt);
-        eopt.info = info; /* reports the scale or fill that ran */
-        return run_elementwise(stream, ctx, &e, &eopt, fn);
+        for (int i = 0; i < 8; i++)
+            if (all[i] && all[i]->buf->ctx != md.buf->ctx)
+                return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                               "%s.buffer belongs to another context than D.buffer", names[i]);
     }
 
-    dt_gemm g;
-    memset(&g, 0, sizeof g);
-    g.dtype = dt;
-    g.c_dtype = ct;
-    g.math = algo == DUET_ALGO_AUTO ? math : DUET_MATH_DEFAULT; /* the seeds' kernels: exact */
-    g.m = m;
-    g.n = n;
-    g.k = alpha == 0.0 ? 0 : k; /* only a half C gets here with alpha == 0 */
-    g.batch = mc.batch;
-    g.alpha = alpha;
-    g.beta = beta;
-    g.a = ma.view;
-    g.b = mb.view;
-    g.c = mc.view;
-    if (op_a == DUET_OP_T) swap64(&g.a.rs, &g.a.cs);
-    if (op_b == DUET_OP_T) swap64(&g.b.rs, &g.b.cs);
-    if (g.c.cs != 1 && g.c.rs == 1) {
-        /* Column-major C: solve C^T = B^T A^T so that kernels always write along rows. */
-        dt_view ta = g.a, tb = g.b;
-        g.a = tb;
-        g.b = ta;
-        swap64(&g.a.rs, &g.a.cs);
-        swap64(&g.b.rs, &g.b.cs);
-        swap64(&g.c.rs, &g.c.cs);
-        swap64(&g.m, &g.n);
+    /* ---- dtypes ---- */
+    const duet_dtype dt = a->dtype;
+    const duet_dtype math = epi_math_of(dt);
+    if (dt != b->dtype)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "A %s, B %s: the dtypes of A and B differ (they must be one dtype)",
+                       duet_dtype_name(dt), duet_dtype_name(b->dtype));
+    if (c && !gemm_dtypes_supported(dt, b->dtype, c->dtype))
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "A %s, B %s, C %s is not a supported dtype combination (duet_gemm's "
+                       "table: C is f32/f64/i32 like A and B, f16 or f32 for f16, bf16 or f32 "
+                       "for bf16, i32 for i8)",
+                       duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(c->dtype));
+    if (!epi_dtype_ok(math, d->dtype))
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "D is %s, but a GEMM of %s inputs (%s epilogue math) writes D of %s",
+                       duet_dtype_name(d->dtype), duet_dtype_name(dt), duet_dtype_name(math),
+                       epi_dtype_set(math));
+    for (int i = 0; i < 5; i++)
+        if (ea[i].m && !epi_dtype_ok(math, ea[i].m->dtype))
+            return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                           "%s is %s, but the epilogue of a GEMM of %s inputs (%s math) takes %s",
+                           ea[i].name, duet_dtype_name(ea[i].m->dtype), duet_dtype_name(dt),
+                           duet_dtype_name(math), epi_dtype_set(math));
+    const duet_math_mode mmode = options ? options->math : DUET_MATH_DEFAULT;
+    if (mmode != DUET_MATH_DEFAULT && dt != DUET_DTYPE_F32 && (int)mmode >= DUET_MATH_DEFAULT &&
+        (int)mmode <= DUET_MATH_3XTF32)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "options.math (%s) applies to f32 gemm only; A and B are %s",
+                       duet_math_mode_name(mmode), duet_dtype_name(dt));
+    const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
+    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
+    if (lowp && (int)algo > DUET_ALGO_AUTO && (int)algo <= DUET_ALGO_GRID_STRIDE)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
+                       duet_algorithm_name(algo), duet_dtype_name(dt));
+    st = check_scalar(alpha, math, fn, "alpha");
+    if (st == DUET_SUCCESS) st = check_scalar(beta, math, fn, "beta");
+    if (st == DUET_SUCCESS) st = epi_check_act(epi, math, fn);
+    if (st != DUET_SUCCESS) return st;
+    if (!c && beta != 0.0) {
+        char text[40];
+        format_exact(text, sizeof text, beta);
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "C is NULL but beta (%s) is not 0 (C may be NULL only when it is not read)",
+                       text);
     }
+
+    /* ---- shapes and batches ---- */
+    const int64_t m = op_a == DUET_OP_N ? a->rows : a->cols;
+    const int64_t k = op_a == DUET_OP_N ? a->cols : a->rows;
+    const int64_t kb = op_b == DUET_OP_N ? b->rows : b->cols;
+    const int64_t n = op_b == DUET_OP_N ? b->cols : b->rows;
+    if (k != kb)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "op(A) is %lld x %lld but op(B) is %lld x %lld: inner dimensions differ",
+                       (long long)m, (long long)k, (long long)kb, (long long)n);
+    if (d->rows != m || d->cols != n)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "D is %lld x %lld but op(A) * op(B) is %lld x %lld", (long long)d->rows,
+                       (long long)d->cols, (long long)m, (long long)n);
+    const int64_t batch = md.batch;
+    if (c && (c->rows != m || c->cols != n))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "C is %lld x %lld but D and op(A) * op(B) are %lld x %lld",
+                       (long long)c->rows, (long long)c->cols, (long long)m, (long long)n);
+    if (c && mc.batch != batch)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "C.batch_count (%lld) differs from D's (%lld)", (long long)mc.batch,
+                       (long long)batch);
+    if (ma.batch != batch && ma.batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "A.batch_count (%lld) is neither D's (%lld) nor 1", (long long)ma.batch,
+                       (long long)batch);
+    if (mb.batch != batch && mb.batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "B.batch_count (%lld) is neither D's (%lld) nor 1", (long long)mb.batch,
+                       (long long)batch);
+    for (int i = 0; i < 5; i++) {
+        if (!ea[i].m) continue;
+        st = epi_check_shape(&ea[i], m, n, batch, fn);
+        if (st != DUET_SUCCESS) return st;
+    }
+
+    /* ---- overlaps: D and aux are written; D may be C exactly ---- */
+    if (overlaps(&md, &ma) || overlaps(&md, &mb))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "D overlaps %s in one buffer",
+                       overlaps(&md, &ma) ? "A" : "B");
+    const int d_is_c = c && overlaps(&md, &mc);
+    if (d_is_c && (!same_view(&md, &mc) || d->dtype != c->dtype))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "D overlaps C without being exactly C (in place, D needs C's buffer, "
+                       "offset, ld, layout, batch and dtype)");
+    for (int i = 0; i < 4; i++)
+        if (ea[i].m && overlaps(&md, &ea[i].chk))
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "D overlaps %s in one buffer",
+                           ea[i].name);
+    if (ea[4].m) {
+        const mat *aux = &ea[4].chk;
+        const mat *list[8] = {&md, &ma, &mb, c ? &mc : NULL, ea[0].m ? &ea[0].chk : NULL,
+                              ea[1].m ? &ea[1].chk : NULL, ea[2].m ? &ea[2].chk : NULL,
+                              ea[3].m ? &ea[3].chk : NULL};
+        const char *lnames[8] = {"D", "A", "B", "C", "epi.bias", "epi.row_scale",
+                                 "epi.col_scale", "epi.residual"};
+        for (int i = 0; i < 8; i++)
+            if (list[i] && overlaps(aux, list[i]))
+                return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                               "epi.aux overlaps %s in one buffer (aux may share memory with "
+                               "no other operand)",
+                               lnames[i]);
+    }
+
+    /* ---- plan and run ---- */
     dt_plan plan;
-    st = make_plan(options, OP_GEMM, ctx, g.m, g.n, g.batch, mc.elem, fn, &plan);
+    st = make_plan(options, OP_GEMM, ctx, m, n, batch, md.elem, fn, &plan);
     if (st != DUET_SUCCESS) return st;
     dt_stream *s = NULL;
     st = op_stream(stream, ctx, fn, &s);
     if (st != DUET_SUCCESS) return st;
-    g.ws = &s->ws;
+    duet_launch_info *info = options ? options->info : NULL;
+    if (m == 0 || n == 0) {
+        dt_fill_info(info, "", &plan, 0);
+        return DUET_SUCCESS;
+    }
+    /* No epilogue, and D is a C the GEMM can write: the plain GEMM, no second pass. */
+    if (epi_is_identity(epi) && gemm_dtypes_supported(dt, dt, d->dtype) &&
+        (d_is_c || beta == 0.0))
+        return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, d_is_c ? beta : 0.0,
+                        md.view, dt, d->dtype, m, n, k, batch, options, 0, fn);
+
+    dt_epilogue e;
+    memset(&e, 0, sizeof e);
+    e.math = math;
+    e.m = m;
+    e.n = n;
+    e.batch = batch;
+    e.act = epi->act;
+    e.lo = epi->act_lo;
+    e.hi = epi->act_hi;
+    e.beta = beta;
+    e.d = epi_view(&md.view, d->dtype);
+    if (c && beta != 0.0) e.c = epi_view(&mc.view, c->dtype);
+    const epi_role roles[5] = {EPI_BIAS, EPI_ROW, EPI_COL, EPI_FULL, EPI_AUX};
+    dt_epi_operand *ops[5] = {&e.bias, &e.row_scale, &e.col_scale, &e.residual, &e.aux};
+    for (int i = 0; i < 5; i++)
+        if (ea[i].m) *ops[i] = epi_operand(&ea[i].chk, roles[i], ea[i].per_row);
+
+    /* Where the GEMM writes alpha * acc at full precision (duet.h, "How it runs"). */
+    const int product = k != 0 && alpha != 0.0;
+    const int scaled = epi->row_scale || epi->col_scale;
+    const size_t msize = duet_dtype_size(math);
     pthread_mutex_lock(&s->op_lock);
-    st = be_gemm(ctx, s->be, &g, &plan, info);
+    size_t scratch = 0;
+    if (product) {
+        dt_view tv;
+        double gbeta = 0.0;
+        if (d->dtype == math && d_is_c && !scaled) {
+            /* D is C in the accumulation dtype: the GEMM adds beta * C itself, in place. */
+            tv = md.view;
+            gbeta = beta;
+            memset(&e.c, 0, sizeof e.c);
+        } else if (d->dtype == math && !d_is_c) {
+            tv = md.view; /* C is read once, by the epilogue */
+        } else {
+            /* D narrower than the math type (or D is C and scaled): the stream's scratch, laid
+             * out as D is so that the epilogue reads it along D's rows. */
+            void *p = NULL;
+            const size_t cells = (size_t)batch * (size_t)m * (size_t)n; /* D's: fits */
+            if (cells > SIZE_MAX / msize) {
+                pthread_mutex_unlock(&s->op_lock);
+                return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn,
+                               "the intermediate product (%zu elements of %zu bytes) overflows "
+                               "the address space",
+                               cells, msize);
+            }
+            scratch = cells * msize;
+            st = dt_workspace_reserve(ctx, s->be, &s->epi_ws, scratch, fn, &p);
+            if (st != DUET_SUCCESS) {
+                pthread_mutex_unlock(&s->op_lock);
+                return st;
+            }
+            const int row_major = d->layout == DUET_LAYOUT_ROW_MAJOR;
+            tv.base = p;
+            tv.rs = row_major ? n : 1;
+            tv.cs = row_major ? 1 : m;
+            tv.bs = m * n;
+        }
+        st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, gbeta, tv, dt, math, m,
+                      n, k, batch, options, 1, fn);
+        if (st != DUET_SUCCESS) {
+            pthread_mutex_unlock(&s->op_lock);
+            return st;
+        }
+        e.t = epi_view(&tv, math);
+    } else {
+        dt_fill_info(info, "", &plan, 0);
+    }
+    if (info) info->workspace_bytes += scratch;
+    /* Kernels walk D along its unit stride. */
+    if (e.d.v.cs != 1 && e.d.v.rs == 1) {
+        swap64(&e.m, &e.n);
+        dt_epi_operand *all[8] = {&e.t, &e.c, &e.bias, &e.row_scale, &e.col_scale, &e.residual,
+                                  &e.aux, &e.d};
+        for (int i = 0; i < 8; i++) epi_turn(all[i]);
+    }
+    st = be_gemm_epilogue(ctx, s->be, &e, info);
     pthread_mutex_unlock(&s->op_lock);
     return st;
 }

@@ -88,6 +88,11 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
                       duet_launch_info *info);
 duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *e,
                            const dt_plan *plan, duet_launch_info *info);
+/* The epilogue pass of duet_gemm_ex (one launch on GPUs). info, when not NULL, already
+ * describes the GEMM: the backend writes its kernel's name to info->epilogue and adds its
+ * launch to info->launches, leaving the rest. */
+duet_status be_gemm_epilogue(dt_context *ctx, void *stream, const dt_epilogue *e,
+                             duet_launch_info *info);
 
 /* Runtime compilation. A backend without it returns DUET_ERROR_UNSUPPORTED from
  * be_module_create with a message naming the backends that have it. On DUET_ERROR_COMPILE,

@@ -68,6 +68,8 @@ typedef struct dt_stream {
     int is_default;
     pthread_mutex_t op_lock; /* held by the common layer around each op's backend call */
     dt_workspace ws;         /* guarded by op_lock                                      */
+    dt_workspace epi_ws;     /* duet_gemm_ex's intermediate product (guarded by op_lock):
+                                apart from ws so that the GEMM may grow ws meanwhile    */
     int foreign;             /* duet_stream_wrap: the native stream is never destroyed  */
 } dt_stream;
 
@@ -217,6 +219,31 @@ typedef struct dt_elementwise {
     double alpha, beta, value;
     dt_view a, b, c;
 } dt_elementwise;
+
+/* One operand of a GEMM epilogue pass: on = 0 when absent. Every operand is seen as an
+ * m x n x batch view; a vector or a batch-broadcast operand has stride 0 along the dimension
+ * it is broadcast over (a 1 x n bias: rs == 0; an m x 1 scale: cs == 0; one batch: bs == 0). */
+typedef struct dt_epi_operand {
+    int on;
+    duet_dtype dtype;
+    dt_view v;
+} dt_epi_operand;
+
+/* The epilogue of duet_gemm_ex (duet.h gives the semantics) over the m x n x batch outputs,
+ * in the math type math (F32, F64 or I32):
+ *   x = t * row_scale * col_scale + beta * c + bias; aux = x; d = act(x) + residual,
+ * with t = 0 when t is off (alpha == 0 or K == 0) and the beta * c term only when c is on.
+ * t, when on, has the math type's dtype and holds alpha * op(A) * op(B) as the GEMM wrote it
+ * (it may be d itself: then read before d is written, element by element). c may be d itself
+ * (in place). The common layer arranges d.v.cs == 1 whenever d has a unit stride at all. */
+typedef struct dt_epilogue {
+    duet_dtype math;
+    int64_t m, n, batch;
+    duet_activation act;
+    double lo, hi;   /* CLAMP's bounds */
+    double beta;
+    dt_epi_operand t, c, bias, row_scale, col_scale, residual, aux, d;
+} dt_epilogue;
 
 /* The resolved algorithm and, for every algorithm but AUTO, the launch configuration the
  * common layer computed and validated against the device (the backend launches exactly it).

@@ -129,6 +129,13 @@ void cpu_gemm_scale_row_f32(void *arg, int64_t b, int64_t i, int64_t j0, int64_t
 void cpu_gemm_scale_row_f16(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
 void cpu_gemm_scale_row_bf16(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1);
 
+/* Scalar f16 and bf16 conversions (gemm_lowp_cpu.c): exact widening; narrowing rounds to
+ * nearest even, overflows to inf and keeps NaN a (quiet) NaN. */
+float cpu_f16_to_f32(uint16_t h);
+uint16_t cpu_f32_to_f16(float f);
+float cpu_bf16_to_f32(uint16_t h);
+uint16_t cpu_f32_to_bf16(float f);
+
 /* ---- f32 and f64 gemm on a CBLAS (docs/cpu.md) ---- */
 
 /* One matrix of a gemm as a row-major CBLAS call takes it: C(m x n, row stride ldc, unit

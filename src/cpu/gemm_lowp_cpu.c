@@ -268,3 +268,10 @@ static float epilogue(float alpha, float acc, float beta, float old)
 LOWP_FINISH(f32, float, LOAD_F32, STORE_F32)
 LOWP_FINISH(f16, uint16_t, f16_to_f32, f32_to_f16)
 LOWP_FINISH(bf16, uint16_t, bf16_to_f32, f32_to_bf16)
+
+/* ---- the conversions for other files of the backend (cpu_internal.h) ------------------------ */
+
+float cpu_f16_to_f32(uint16_t h) { return f16_to_f32(h); }
+uint16_t cpu_f32_to_f16(float f) { return f32_to_f16(f); }
+float cpu_bf16_to_f32(uint16_t h) { return bf16_to_f32(h); }
+uint16_t cpu_f32_to_bf16(float f) { return f32_to_bf16(f); }

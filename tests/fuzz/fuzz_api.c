@@ -595,6 +595,124 @@ static void op_gemm(input *in)
     expect_check(&e, "duet_gemm");
 }
 
+/* duet_gemm_ex: a gemm's operands, D, and an epilogue of picked matrices (each possibly NULL),
+ * usually shaped and typed consistently. A failure must write nothing; a success must write
+ * only D's and aux's elements (their values are tests/test_gemm_epilogue's to check). */
+static void op_gemm_ex(input *in)
+{
+    buf_slot *sa = NULL, *sb = NULL, *sc = NULL, *sd = NULL, *sv[5] = {0};
+    duet_op opa = (duet_op)pick_enum(in, DUET_OP_N, DUET_OP_T);
+    duet_op opb = (duet_op)pick_enum(in, DUET_OP_N, DUET_OP_T);
+    duet_matrix a = pick_matrix(in, &sa), b = pick_matrix(in, &sb), c = pick_matrix(in, &sc);
+    duet_matrix d = pick_matrix(in, &sd), v[5];
+    int on[5];
+    for (int i = 0; i < 5; i++) {
+        on[i] = u8(in) >= 128;
+        v[i] = pick_matrix(in, &sv[i]);
+    }
+    const unsigned fix = u8(in);
+    if (fix < 180) {
+        static const duet_dtype ab[] = {DUET_DTYPE_F32, DUET_DTYPE_F64, DUET_DTYPE_I32,
+                                        DUET_DTYPE_F16, DUET_DTYPE_F16, DUET_DTYPE_BF16,
+                                        DUET_DTYPE_BF16, DUET_DTYPE_I8};
+        static const duet_dtype cd[] = {DUET_DTYPE_F32, DUET_DTYPE_F64, DUET_DTYPE_I32,
+                                        DUET_DTYPE_F16, DUET_DTYPE_F32, DUET_DTYPE_BF16,
+                                        DUET_DTYPE_F32, DUET_DTYPE_I32};
+        /* The epilogue's dtypes of each row's math type (duet.h), one picked per operand. */
+        static const duet_dtype outs[8][3] = {
+            {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16},
+            {DUET_DTYPE_F64, DUET_DTYPE_F32, DUET_DTYPE_F64},
+            {DUET_DTYPE_I32, DUET_DTYPE_I8, DUET_DTYPE_I32},
+            {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16},
+            {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16},
+            {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16},
+            {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16},
+            {DUET_DTYPE_I32, DUET_DTYPE_I8, DUET_DTYPE_I32}};
+        const unsigned r = fix % 8;
+        a.dtype = b.dtype = ab[r];
+        c.dtype = cd[r];
+        d.dtype = outs[r][u8(in) % 3];
+        const int64_t m = 1 + u8(in) % 3, n = 1 + u8(in) % 3, k = u8(in) % 4;
+        a.rows = opa == DUET_OP_N ? m : k;
+        a.cols = opa == DUET_OP_N ? k : m;
+        b.rows = opb == DUET_OP_N ? k : n;
+        b.cols = opb == DUET_OP_N ? n : k;
+        c.rows = d.rows = m;
+        c.cols = d.cols = n;
+        /* bias 1 x n or m x 1, row scale m x 1, column scale 1 x n, residual and aux m x n */
+        const int bias_rows = u8(in) & 1;
+        const int64_t vr[5] = {bias_rows ? m : 1, m, 1, m, m};
+        const int64_t vc[5] = {bias_rows ? 1 : n, 1, n, n, n};
+        duet_matrix *ms[9] = {&a, &b, &c, &d, &v[0], &v[1], &v[2], &v[3], &v[4]};
+        for (int i = 0; i < 5; i++) {
+            v[i].rows = vr[i];
+            v[i].cols = vc[i];
+            v[i].dtype = outs[r][u8(in) % 3];
+        }
+        for (int i = 0; i < 9; i++) {
+            duet_matrix *x = ms[i];
+            int64_t len = x->layout == DUET_LAYOUT_COL_MAJOR ? x->rows : x->cols;
+            int64_t lines = x->layout == DUET_LAYOUT_COL_MAJOR ? x->cols : x->rows;
+            if (x->ld < len) x->ld = len;
+            if (x->batch_stride != 0) x->batch_stride = wrap_mul(lines, x->ld);
+        }
+    }
+    duet_gemm_epilogue epi;
+    memset(&epi, 0, sizeof epi);
+    epi.act = (duet_activation)pick_enum(in, DUET_ACT_NONE, DUET_ACT_CLAMP);
+    if (u8(in) >= 160) {
+        epi.act_lo = pick_scalar(in);
+        epi.act_hi = pick_scalar(in);
+    }
+    epi.bias = on[0] ? &v[0] : NULL;
+    epi.row_scale = on[1] ? &v[1] : NULL;
+    epi.col_scale = on[2] ? &v[2] : NULL;
+    epi.residual = on[3] ? &v[3] : NULL;
+    epi.aux = on[4] ? &v[4] : NULL;
+    const int c_null = u8(in) < 32, epi_null = u8(in) < 32;
+    double alpha = pick_scalar(in), beta = pick_scalar(in);
+    int use = 0;
+    duet_op_options o = pick_options(in, &use);
+    duet_status s = duet_gemm_ex(stream_at(in), opa, opb, alpha, &a, &b, beta, c_null ? NULL : &c,
+                                 epi_null ? NULL : &epi, &d, use ? &o : NULL);
+    if (getenv("DUET_FUZZ_TRACE"))
+        fprintf(stderr, "  gemm_ex %d%d alpha %g beta %g act %d -> %s: %s\n", (int)opa, (int)opb,
+                alpha, beta, (int)epi.act, duet_status_string(s), duet_last_error());
+    check_status(s, S_OK | S_ARG | S_HANDLE | S_UNSUP, "duet_gemm_ex");
+    if (s != DUET_SUCCESS) {
+        check_unchanged("duet_gemm_ex");
+        return;
+    }
+    buf_slot *od = slot_of(d.buffer);
+    buf_slot *ox = !epi_null && epi.aux ? slot_of(epi.aux->buffer) : NULL;
+    if (!od || (!epi_null && epi.aux && !ox)) die("success on a dead buffer", "duet_gemm_ex");
+    /* Every element of D and aux written, with values not checked here; nothing else. */
+    const duet_matrix *outs[2] = {&d, ox ? epi.aux : NULL};
+    buf_slot *slots[2] = {od, ox};
+    static expect e;
+    for (int w = 0; w < 2; w++) {
+        if (!outs[w] || (w == 1 && ox == od)) continue;
+        expect_begin(&e, slots[w]);
+        for (int u = w; u < 2; u++) {
+            if (!outs[u] || slots[u] != slots[w]) continue;
+            const duet_matrix *x = outs[u];
+            const size_t elem = duet_dtype_size(x->dtype);
+            const int64_t bc = x->rows == 0 || x->cols == 0 ? 0
+                               : x->batch_count == 0    ? 1
+                                                        : x->batch_count;
+            unsigned char any[8] = {0};
+            for (int64_t q = 0; q < bc; q++)
+                for (int64_t i = 0; i < x->rows; i++)
+                    for (int64_t j = 0; j < x->cols; j++) {
+                        const size_t idx = at(x, q, i, j);
+                        check_index(slots[w], idx, elem, "duet_gemm_ex");
+                        expect_set(&e, idx, elem, any, 0);
+                    }
+        }
+        expect_check(&e, "duet_gemm_ex");
+    }
+}
+
 /* ---- the program ------------------------------------------------------------------------- */
 
 static void step(input *in)
@@ -839,6 +957,7 @@ static void step(input *in)
         check_status(duet_buffer_size(buf_handle(in, &b), &bytes), S_OK | S_HANDLE, "duet_buffer_size");
         break;
     }
+    case 23: op_gemm_ex(in); break;
     default: { /* more gemm: the op with the most arguments */
         op_gemm(in);
         break;

@@ -1,0 +1,166 @@
+/* gemm_epilogue.cuh - duet_gemm_ex's epilogue pass: scales, C, bias, act, residual, aux, D. */
+#ifndef DUET_KERNELS_GEMM_EPILOGUE_CUH
+#define DUET_KERNELS_GEMM_EPILOGUE_CUH
+
+#include "duet/duet.h"
+
+#include "compat.h"
+#include "lowp_convert.cuh"
+
+#include <stdint.h>
+
+/*
+ * One thread per output element (grid-stride in all three dimensions), duet.h's steps in its
+ * order in the math type M (float, double, or uint32_t for i32 math, which wraps modulo 2^32):
+ *   x = t * row_scale * col_scale + beta * c + bias; aux = x; d = act(x) + residual.
+ * Every operand is an m x n x batch view whose strides may be 0 (a vector, one batch for all),
+ * of a dtype read at run time: the switch is uniform across the block, and the pass is bound
+ * by memory, not by it. x runs along D's unit stride (threadIdx.x), so the accesses to D, t
+ * and a C laid out like D coalesce. Each element is read and written by one thread once: no
+ * atomics, the same bits on every run.
+ */
+
+#define GE_THREADS 256
+
+struct ge_operand {
+    unsigned char *p; /* NULL: absent */
+    int64_t rs, cs, bs;
+    int dtype;        /* a duet_dtype */
+};
+
+struct ge_args {
+    int64_t m, n, batch;
+    ge_operand t, c, bias, row_scale, col_scale, residual, aux, d;
+    int act;          /* a duet_activation */
+    double lo, hi, beta;
+};
+
+DUET_INLINE unsigned char *ge_at(const ge_operand &o, int64_t b, int64_t i, int64_t j, int size)
+{
+    return o.p + (b * o.bs + i * o.rs + j * o.cs) * size;
+}
+
+/* ---- loads and stores per math type ---- */
+
+template <typename M> struct ge_math;
+
+template <> struct ge_math<float> {
+    static DUET_INLINE float load(const ge_operand &o, int64_t b, int64_t i, int64_t j)
+    {
+        const unsigned char *p = ge_at(o, b, i, j, o.dtype == DUET_DTYPE_F32 ? 4 : 2);
+        if (o.dtype == DUET_DTYPE_F16) return duet_f16_to_f32(*(const uint16_t *)p);
+        if (o.dtype == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)p);
+        return *(const float *)p;
+    }
+    static DUET_INLINE void store(const ge_operand &o, int64_t b, int64_t i, int64_t j, float v)
+    {
+        if (o.dtype == DUET_DTYPE_F16)
+            *(uint16_t *)ge_at(o, b, i, j, 2) = duet_f32_to_f16(v);
+        else if (o.dtype == DUET_DTYPE_BF16)
+            *(uint16_t *)ge_at(o, b, i, j, 2) = duet_f32_to_bf16(v);
+        else
+            *(float *)ge_at(o, b, i, j, 4) = v;
+    }
+    static DUET_INLINE float scalar(double v) { return (float)v; }
+    static DUET_INLINE float act(int act, float x, float lo, float hi)
+    {
+        switch (act) {
+        case DUET_ACT_RELU: return x > 0.0f || x != x ? x : 0.0f;
+        case DUET_ACT_GELU_TANH:
+            return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+        case DUET_ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
+        case DUET_ACT_SILU: return x / (1.0f + expf(-x));
+        case DUET_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+        case DUET_ACT_CLAMP: return x != x ? x : x < lo ? lo : x > hi ? hi : x;
+        default: return x;
+        }
+    }
+};
+
+template <> struct ge_math<double> {
+    static DUET_INLINE double load(const ge_operand &o, int64_t b, int64_t i, int64_t j)
+    {
+        if (o.dtype == DUET_DTYPE_F32) return (double)*(const float *)ge_at(o, b, i, j, 4);
+        return *(const double *)ge_at(o, b, i, j, 8);
+    }
+    static DUET_INLINE void store(const ge_operand &o, int64_t b, int64_t i, int64_t j, double v)
+    {
+        if (o.dtype == DUET_DTYPE_F32)
+            *(float *)ge_at(o, b, i, j, 4) = (float)v; /* nearest even; overflow to inf */
+        else
+            *(double *)ge_at(o, b, i, j, 8) = v;
+    }
+    static DUET_INLINE double scalar(double v) { return v; }
+    static DUET_INLINE double act(int act, double x, double lo, double hi)
+    {
+        switch (act) {
+        case DUET_ACT_RELU: return x > 0.0 || x != x ? x : 0.0;
+        case DUET_ACT_GELU_TANH:
+            return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+        case DUET_ACT_GELU_ERF: return 0.5 * x * (1.0 + erf(x * 0.7071067811865476));
+        case DUET_ACT_SILU: return x / (1.0 + exp(-x));
+        case DUET_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
+        case DUET_ACT_CLAMP: return x != x ? x : x < lo ? lo : x > hi ? hi : x;
+        default: return x;
+        }
+    }
+};
+
+template <> struct ge_math<uint32_t> {
+    static DUET_INLINE uint32_t load(const ge_operand &o, int64_t b, int64_t i, int64_t j)
+    {
+        if (o.dtype == DUET_DTYPE_I8) {
+            const int8_t v = *(const int8_t *)ge_at(o, b, i, j, 1);
+            return (uint32_t)(int32_t)v;
+        }
+        return *(const uint32_t *)ge_at(o, b, i, j, 4);
+    }
+    static DUET_INLINE void store(const ge_operand &o, int64_t b, int64_t i, int64_t j, uint32_t v)
+    {
+        if (o.dtype == DUET_DTYPE_I8) {
+            const int32_t s = (int32_t)v; /* two's complement */
+            *(int8_t *)ge_at(o, b, i, j, 1) = (int8_t)(s < -128 ? -128 : s > 127 ? 127 : s);
+        } else {
+            *(uint32_t *)ge_at(o, b, i, j, 4) = v;
+        }
+    }
+    /* beta, lo and hi are integers in the i32 range (checked on the host). */
+    static DUET_INLINE uint32_t scalar(double v) { return (uint32_t)(int32_t)v; }
+    static DUET_INLINE uint32_t act(int act, uint32_t x, uint32_t lo, uint32_t hi)
+    {
+        const int32_t s = (int32_t)x, l = (int32_t)lo, h = (int32_t)hi;
+        switch (act) {
+        case DUET_ACT_RELU: return s > 0 ? x : 0u;
+        case DUET_ACT_CLAMP: return (uint32_t)(s < l ? l : s > h ? h : s);
+        default: return x;
+        }
+    }
+};
+
+template <typename M>
+DUET_GLOBAL void __launch_bounds__(GE_THREADS) gemm_epilogue_kernel(const ge_args p)
+{
+    typedef ge_math<M> G;
+    const M beta = G::scalar(p.beta), lo = G::scalar(p.lo), hi = G::scalar(p.hi);
+    const int64_t sy = (int64_t)gridDim.y * blockDim.y, sx = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t b = blockIdx.z; b < p.batch; b += gridDim.z) {
+        for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < p.m; i += sy) {
+            for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < p.n; j += sx) {
+                M x = M(0);
+                if (p.t.p) {
+                    x = G::load(p.t, b, i, j);
+                    if (p.row_scale.p) x = x * G::load(p.row_scale, b, i, j);
+                    if (p.col_scale.p) x = x * G::load(p.col_scale, b, i, j);
+                }
+                if (p.c.p) x = x + beta * G::load(p.c, b, i, j);
+                if (p.bias.p) x = x + G::load(p.bias, b, i, j);
+                if (p.aux.p) G::store(p.aux, b, i, j, x);
+                x = G::act(p.act, x, lo, hi);
+                if (p.residual.p) x = x + G::load(p.residual, b, i, j);
+                G::store(p.d, b, i, j, x);
+            }
+        }
+    }
+}
+
+#endif /* DUET_KERNELS_GEMM_EPILOGUE_CUH */
