@@ -18,7 +18,7 @@
 // compute-sanitizer racecheck). The workspace is not linked here, so nothing splits K.
 
 // Extra experimental shapes are compiled only with a fixed layout (below), not in the lists.
-#include "gemm_fast.cuh"
+#include "gpu/gemm_fast_gpu.inc"
 
 #include <cublas_v2.h>
 
