@@ -19,23 +19,12 @@ template <typename T> struct duet_view {
 };
 
 /* How each arithmetic dtype computes. i32 computes in uint32_t so that overflow wraps modulo
- * 2^32 (signed overflow would be undefined behaviour); alpha/beta go through int32_t first so
- * that -1 becomes 0xffffffff. f32 accumulates in f32, as cuBLAS and the seeds do. */
+ * 2^32 (signed overflow would be undefined behaviour); the launcher turns alpha/beta into acc_t
+ * (duet_scalar_of, src/gpu/launch_util.h). f32 accumulates in f32, as cuBLAS and the seeds do. */
 template <typename T> struct duet_arith;
-
-/* double -> float without the undefined behaviour of converting a value beyond float's range:
- * from the halfway point above FLT_MAX on, round-to-nearest gives infinity. */
-static inline float duet_float_of(double v)
-{
-    const double overflow = 3.4028235677973366e38; /* FLT_MAX + 2^103 */
-    if (v >= overflow) return __builtin_huge_valf();
-    if (v <= -overflow) return -__builtin_huge_valf();
-    return (float)v;
-}
 
 template <> struct duet_arith<float> {
     typedef float acc_t;
-    static inline acc_t scalar(double v) { return duet_float_of(v); }
     static DUET_INLINE acc_t load(const float *p) { return *p; }
     static DUET_INLINE void store(float *p, acc_t v) { *p = v; }
     static DUET_INLINE acc_t from_elem(float v) { return v; }
@@ -44,7 +33,6 @@ template <> struct duet_arith<float> {
 
 template <> struct duet_arith<double> {
     typedef double acc_t;
-    static inline acc_t scalar(double v) { return v; }
     static DUET_INLINE acc_t load(const double *p) { return *p; }
     static DUET_INLINE void store(double *p, acc_t v) { *p = v; }
     static DUET_INLINE acc_t from_elem(double v) { return v; }
@@ -53,7 +41,6 @@ template <> struct duet_arith<double> {
 
 template <> struct duet_arith<int32_t> {
     typedef uint32_t acc_t;
-    static inline acc_t scalar(double v) { return (uint32_t)(int32_t)v; }
     static DUET_INLINE acc_t load(const int32_t *p) { return (uint32_t)*p; }
     /* Signed and unsigned variants may alias: this stores the wrapped bit pattern as is. */
     static DUET_INLINE void store(int32_t *p, acc_t v) { *reinterpret_cast<uint32_t *>(p) = v; }

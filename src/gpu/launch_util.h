@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
+/* A view of src/common as the kernels take it. */
 template <typename T> static inline duet_view<T> duet_view_of(const dt_view &v)
 {
     duet_view<T> r;
@@ -33,6 +36,29 @@ template <typename T> static inline duet_view<const T> duet_cview_of(const dt_vi
     return r;
 }
 
+/* double -> float without the undefined behaviour of converting a value beyond float's range:
+ * from the halfway point above FLT_MAX on, round-to-nearest gives infinity. */
+static inline float duet_float_of(double v)
+{
+    const double overflow = 3.4028235677973366e38; /* FLT_MAX + 2^103 */
+    if (v >= overflow) return __builtin_huge_valf();
+    if (v <= -overflow) return -__builtin_huge_valf();
+    return (float)v;
+}
+
+/* alpha or beta as duet_arith<T> computes with it: i32 goes through int32_t first, so that -1
+ * becomes 0xffffffff. */
+template <typename T> static inline typename duet_arith<T>::acc_t duet_scalar_of(double v)
+{
+    if constexpr (std::is_same<T, float>::value)
+        return duet_float_of(v);
+    else if constexpr (std::is_same<T, int32_t>::value)
+        return (uint32_t)(int32_t)v;
+    else
+        return v;
+}
+
+/* g as the simple GEMM kernels take it. */
 template <typename T> static inline duet_gemm_args<T> duet_gemm_args_of(const dt_gemm *g)
 {
     duet_gemm_args<T> r;
@@ -40,8 +66,8 @@ template <typename T> static inline duet_gemm_args<T> duet_gemm_args_of(const dt
     r.n = g->n;
     r.k = g->k;
     r.batch = g->batch;
-    r.alpha = duet_arith<T>::scalar(g->alpha);
-    r.beta = duet_arith<T>::scalar(g->beta);
+    r.alpha = duet_scalar_of<T>(g->alpha);
+    r.beta = duet_scalar_of<T>(g->beta);
     r.beta_zero = g->beta == 0.0;
     r.a = duet_cview_of<T>(g->a);
     r.b = duet_cview_of<T>(g->b);
