@@ -185,8 +185,8 @@ endif()
 
 find_package(CUDAToolkit REQUIRED)
 
-# tuning.c holds the AUTO GEMM tables that kernels/gemm_fast.cuh reads; CMake drops the duplicate
-# if the main list names it too.
+# tuning.c holds the AUTO GEMM tables that src/gpu/gemm_fast_gpu.inc reads; CMake drops the
+# duplicate if the main list names it too.
 # Each kernel family compiles in a translation unit of its own, so builds parallelise: the host
 # code of the backend (backend_cuda.cu, module_cuda.cu), the ops and their simple kernels
 # (ops_cuda.cu), the AUTO GEMM once per dtype (gemm_fast_*.cu, the largest), the tensor-core

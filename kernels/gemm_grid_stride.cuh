@@ -24,15 +24,4 @@ template <typename T> DUET_GLOBAL void gemm_grid_stride_kernel(const duet_gemm_a
             }
 }
 
-/* Launches exactly the user's (validated) grid and block. */
-template <typename T>
-static inline duet_gpu_error_t
-gemm_grid_stride_launch(const dt_gemm *g, const duet_launch_config &cfg, duet_gpu_stream_t stream)
-{
-    const dim3 grid(cfg.grid.x, cfg.grid.y, cfg.grid.z),
-        block(cfg.block.x, cfg.block.y, cfg.block.z);
-    gemm_grid_stride_kernel<T><<<grid, block, 0, stream>>>(duet_gemm_args_of<T>(g));
-    return duet_gpu_get_last_error();
-}
-
 #endif /* DUET_KERNELS_GEMM_GRID_STRIDE_CUH */

@@ -25,16 +25,4 @@ template <typename T> DUET_GLOBAL void gemm_naive_kernel(const duet_gemm_args<T>
     }
 }
 
-/* Launches exactly cfg (the plan of src/common: block bx x by, grid ceil(n/bx) x ceil(m/by) x
- * batch, folded). Returns the launch's error. */
-template <typename T>
-static inline duet_gpu_error_t gemm_naive_launch(const dt_gemm *g, const duet_launch_config &cfg,
-                                                 duet_gpu_stream_t stream)
-{
-    const dim3 grid(cfg.grid.x, cfg.grid.y, cfg.grid.z),
-        block(cfg.block.x, cfg.block.y, cfg.block.z);
-    gemm_naive_kernel<T><<<grid, block, 0, stream>>>(duet_gemm_args_of<T>(g));
-    return duet_gpu_get_last_error();
-}
-
 #endif /* DUET_KERNELS_GEMM_NAIVE_CUH */

@@ -24,7 +24,8 @@
  * memory. A short split over a large output (8192 x 128 x 8192: 4 slices of a million
  * elements) runs one group, every thread summing all the slices of its vector; a long split
  * over a small output (64 x 64 x 65536: 241 slices of 4,096) runs up to 32 groups so the
- * device has threads enough to keep its loads in flight (gemm_splitk_groups).
+ * device has threads enough to keep its loads in flight (gemm_splitk_groups, in the launcher:
+ * src/gpu/gemm_fast_gpu.inc).
  *
  * Plain code with no vendor instruction: it compiles as CUDA and as HIP.
  */
@@ -137,62 +138,6 @@ DUET_GLOBAL void __launch_bounds__(GEMM_SPLITK_THREADS)
         }
         if constexpr (GROUPS > 1) duet_barrier();
     }
-}
-
-/* Slice groups per block: as many as keep about 2^17 threads summing (a long split over a small
- * output), at most 32 and no more than the split has slices; 1 for a large output. Depends on
- * the problem alone, so the order of the additions does too. */
-static inline int gemm_splitk_groups(int64_t split, int64_t vectors)
-{
-    int groups = 1;
-    while (groups < 32 && groups * 2 <= split && vectors * groups * 2 <= ((int64_t)1 << 17))
-        groups *= 2;
-    return groups;
-}
-
-template <typename T, int VEC>
-static void gemm_splitk_launch(int groups, dim3 grid, duet_gpu_stream_t stream,
-                               const gemm_splitk_args<T> &p)
-{
-    const dim3 block(GEMM_SPLITK_THREADS, 1, 1);
-    switch (groups) {
-    case 32: gemm_splitk_reduce_kernel<T, VEC, 32><<<grid, block, 0, stream>>>(p); break;
-    case 16: gemm_splitk_reduce_kernel<T, VEC, 16><<<grid, block, 0, stream>>>(p); break;
-    case 8: gemm_splitk_reduce_kernel<T, VEC, 8><<<grid, block, 0, stream>>>(p); break;
-    case 4: gemm_splitk_reduce_kernel<T, VEC, 4><<<grid, block, 0, stream>>>(p); break;
-    case 2: gemm_splitk_reduce_kernel<T, VEC, 2><<<grid, block, 0, stream>>>(p); break;
-    default: gemm_splitk_reduce_kernel<T, VEC, 1><<<grid, block, 0, stream>>>(p); break;
-    }
-}
-
-/* Launches the reduction on stream; returns the runtime's launch error. p.c_vec and p.narrow
- * are set here. */
-template <typename T>
-static duet_gpu_error_t gemm_splitk_reduce(gemm_splitk_args<T> p, int64_t max_grid_x,
-                                           duet_gpu_stream_t stream, unsigned *grid_out)
-{
-    constexpr int VN = 16 / (int)sizeof(T);
-    /* The workspace is allocation-aligned and its rows hold n elements, so its vectors are
-     * aligned when n is a multiple of VN; C's when its rows are contiguous and aligned too. */
-    const int vec = p.n % VN == 0 ? VN : 1;
-    p.c_vec =
-        vec > 1 && p.c_cs == 1 && p.c_rs % VN == 0 && p.c_bs % VN == 0 && (uintptr_t)p.c % 16 == 0;
-    p.narrow = p.slice_stride < ((int64_t)1 << 31);
-    const int64_t vectors = p.slice_stride / vec;
-    const int groups = gemm_splitk_groups(p.split, vectors);
-    const int64_t cols = GEMM_SPLITK_THREADS / groups;
-    int64_t blocks = (vectors + cols - 1) / cols;
-    /* A grid-stride loop covers the rest: enough blocks to fill any current device. */
-    const int64_t cap = max_grid_x > 0 && max_grid_x < 65536 ? max_grid_x : 65536;
-    if (blocks > cap) blocks = cap;
-    if (blocks < 1) blocks = 1;
-    const dim3 grid((unsigned)blocks, 1, 1);
-    *grid_out = (unsigned)blocks;
-    if (vec > 1)
-        gemm_splitk_launch<T, VN>(groups, grid, stream, p);
-    else
-        gemm_splitk_launch<T, 1>(groups, grid, stream, p);
-    return duet_gpu_get_last_error();
 }
 
 #endif /* DUET_KERNELS_GEMM_SPLITK_CUH */

@@ -44,31 +44,4 @@ template <typename T> DUET_GLOBAL void gemm_tiled_kernel(const duet_gemm_args<T>
     }
 }
 
-/* The geometry the docs give TILED (src/common computes the same for explicit TILED plans;
- * AUTO's fallback uses this one): t x t threads, ceil(n/t) x ceil(m/t) x batch blocks. */
-static inline duet_launch_config gemm_tiled_config(const dt_gemm *g, int t, size_t elem)
-{
-    duet_launch_config cfg;
-    cfg.block.x = (uint32_t)t;
-    cfg.block.y = (uint32_t)t;
-    cfg.block.z = 1;
-    cfg.grid.x = duet_clamp_u32(dt_ceil_div(g->n, t));
-    cfg.grid.y = duet_clamp_u32(dt_ceil_div(g->m, t));
-    cfg.grid.z = duet_clamp_u32(g->batch);
-    cfg.shared_bytes = 2u * (size_t)t * (size_t)t * elem;
-    return cfg; /* the caller folds y and z into the device's limits */
-}
-
-template <typename T>
-static inline duet_gpu_error_t gemm_tiled_launch(const dt_gemm *g, const duet_launch_config &cfg,
-                                                 duet_gpu_stream_t stream)
-{
-    /* The kernel reads its tile edge from blockDim and keeps both tiles in acc_t, which has
-     * the element's size: the plan's shared bytes are exactly 2 * t * t * elem. */
-    static_assert(sizeof(typename duet_arith<T>::acc_t) == sizeof(T), "tile element size");
-    const dim3 grid(cfg.grid.x, cfg.grid.y, cfg.grid.z), block(cfg.block.x, cfg.block.y, 1);
-    gemm_tiled_kernel<T><<<grid, block, cfg.shared_bytes, stream>>>(duet_gemm_args_of<T>(g));
-    return duet_gpu_get_last_error();
-}
-
 #endif /* DUET_KERNELS_GEMM_TILED_CUH */

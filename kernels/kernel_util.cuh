@@ -2,7 +2,6 @@
 #ifndef DUET_KERNELS_KERNEL_UTIL_CUH
 #define DUET_KERNELS_KERNEL_UTIL_CUH
 
-#include "common/internal.h"
 #include "compat.h"
 
 #include <stdint.h>
@@ -19,44 +18,13 @@ template <typename T> struct duet_view {
     }
 };
 
-template <typename T> static inline duet_view<T> duet_view_of(const dt_view &v)
-{
-    duet_view<T> r;
-    r.p = static_cast<T *>(v.base);
-    r.rs = v.rs;
-    r.cs = v.cs;
-    r.bs = v.bs;
-    return r;
-}
-
-template <typename T> static inline duet_view<const T> duet_cview_of(const dt_view &v)
-{
-    duet_view<const T> r;
-    r.p = static_cast<const T *>(v.base);
-    r.rs = v.rs;
-    r.cs = v.cs;
-    r.bs = v.bs;
-    return r;
-}
-
 /* How each arithmetic dtype computes. i32 computes in uint32_t so that overflow wraps modulo
- * 2^32 (signed overflow would be undefined behaviour); alpha/beta go through int32_t first so
- * that -1 becomes 0xffffffff. f32 accumulates in f32, as cuBLAS and the seeds do. */
+ * 2^32 (signed overflow would be undefined behaviour); the launcher turns alpha/beta into acc_t
+ * (duet_scalar_of, src/gpu/launch_util.h). f32 accumulates in f32, as cuBLAS and the seeds do. */
 template <typename T> struct duet_arith;
-
-/* double -> float without the undefined behaviour of converting a value beyond float's range:
- * from the halfway point above FLT_MAX on, round-to-nearest gives infinity. */
-static inline float duet_float_of(double v)
-{
-    const double overflow = 3.4028235677973366e38; /* FLT_MAX + 2^103 */
-    if (v >= overflow) return __builtin_huge_valf();
-    if (v <= -overflow) return -__builtin_huge_valf();
-    return (float)v;
-}
 
 template <> struct duet_arith<float> {
     typedef float acc_t;
-    static inline acc_t scalar(double v) { return duet_float_of(v); }
     static DUET_INLINE acc_t load(const float *p) { return *p; }
     static DUET_INLINE void store(float *p, acc_t v) { *p = v; }
     static DUET_INLINE acc_t from_elem(float v) { return v; }
@@ -65,7 +33,6 @@ template <> struct duet_arith<float> {
 
 template <> struct duet_arith<double> {
     typedef double acc_t;
-    static inline acc_t scalar(double v) { return v; }
     static DUET_INLINE acc_t load(const double *p) { return *p; }
     static DUET_INLINE void store(double *p, acc_t v) { *p = v; }
     static DUET_INLINE acc_t from_elem(double v) { return v; }
@@ -74,7 +41,6 @@ template <> struct duet_arith<double> {
 
 template <> struct duet_arith<int32_t> {
     typedef uint32_t acc_t;
-    static inline acc_t scalar(double v) { return (uint32_t)(int32_t)v; }
     static DUET_INLINE acc_t load(const int32_t *p) { return (uint32_t)*p; }
     /* Signed and unsigned variants may alias: this stores the wrapped bit pattern as is. */
     static DUET_INLINE void store(int32_t *p, acc_t v) { *reinterpret_cast<uint32_t *>(p) = v; }
@@ -96,22 +62,6 @@ template <typename T> struct duet_gemm_args {
     duet_view<const T> a, b;
     duet_view<T> c;
 };
-
-template <typename T> static inline duet_gemm_args<T> duet_gemm_args_of(const dt_gemm *g)
-{
-    duet_gemm_args<T> r;
-    r.m = g->m;
-    r.n = g->n;
-    r.k = g->k;
-    r.batch = g->batch;
-    r.alpha = duet_arith<T>::scalar(g->alpha);
-    r.beta = duet_arith<T>::scalar(g->beta);
-    r.beta_zero = g->beta == 0.0;
-    r.a = duet_cview_of<T>(g->a);
-    r.b = duet_cview_of<T>(g->b);
-    r.c = duet_view_of<T>(g->c);
-    return r;
-}
 
 /* The epilogue every simple GEMM kernel shares. */
 template <typename T>
@@ -188,38 +138,6 @@ template <typename U> DUET_INLINE duet_vec16_t duet_vec16_make(const U (&x)[16 /
     v.z = w[2];
     v.w = w[3];
     return v;
-}
-
-/* True when every byte address p + k*stride*elem (for the strides given) is a multiple of
- * `bytes`: rows starting at such addresses all start on that boundary. Host side. */
-static inline bool duet_aligned(const void *p, size_t elem, int64_t s1, int64_t s2, unsigned bytes)
-{
-    return ((uintptr_t)p % bytes) == 0 && ((uint64_t)s1 * elem) % bytes == 0 &&
-           ((uint64_t)s2 * elem) % bytes == 0;
-}
-
-/* The condition for 16-byte vector access along such rows. */
-static inline bool duet_aligned16(const void *p, size_t elem, int64_t s1, int64_t s2)
-{
-    return duet_aligned(p, elem, s1, s2, 16u);
-}
-
-/* What an AUTO launcher chose, for duet_launch_info. */
-struct duet_auto_result {
-    char kernel[48]; /* without the dtype or element-size suffix */
-    int tile;
-    duet_launch_config cfg;
-    duet_algorithm algo; /* for launch info: AUTO (a tuned kernel ran) or the seed algorithm */
-};
-
-static inline dim3 duet_dim3_of(const duet_dim3 &d) { return dim3(d.x, d.y, d.z); }
-
-/* A grid dimension for a count of blocks: at least 1, at most 2^31 - 1 (grid x's limit; y and
- * z are folded into the device's limits by dt_fold_grid afterwards). */
-static inline uint32_t duet_clamp_u32(int64_t v)
-{
-    if (v < 1) return 1;
-    return v > 0x7fffffff ? 0x7fffffffu : (uint32_t)v;
 }
 
 #endif /* DUET_KERNELS_KERNEL_UTIL_CUH */

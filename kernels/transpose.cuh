@@ -4,9 +4,6 @@
 
 #include "kernel_util.cuh"
 
-#include <stdio.h>
-#include <string.h>
-
 /* The common layer swaps in's strides, so every kernel here copies out(b,i,j) = in(b,i,j);
  * for a real transpose `in` is contiguous along i (in.rs == 1) and `out` along j
  * (out.cs == 1). Elements move as unsigned integers of their size (U: 1, 2, 4 or 8 bytes). */
@@ -15,17 +12,6 @@ template <typename U> struct duet_copy_args {
     duet_view<const U> in;
     duet_view<U> out;
 };
-
-template <typename U> static inline duet_copy_args<U> duet_copy_args_of(const dt_copy2d *t)
-{
-    duet_copy_args<U> r;
-    r.rows = t->rows;
-    r.cols = t->cols;
-    r.batch = t->batch;
-    r.in = duet_cview_of<U>(t->in);
-    r.out = duet_view_of<U>(t->out);
-    return r;
-}
 
 /* ---- NAIVE: one thread per element, global memory only (the DLI `transpose`) ------------- */
 
@@ -39,15 +25,6 @@ template <typename U> DUET_GLOBAL void transpose_naive_kernel(const duet_copy_ar
         for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < t.rows;
              i += (int64_t)gridDim.y * blockDim.y)
             *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
-}
-
-template <typename U>
-static inline duet_gpu_error_t
-transpose_naive_launch(const dt_copy2d *t, const duet_launch_config &cfg, duet_gpu_stream_t stream)
-{
-    transpose_naive_kernel<U>
-        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(duet_copy_args_of<U>(t));
-    return duet_gpu_get_last_error();
 }
 
 /* ---- TILED: t x t threads, a t x t tile (the DLI `tile_transpose`) ------------------------- */
@@ -76,16 +53,6 @@ template <typename U> DUET_GLOBAL void transpose_tiled_kernel(const duet_copy_ar
             duet_barrier();
         }
     }
-}
-
-template <typename U>
-static inline duet_gpu_error_t
-transpose_tiled_launch(const dt_copy2d *t, const duet_launch_config &cfg, duet_gpu_stream_t stream)
-{
-    transpose_tiled_kernel<U>
-        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes, stream>>>(
-            duet_copy_args_of<U>(t));
-    return duet_gpu_get_last_error();
 }
 
 /* ---- TILED_PADDED: 32x8 threads, a 32 x (32+1) tile (Mark Harris / the DLI appendix) ------ */
@@ -121,26 +88,6 @@ template <typename U> DUET_GLOBAL void transpose_tiled_padded_kernel(const duet_
     }
 }
 
-static inline bool transpose_tiled_padded_config_ok(const duet_launch_config &cfg, size_t elem)
-{
-    return cfg.block.x == TRANSPOSE_PAD_DIM && cfg.block.y == TRANSPOSE_PAD_ROWS &&
-           cfg.block.z == 1 &&
-           cfg.shared_bytes >= (size_t)TRANSPOSE_PAD_DIM * (TRANSPOSE_PAD_DIM + 1) * elem;
-}
-
-template <typename U>
-static inline duet_gpu_error_t transpose_tiled_padded_launch(const dt_copy2d *t,
-                                                             const duet_launch_config &cfg,
-                                                             duet_gpu_stream_t stream)
-{
-    /* The kernel's geometry is compiled in: the caller checks the plan is the documented
-     * 32x8 threads with 32 * 33 * elem shared bytes (transpose_tiled_padded_config_ok). */
-    transpose_tiled_padded_kernel<U>
-        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), cfg.shared_bytes, stream>>>(
-            duet_copy_args_of<U>(t));
-    return duet_gpu_get_last_error();
-}
-
 /* ---- GRID_STRIDE: any grid covers any shape (the DLI `add_matrix_stride` loops) ----------- */
 
 template <typename U> DUET_GLOBAL void transpose_grid_stride_kernel(const duet_copy_args<U> t)
@@ -152,16 +99,6 @@ template <typename U> DUET_GLOBAL void transpose_grid_stride_kernel(const duet_c
         for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < t.rows; i += sy)
             for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < t.cols; j += sx)
                 *t.out.at(bz, i, j) = *t.in.at(bz, i, j);
-}
-
-template <typename U>
-static inline duet_gpu_error_t transpose_grid_stride_launch(const dt_copy2d *t,
-                                                            const duet_launch_config &cfg,
-                                                            duet_gpu_stream_t stream)
-{
-    transpose_grid_stride_kernel<U>
-        <<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(duet_copy_args_of<U>(t));
-    return duet_gpu_get_last_error();
 }
 
 /* ---- AUTO: the bandwidth path ---------------------------------------------------------------- */
@@ -292,7 +229,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
  * an out row back to back, so rows that start off a 32-byte sector boundary leave partly
  * written sectors only at the ends of each TJ-element run. Small blocks (4 KB of shared memory
  * for a 32 x 32 tile of 4-byte elements) keep eight per SM resident, which hides memory
- * latency better than the larger vector tiles: see the tuning table. */
+ * latency better than the larger vector tiles: see the tuning table of the launcher
+ * (src/gpu/transpose_gpu.inc). */
 enum { TRANSPOSE_TILE_DIM = 32, TRANSPOSE_TILE_ROWS = 8, TRANSPOSE_TILE_MIN_BLOCKS = 8 };
 
 /* Blocks per SM / CU the register budget of the tile kernels (this one and
@@ -358,48 +296,6 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(
             duet_barrier();
         }
     }
-}
-
-/* The launch of both small-tile kernels (this one and transpose_pack_kernel): 32 x 8 threads,
- * one block per ti x tj tile (static shared memory only), the grid folded into the device's
- * y and z limits. The same configuration goes into the launch info. */
-static inline duet_launch_config transpose_small_tile_config(const dt_copy2d *t,
-                                                             const duet_device_props *props,
-                                                             int64_t ti, int64_t tj)
-{
-    duet_launch_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.block.x = TRANSPOSE_TILE_DIM;
-    cfg.block.y = TRANSPOSE_TILE_ROWS;
-    cfg.block.z = 1;
-    cfg.grid.x = duet_clamp_u32(dt_ceil_div(t->cols, tj));
-    cfg.grid.y = duet_clamp_u32(dt_ceil_div(t->rows, ti));
-    cfg.grid.z = duet_clamp_u32(t->batch);
-    dt_fold_grid(props, &cfg.grid);
-    return cfg;
-}
-
-static inline duet_gpu_error_t transpose_small_tile_done(duet_auto_result *res, const char *kind,
-                                                         int ti, int tj,
-                                                         const duet_launch_config &cfg)
-{
-    snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%s%dx%d", kind, ti, tj);
-    res->tile = ti;
-    res->cfg = cfg;
-    res->algo = DUET_ALGO_AUTO;
-    return duet_gpu_get_last_error();
-}
-
-template <typename U, int TJ>
-static inline duet_gpu_error_t transpose_tile_launch(const dt_copy2d *t,
-                                                     const duet_device_props *props,
-                                                     duet_gpu_stream_t stream,
-                                                     duet_auto_result *res)
-{
-    const duet_launch_config cfg = transpose_small_tile_config(t, props, TRANSPOSE_TILE_DIM, TJ);
-    transpose_tile_kernel<U, TJ><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
-        duet_copy_args_of<U>(t));
-    return transpose_small_tile_done(res, "tile", TRANSPOSE_TILE_DIM, TJ, cfg);
 }
 
 /* 1- and 2-byte elements moved as 32-bit words of P = 4 / sizeof(U) elements along i, so the
@@ -513,19 +409,6 @@ DUET_LAUNCH_BOUNDS(TRANSPOSE_TILE_DIM *TRANSPOSE_TILE_ROWS,
     }
 }
 
-template <typename U>
-static inline duet_gpu_error_t transpose_pack_launch(const dt_copy2d *t,
-                                                     const duet_device_props *props,
-                                                     duet_gpu_stream_t stream,
-                                                     duet_auto_result *res)
-{
-    enum { T = TRANSPOSE_PACK_WORDS * 4 / (int)sizeof(U) };
-    const duet_launch_config cfg = transpose_small_tile_config(t, props, T, T);
-    transpose_pack_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
-        duet_copy_args_of<U>(t));
-    return transpose_small_tile_done(res, "pack", T, T, cfg);
-}
-
 /* Elements per thread in flight where contiguous rows start off 16-byte boundaries: 4, and 2 of
  * 8 bytes (8 took the kernel past its register budget into scratch on gfx908, gfx90a and gfx940,
  * and 4 of 8 bytes on gfx908: docs/hip-resources.md). */
@@ -589,213 +472,6 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(TRANSPOSE_AUTO_THREADS, TRANSPOSE_AUTO_MIN_B
             }
         }
     }
-}
-
-/* AUTO's transpose kernels per architecture: data, not code. Per element size (1, 2, 4, 8
- * bytes) a shape for problems whose out rows start on 32-byte sector boundaries ("aligned")
- * and one for the rest (odd leading dimensions leave partly written sectors at both ends of
- * every write run, so longer runs pay there). A shape is a kernel and its tile: ti along i
- * (in's contiguous axis: the read runs), tj along j (out's contiguous axis: the write runs).
- *   TRANSPOSE_TILE    transpose_tile_kernel: ti 32 elements, tj 32, 64 or 128 (other: 32)
- *   TRANSPOSE_PACK    transpose_pack_kernel, 1- and 2-byte elements: 32 x 32 four-byte words;
- *                     when a row of either view is off a 4-byte boundary, the misaligned shape
- *   TRANSPOSE_VECTOR  transpose_auto_kernel, 1- and 2-byte elements: 128 x 128 or 64 x 64
- *                     (other: 64 x 64)
- * A 4- or 8-byte entry naming another kernel runs TRANSPOSE_TILE 32 x 32; a 1- or 2-byte entry
- * naming TRANSPOSE_TILE with 32 x 32 runs the vector kernel's 64 x 64. */
-enum transpose_kernel_kind { TRANSPOSE_TILE = 0, TRANSPOSE_PACK = 1, TRANSPOSE_VECTOR = 2 };
-struct transpose_shape {
-    int kind, ti, tj;
-};
-struct transpose_tune_row {
-    const char *arch;
-    transpose_shape aligned[4], misaligned[4];
-};
-#define TT_TILE(tj) {TRANSPOSE_TILE, 32, tj}
-#define TT_PACK {TRANSPOSE_PACK, 32, 32}
-#define TT_VECTOR(t) {TRANSPOSE_VECTOR, t, t}
-static const transpose_tune_row transpose_tune_table[] = {
-    {"default",
-     {TT_VECTOR(128), TT_PACK, TT_TILE(32), TT_TILE(32)},
-     {TT_TILE(128), TT_VECTOR(128), TT_TILE(128), TT_TILE(128)}},
-    /* H100 80GB HBM3, lab/transpose_lab.cu (docs/results/transpose-lab-*.log):
-     * median of 30, random data, as a share of the faster of a copy kernel and cudaMemcpy of the
-     * same bytes (2.5-3.0 TB/s), and against cublasSgeam / Dgeam in the same run.
-     *   aligned rows           8192^2  16384^2  12800^2  8192x32768  32768x8192
-     *   4 B tile 32 x 32       94.8%   93.3%    94.4%    95.5%       94.2%      <- chosen
-     *   4 B tile 32 x 128      90.6%   89.9%    90.6%    91.0%       91.0%
-     *   4 B vector 64 x 128    81.6%   81.4%    81.4%    82.2%       82.3%
-     *   4 B cublasSgeam        95.5%   95.6%    96.0%    96.3%       96.1%
-     *   8 B tile 32 x 32       97.8%   96.8%    96.9%    96.9%       96.7%      <- chosen
-     *   2 B pack 32 x 32 words 93.7%   88.2%    93.3%    93.8%       93.7%      <- chosen
-     *   2 B vector 128 x 128   85.0%   85.9%    80.5%    86.0%       80.2%
-     *   1 B vector 128 x 128   94.2%   94.0%    93.6%    94.9%       93.2%      <- chosen
-     *   1 B pack 32 x 32 words 94.7%   92.5%    93.2%    93.2%       92.7%
-     *   rows off 32 B          16383x16385  46341^2  8191x8193
-     *   4 B tile 32 x 128      1.162x       1.201x   1.285x   cublasSgeam         <- chosen
-     *   4 B tile 32 x 32       0.907x       0.922x   1.040x   cublasSgeam
-     *   8 B tile 32 x 128      1.000x       1.020x   1.156x   cublasDgeam         <- chosen
-     *   1 B tile 32 x 128      63.4%        59.9%    76.9%    of copy             <- chosen
-     *   1 B vector 128 x 128   40.8%        39.9%    47.3%    of copy
-     *   2 B vector 128 x 128   64.4%        63.3%    72.1%    of copy             <- chosen
-     *   2 B tile 32 x 64       65.4%        58.9%    88.3%    of copy
-     * Vector tiles with XOR-swizzled shared memory (no bank conflicts) or cp.async stages
-     * reached 89-93% for 4 B: small blocks resident in numbers (eight 4 KB blocks per SM) hide
-     * memory latency best. */
-    {"sm_90",
-     {TT_VECTOR(128), TT_PACK, TT_TILE(32), TT_TILE(32)},
-     {TT_TILE(128), TT_VECTOR(128), TT_TILE(128), TT_TILE(128)}},
-};
-#undef TT_TILE
-#undef TT_PACK
-#undef TT_VECTOR
-
-static inline const transpose_tune_row *transpose_auto_tune(const duet_device_props *props)
-{
-    const transpose_tune_row *row = &transpose_tune_table[0];
-    for (size_t r = 1; r < sizeof transpose_tune_table / sizeof transpose_tune_table[0]; ++r)
-        if (props && strcmp(props->arch, transpose_tune_table[r].arch) == 0)
-            row = &transpose_tune_table[r];
-    return row;
-}
-
-/* Launches the instantiated shape (ti, tj) for U; false when it is not one of them. */
-template <typename U, int TI, int TJ>
-static inline bool transpose_auto_try(int ti, int tj, dim3 grid, dim3 block, duet_gpu_stream_t s,
-                                      const duet_copy_args<U> &a, int vec)
-{
-    if (ti != TI || tj != TJ) return false;
-    transpose_auto_kernel<U, TI, TJ><<<grid, block, 0, s>>>(a, vec);
-    return true;
-}
-
-/* The vector shapes compiled per element size (static shared memory stays under 48 KB). */
-template <typename U>
-static inline bool transpose_auto_dispatch(int ti, int tj, dim3 grid, dim3 block,
-                                           duet_gpu_stream_t s, const duet_copy_args<U> &a, int vec)
-{
-    static_assert(sizeof(U) <= 2, "4- and 8-byte elements take transpose_tile_kernel");
-    return transpose_auto_try<U, 128, 128>(ti, tj, grid, block, s, a, vec) ||
-           transpose_auto_try<U, 64, 64>(ti, tj, grid, block, s, a, vec);
-}
-
-/* Merges rows (and then batches) that follow each other in memory on both sides into one long
- * row, so a packed copy becomes a single 1D range. Only for in.cs == out.cs == 1. */
-static inline void transpose_flatten(dt_copy2d *t)
-{
-    if (t->rows > 1 && t->in.rs == t->cols && t->out.rs == t->cols) {
-        t->cols *= t->rows;
-        t->rows = 1;
-        t->in.rs = t->out.rs = t->cols;
-    }
-    if (t->batch > 1 && t->rows == 1 && t->in.bs == t->cols && t->out.bs == t->cols) {
-        t->cols *= t->batch;
-        t->batch = 1;
-        t->in.rs = t->out.rs = t->in.bs = t->out.bs = t->cols;
-    }
-}
-
-template <typename U>
-static inline duet_gpu_error_t
-transpose_auto_launch(const dt_copy2d *orig, const duet_device_props *props,
-                      duet_gpu_stream_t stream, duet_auto_result *res)
-{
-    const size_t elem = sizeof(U);
-    dt_copy2d t = *orig;
-    /* The op is symmetric in its two axes: make j the axis along which out is contiguous. */
-    if (t.out.cs != 1 && t.out.rs == 1) {
-        int64_t s = t.rows;
-        t.rows = t.cols;
-        t.cols = s;
-        s = t.in.rs;
-        t.in.rs = t.in.cs;
-        t.in.cs = s;
-        s = t.out.rs;
-        t.out.rs = t.out.cs;
-        t.out.cs = s;
-    }
-    duet_launch_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    res->tile = 0;
-
-    if (t.out.cs == 1 && t.in.rs == 1 && t.in.cs != 1 && t.rows > 1) {
-        /* Out rows on 32-byte sector boundaries (an axis of extent 1 never moves the address). */
-        const int64_t in_bs = t.batch > 1 ? t.in.bs : 0, out_bs = t.batch > 1 ? t.out.bs : 0;
-        const bool out_sectors = duet_aligned(t.out.base, elem, t.out.rs, out_bs, 32u);
-        const int k = elem == 1 ? 0 : elem == 2 ? 1 : elem == 4 ? 2 : 3;
-        const transpose_tune_row *row = transpose_auto_tune(props);
-        transpose_shape sh = out_sectors ? row->aligned[k] : row->misaligned[k];
-        if (sh.kind == TRANSPOSE_PACK) {
-            const bool words = duet_aligned(t.in.base, elem, t.in.cs, in_bs, 4u) &&
-                               duet_aligned(t.out.base, elem, t.out.rs, out_bs, 4u);
-            if constexpr (sizeof(U) <= 2)
-                if (words) return transpose_pack_launch<U>(&t, props, stream, res);
-            sh = row->misaligned[k];
-        }
-        if constexpr (sizeof(U) >= 4) sh.kind = TRANSPOSE_TILE;
-        if (sh.kind == TRANSPOSE_TILE && (sizeof(U) >= 4 || sh.tj != TRANSPOSE_TILE_DIM)) {
-            if (sh.tj == 128) return transpose_tile_launch<U, 128>(&t, props, stream, res);
-            if (sh.tj == 64) return transpose_tile_launch<U, 64>(&t, props, stream, res);
-            return transpose_tile_launch<U, 32>(&t, props, stream, res);
-        }
-        if constexpr (sizeof(U) <= 2) {
-            int ti = sh.ti, tj = sh.tj;
-            if (sh.kind != TRANSPOSE_VECTOR) ti = tj = 64;
-            const bool vec = duet_aligned16(t.in.base, elem, t.in.cs, in_bs) &&
-                             duet_aligned16(t.out.base, elem, t.out.rs, out_bs);
-            cfg.block.x = TRANSPOSE_AUTO_THREADS;
-            cfg.block.y = cfg.block.z = 1;
-            for (int attempt = 0; attempt < 2; ++attempt) {
-                cfg.grid.x = duet_clamp_u32(dt_ceil_div(t.cols, tj));
-                cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, ti));
-                cfg.grid.z = duet_clamp_u32(t.batch);
-                dt_fold_grid(props, &cfg.grid);
-                if (transpose_auto_dispatch<U>(ti, tj, duet_dim3_of(cfg.grid),
-                                               duet_dim3_of(cfg.block), stream,
-                                               duet_copy_args_of<U>(&t), vec)) {
-                    snprintf(res->kernel, sizeof res->kernel, "transpose_auto_%dx%d", ti,
-                             tj);
-                    res->tile = ti;
-                    res->cfg = cfg; /* static shared memory: tj * (ti + 1) * elem bytes */
-                    res->algo = DUET_ALGO_AUTO; /* a tuned kernel reports AUTO */
-                    return duet_gpu_get_last_error();
-                }
-                /* A table row naming a shape that is not compiled: the 64x64 default. */
-                ti = tj = 64;
-            }
-        }
-    }
-
-    /* Both contiguous along j: a (vectorized) copy; otherwise the same kernel with scalar
-     * access along any strides. */
-    const bool contiguous = t.in.cs == 1 && t.out.cs == 1;
-    if (contiguous) transpose_flatten(&t);
-    const bool vec =
-        contiguous &&
-        duet_aligned16(t.in.base, elem, t.rows > 1 ? t.in.rs : 0, t.batch > 1 ? t.in.bs : 0) &&
-        duet_aligned16(t.out.base, elem, t.rows > 1 ? t.out.rs : 0, t.batch > 1 ? t.out.bs : 0);
-    const int mode = vec ? COPY2D_VECTOR : contiguous ? COPY2D_ELEMENTS : COPY2D_STRIDED;
-    /* Work along a row: 16-byte vectors (vec) or elements. Short rows share a block. */
-    const int64_t work = vec ? dt_ceil_div(t.cols, (int64_t)(16 / elem)) : t.cols;
-    const int64_t per_thread = mode == COPY2D_VECTOR     ? (int64_t)TRANSPOSE_AUTO_UNROLL
-                               : mode == COPY2D_ELEMENTS ? (int64_t)copy2d_one_unroll<U>::value
-                                                         : (int64_t)1;
-    uint32_t bx = TRANSPOSE_AUTO_THREADS;
-    while (bx > 32 && (int64_t)bx / 2 >= work) bx /= 2;
-    cfg.block.x = bx;
-    cfg.block.y = TRANSPOSE_AUTO_THREADS / bx;
-    cfg.block.z = 1;
-    cfg.grid.x = duet_clamp_u32(dt_ceil_div(work, (int64_t)bx * per_thread));
-    cfg.grid.y = duet_clamp_u32(dt_ceil_div(t.rows, cfg.block.y));
-    cfg.grid.z = duet_clamp_u32(t.batch);
-    dt_fold_grid(props, &cfg.grid);
-    copy2d_auto_kernel<U><<<duet_dim3_of(cfg.grid), duet_dim3_of(cfg.block), 0, stream>>>(
-        duet_copy_args_of<U>(&t), mode);
-    snprintf(res->kernel, sizeof res->kernel, "%s",
-             contiguous ? "transpose_auto_copy" : "transpose_auto_strided");
-    res->cfg = cfg;
-    res->algo = DUET_ALGO_AUTO;
-    return duet_gpu_get_last_error();
 }
 
 #endif /* DUET_KERNELS_TRANSPOSE_CUH */

@@ -1,8 +1,8 @@
 // gemm_fast_check.cu - standalone correctness check and timing of the AUTO GEMM kernels vs cuBLAS.
 //
-// Built outside the library (the kernels are header-only), so the kernels can be checked and
-// timed before the rest of the CUDA backend links: by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON,
-// cuda backend), or by hand (one line):
+// Built outside the library (the kernels and their launcher, src/gpu/gemm_fast_gpu.inc, are
+// header-only), so the kernels can be checked and timed before the rest of the CUDA backend
+// links: by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, cuda backend), or by hand (one line):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Iinclude -Isrc/common
 //        lab/gemm_fast_check.cu src/common/tuning.c -lcublas -o build-gf/gemm_fast_check
 //   build-gf/gemm_fast_check [--check-only | --time-only] [--quick] [--csv FILE]
@@ -18,7 +18,7 @@
 // compute-sanitizer racecheck). The workspace is not linked here, so nothing splits K.
 
 // Extra experimental shapes are compiled only with a fixed layout (below), not in the lists.
-#include "gemm_fast.cuh"
+#include "gpu/gemm_fast_gpu.inc"
 
 #include <cublas_v2.h>
 

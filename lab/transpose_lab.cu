@@ -1,8 +1,8 @@
 // transpose_lab.cu - standalone timing of transpose kernel designs vs cublasSgeam/Dgeam and copy.
 //
 // Not part of the library: the place where AUTO transpose shapes are chosen before they go into
-// kernels/transpose.cuh. Built by lab/CMakeLists.txt (-DDUET_BUILD_LAB=ON, cuda backend), or
-// by hand (sm_90):
+// the launcher's table (src/gpu/transpose_gpu.inc). Built by lab/CMakeLists.txt
+// (-DDUET_BUILD_LAB=ON, cuda backend), or by hand (sm_90):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Isrc -Isrc/common -Iinclude lab/transpose_lab.cu
 //        -lcublas -o build-lab/transpose_lab
 //   build-lab/transpose_lab [--reps N] [--csv FILE] [--elem 1|2|4|8] [--odd]
@@ -13,7 +13,7 @@
 // written; "of copy" is against the faster of a copy kernel and cudaMemcpy of the same bytes.
 //
 // Designs (TI = tile extent along A's rows' contiguous axis, TJ = along B's):
-//   duet AUTO  the library's AUTO launcher (kernels/transpose.cuh) as the cuda backend calls it
+//   duet AUTO  the library's AUTO launcher (src/gpu/transpose_gpu.inc) as the cuda backend calls it
 //   duet tile 32xTJ, duet pack 32x32 words, duet vector 128x128  the library's AUTO kernels,
 //              each forced
 //   duet TILED_PADDED  the library's seed kernel (general strides, any batch)
@@ -24,7 +24,7 @@
 //              both the row writes and the 4-row block reads are free of bank conflicts
 //   cpa<TI,TJ,S> swz's layout filled by cp.async (no registers hold loads in flight), a
 //              persistent grid, S shared stages so the next tiles load while this one stores
-#include "transpose.cuh"
+#include "gpu/transpose_gpu.inc"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -82,7 +82,7 @@ typedef struct gemm_case {
     double decimal;   /* > 0: also |C - Cref| < decimal (numpy's assert_almost_equal) */
     int expect_split; /* AUTO on a GPU must split K (the kernel name says "_splitk") */
     int expect;       /* EXPECT_*: the parts AUTO with the built-in sm_90 row on 132 SMs (H100,
-                         H200) must run (kernels/gemm_fast.cuh, gemm_fast_run_row) */
+                         H200) must run (src/gpu/gemm_fast_gpu.inc, gemm_fast_run_row) */
     const char *expect_kernel; /* GPU AUTO: the kernel name must begin with this */
     const algo_cfg *algo;
 } gemm_case;
@@ -993,7 +993,7 @@ static void test_packed_operands(void)
         t.pad = 3;
         run_in(&g, &t);
     }
-    /* The parts of a large-shape problem (kernels/gemm_fast.cuh, gemm_fast_run_row) on 132 SMs:
+    /* The parts of a large-shape problem (src/gpu/gemm_fast_gpu.inc, gemm_fast_run_row) on 132 SMs:
      * {m, n, k, batch, combo, pad, expect, i32}. The tail (dt_gemm_tail_plan): 2200 x 2048 runs
      * 16 rows of 16 tiles unsplit, then its last 152 rows split. The partial last column of
      * tiles (dt_gemm_edge_cols): 2048 x 2052 runs 2048 columns, then 4 as a GEMM of their own;

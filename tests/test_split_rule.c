@@ -15,7 +15,7 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
  * shape (2 blocks per SM: 264 slots) unless its tiles pad the output more than the small
  * 128 x 64 x 16 ones; f64 likewise on the DMMA 128 x 64 x 16 shape (2 per SM: 264 slots)
  * rather than 64 x 64 x 16 (3 per SM: 396 slots). The rule sees no operand; the launcher
- * withholds the large f64 shape from unaligned operands (kernels/gemm_fast.cuh). */
+ * withholds the large f64 shape from unaligned operands (src/gpu/gemm_fast_gpu.inc). */
 static void test_h100_shapes(void)
 {
     static const struct {

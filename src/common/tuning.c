@@ -6,7 +6,7 @@
 
 /*
  * How to read a row: {arch, dtype, engine, large, small, large_waves}, each shape written as
- * {bm, bn, bk, tm, tn, threads, stages} (see tuning.h). The launcher (kernels/gemm_fast.cuh)
+ * {bm, bn, bk, tm, tn, threads, stages} (see tuning.h). The launcher (src/gpu/gemm_fast_gpu.inc)
  * instantiates only the shapes listed in its GF_*_SHAPES lists; a row naming any other shape
  * falls back to the default row of its dtype, so every shape named here must be in those lists
  * (tests/ and the bench report the kernel actually used in duet_launch_info).
@@ -77,7 +77,7 @@
  * 0.80x cuBLAS where the small one runs at 0.63-0.65x (docs/performance.md), so a split that fills
  * the device with large tiles beats one that fills it with small ones. sm_90's f64 row splits on
  * its large 128 x 64 DMMA shape too (two blocks per SM), but only where both operands are read in
- * 16-byte runs (kernels/gemm_fast.cuh): there the large-shape split beats the small-shape one
+ * 16-byte runs (src/gpu/gemm_fast_gpu.inc): there the large-shape split beats the small-shape one
  * on skinny and deep problems (8192 x 128 x 8192, 256 x 256 x 32768, 1024 x 1024 x 16384),
  * while unaligned shapes lose on it and stay on the small one. sm_80's f64 row splits on its
  * small DMMA shape (its large one holds one block per SM; unmeasured). A max of 256 slices of
@@ -204,7 +204,7 @@ static int same_tile(const dt_gemm_tile *a, const dt_gemm_tile *b)
            a->tn == b->tn && a->threads == b->threads && a->stages == b->stages;
 }
 
-/* The launcher (kernels/gemm_fast.cuh) compiles exactly the shapes the rows name, per engine
+/* The launcher (src/gpu/gemm_fast_gpu.inc) compiles exactly the shapes the rows name, per engine
  * and dtype (i32 shares f32's list) and the AMD rows' own shapes for HIP only: so the rows
  * themselves are the list of what a tuning file may select. */
 int dt_gemm_candidates(const char *arch, duet_dtype dtype, dt_gemm_engine engine,

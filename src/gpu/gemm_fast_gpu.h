@@ -1,4 +1,4 @@
-/* gemm_fast_gpu.h - the AUTO GEMM (kernels/gemm_fast.cuh), one unit per dtype. */
+/* gemm_fast_gpu.h - the AUTO GEMM (src/gpu/gemm_fast_gpu.inc), one unit per dtype. */
 #ifndef DUET_GPU_GEMM_FAST_GPU_H
 #define DUET_GPU_GEMM_FAST_GPU_H
 
@@ -9,7 +9,7 @@
  * compiles them side by side; the ops unit (ops_gpu.inc) sees the declarations below and
  * instantiates none. Include after the runtime header.
  *
- * A unit that instantiates one dtype leaves the other dtypes' helpers of gemm_fast.cuh unused
+ * A unit that instantiates one dtype leaves the other dtypes' helpers of gemm_fast_gpu.inc unused
  * (the per-dtype overloads of the launchers, the f64-only tensor-core launcher, the split-K
  * naming helper), which the compilers report as unreferenced static functions; that is
  * expected here, so the report is off for this header alone.
@@ -33,7 +33,7 @@
 #pragma GCC diagnostic push  /* the host compiler nvcc runs, gcc or clang */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
-#include "gemm_fast.cuh"
+#include "gpu/gemm_fast_gpu.inc"
 #if defined(DUET_BACKEND_HIP)
 #pragma clang diagnostic pop
 #else
