@@ -49,7 +49,7 @@
  * (src/common/gemm_plan.c); the launcher instantiates only those.
  */
 
-#define SK_WARPS 4 /* warps of a block; three blocks an SM (the launch bound and the plan's wave) */
+#define SK_WARPS 4 /* warps of a block */
 
 /* A and B's dtype as the kernels see it: bytes, the accumulator, one element read as it. */
 template <int DT> struct sk_type;
@@ -520,7 +520,7 @@ template <int DT, int NMAX> struct sk_mmajor_shape {
 };
 
 template <int DT, int NMAX>
-DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 3)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
     gemm_skinny_mmajor_kernel(const sk_args p)
 {
     typedef sk_mmajor_shape<DT, NMAX> S;

@@ -170,15 +170,17 @@ static void test_properties(void)
                                          (long long)g.n, (long long)g.k, (long long)p.kwindow,
                                          (long long)p.kchunk, (long long)p.kslice);
                             }
-                            /* The rule: as many slices as the grid holds within one wave of
-                             * three blocks per unit, at most one per chunk, slices of whole
-                             * chunks; a grid that fit one wave unsplit still does. */
+                            /* The rule: K-major, as many slices as the grid holds within
+                             * one wave of three blocks per unit (a grid that fit one wave
+                             * unsplit still does); M-major, as many as bring it to four
+                             * blocks per unit; at most one per chunk, slices of whole chunks. */
+                            const int mm = p.form == DT_SKINNY_MMAJOR;
                             const int64_t blocks = (wide + p.block_rows - 1) / p.block_rows * g.batch;
-                            const int64_t target = 3 * (int64_t)devs[d].compute_units;
+                            const int64_t target = (mm ? 4 : 3) * (int64_t)devs[d].compute_units;
                             const int64_t chunks = (g.k + p.kchunk - 1) / p.kchunk;
-                            int64_t want = blocks >= target ? 1 : target / blocks;
+                            int64_t want = blocks >= target ? 1 : mm ? (target + blocks - 1) / blocks : target / blocks;
                             if (want > chunks) want = chunks;
-                            DT_CHECK(blocks > target || blocks * p.split <= target,
+                            DT_CHECK(mm || blocks > target || blocks * p.split <= target,
                                      "%s %s %lldx%lldx%lld: %lld blocks x %d slices past one wave of %lld",
                                      devs[d].arch, duet_dtype_name(dts[t]), (long long)g.m, (long long)g.n,
                                      (long long)g.k, (long long)blocks, p.split, (long long)target);

@@ -4,10 +4,12 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Blocks of four warps resident on an SM or compute unit (the kernels' launch bound): the
- * grid the split aims at is one wave of them, enough loads in flight for the memory system
- * and no second, partial wave. */
-#define SKINNY_BLOCKS_PER_UNIT 3
+/* The grid the split aims at, in blocks of four warps per SM or compute unit. K-major: one
+ * wave of the three blocks its launch bound keeps resident (enough loads in flight, no second,
+ * partial wave). M-major: at least four (its blocks are light, and more of them in flight
+ * measured faster than one wave of three). */
+#define SKINNY_KMAJOR_BLOCKS_PER_UNIT 3
+#define SKINNY_MMAJOR_BLOCKS_PER_UNIT 4
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -110,10 +112,13 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
         plan->b_vec = v.b.rs == 1 && aligned(v.b.base, v.b.cs, v.b.bs, v.batch, elem, 16);
     }
 
-    /* Split K into as many slices as keep the grid within one wave, each slice whole chunks. */
+    /* Split K into slices of whole chunks: K-major as many as keep the grid within one wave,
+     * M-major as many as bring it to its target. */
     const int64_t blocks = cdiv(v.m, plan->block_rows) * v.batch;
-    const int64_t target = (int64_t)SKINNY_BLOCKS_PER_UNIT * (props->compute_units > 0 ? props->compute_units : 1);
-    int64_t split = blocks >= target ? 1 : target / blocks;
+    const int64_t units = props->compute_units > 0 ? props->compute_units : 1;
+    const int mmajor_form = plan->form == DT_SKINNY_MMAJOR;
+    const int64_t target = (mmajor_form ? SKINNY_MMAJOR_BLOCKS_PER_UNIT : SKINNY_KMAJOR_BLOCKS_PER_UNIT) * units;
+    int64_t split = blocks >= target ? 1 : mmajor_form ? cdiv(target, blocks) : target / blocks;
     const int64_t chunks = cdiv(v.k, plan->kchunk);
     if (split > chunks) split = chunks;
     plan->kslice = cdiv(chunks, split) * plan->kchunk;
