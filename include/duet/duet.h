@@ -254,7 +254,15 @@ typedef enum duet_dtype {
     DUET_DTYPE_I32 = 2,
     DUET_DTYPE_F16 = 3,
     DUET_DTYPE_BF16 = 4,
-    DUET_DTYPE_I8 = 5
+    DUET_DTYPE_I8 = 5,
+    /* OCP 8-bit floats (OFP8). Storage and duet_convert take them everywhere; duet_gemm takes
+     * them for A and B (see its table); other ops answer DUET_ERROR_UNSUPPORTED. */
+    DUET_DTYPE_F8E4M3 = 6, /* e4m3 "fn": 1 sign, 4 exponent (bias 7), 3 mantissa bits; no
+                              infinities; NaN is S.1111.111; largest finite 448, smallest
+                              subnormal 2^-9                                               */
+    DUET_DTYPE_F8E5M2 = 7  /* e5m2: 1 sign, 5 exponent (bias 15), 2 mantissa bits; IEEE-like
+                              with +-inf (S.11111.00) and NaN; largest finite 57344, smallest
+                              subnormal 2^-16                                              */
 } duet_dtype;
 
 /* Bytes per element, 0 for an invalid dtype. */
@@ -576,7 +584,8 @@ DUET_API duet_status duet_scale(duet_stream *stream, double alpha, duet_matrix *
 DUET_API duet_status duet_add(duet_stream *stream, double alpha, const duet_matrix *a,
                               double beta, const duet_matrix *b, duet_matrix *c,
                               const duet_op_options *options);
-/* x = value (every dtype; value converted to the dtype, integer dtypes need an exact value). */
+/* x = value (every dtype but f8e4m3 and f8e5m2, which are DUET_ERROR_UNSUPPORTED; value
+ * converted to the dtype, integer dtypes need an exact value). */
 DUET_API duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
                                const duet_op_options *options);
 

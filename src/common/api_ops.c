@@ -39,7 +39,7 @@ typedef struct mat {
     dt_view view;
 } mat;
 
-static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_I8; }
+static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_F8E5M2; }
 
 /* The buffer behind m->buffer: taken from an operand of the same call already checked (seen0,
  * seen1, either NULL) when it names the same handle, so that each handle is resolved once per
@@ -447,6 +447,11 @@ duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
     dt_context *ctx = NULL;
     mat mx;
     duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx, NULL, NULL);
+    if (st == DUET_SUCCESS && (x->dtype == DUET_DTYPE_F8E4M3 || x->dtype == DUET_DTYPE_F8E5M2))
+        st = dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                     "dtype %s is not supported (f32, f64, i32, f16, bf16 and i8 are; "
+                     "duet_convert writes 8-bit floats)",
+                     duet_dtype_name(x->dtype));
     if (st == DUET_SUCCESS) st = check_scalar(value, x->dtype, fn, "value");
     if (st != DUET_SUCCESS) return st;
     dt_elementwise e;
@@ -665,6 +670,8 @@ static int gemm_dtypes_supported(duet_dtype a, duet_dtype b, duet_dtype c)
     case DUET_DTYPE_F16:
     case DUET_DTYPE_BF16: return c == a || c == DUET_DTYPE_F32;
     case DUET_DTYPE_I8: return c == DUET_DTYPE_I32;
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2: return 0;
     }
     return 0;
 }

@@ -223,7 +223,7 @@ static duet_matrix pick_matrix(input *in, buf_slot **slot)
     memset(&m, 0, sizeof m);
     m.buffer = buf_handle(in, slot);
     unsigned shape = u8(in);
-    m.dtype = (duet_dtype)pick_enum(in, DUET_DTYPE_F32, DUET_DTYPE_I8);
+    m.dtype = (duet_dtype)pick_enum(in, DUET_DTYPE_F32, DUET_DTYPE_F8E5M2);
     m.layout = (duet_layout)pick_enum(in, DUET_LAYOUT_ROW_MAJOR, DUET_LAYOUT_COL_MAJOR);
     if (shape < 200) {
         /* A plausible matrix: small, packed or padded, sometimes batched. */
