@@ -218,7 +218,9 @@ unsigned dt_f8_encode(double v, duet_dtype dtype, int saturate)
     const double a = fabs(v);
     unsigned best = 0;
     int over = isinf(v);
-    if (!over) {
+    if (!over && a >= dt_f8_decode(maxcode, dtype) * 2.0) {
+        over = 1; /* far beyond: distances to the largest codes would round to equal */
+    } else if (!over) {
         /* Candidates: every finite code and one past the largest (the value the exponent range
          * would give next: 480 for e4m3, 65536 for e5m2); codes alternate even and odd mantissas. */
         const double maxv = dt_f8_decode(maxcode, dtype);

@@ -589,6 +589,46 @@ DUET_API duet_status duet_add(duet_stream *stream, double alpha, const duet_matr
 DUET_API duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
                                const duet_op_options *options);
 
+/* How duet_convert treats a value beyond the largest finite value of an 8-bit float dst. */
+typedef enum duet_convert_overflow {
+    DUET_CONVERT_SATURATE = 0, /* to +-max (448 for e4m3, 57344 for e5m2), +-inf included */
+    DUET_CONVERT_OVERFLOW = 1  /* as IEEE rounds: e5m2 gives +-inf; e4m3, which has no
+                                  infinity, gives NaN (S.1111.111); +-inf likewise         */
+} duet_convert_overflow;
+
+/* Options of duet_convert. Zero-initialise ({0}) for the defaults; NULL means defaults. */
+typedef struct duet_convert_options {
+    duet_convert_overflow overflow; /* 8-bit float dst only (SATURATE by default)           */
+    const duet_matrix *scale;       /* NULL, or a 1 x 1 f32 matrix read on the device when
+                                       the op runs: dst = src * scale (a graph that captured
+                                       the op sees the scale's current value)              */
+    duet_matrix *amax;              /* NULL, or a 1 x 1 f32 matrix, written: max |src|     */
+    duet_launch_info *info;         /* if not NULL, filled with what was launched           */
+} duet_convert_options;
+
+/* dst = convert(src [* scale]) element by element, over rows x cols x dst.batch_count, for
+ * src and dst each of f32, f16, bf16, f8e4m3, f8e5m2 (any pair, the same dtype included).
+ * Every value of every one of those dtypes is exact in f32, so each element is decoded exactly
+ * to f32, multiplied by the scale in f32 when there is one (one f32 rounding, to nearest even),
+ * and rounded once to dst's dtype, to nearest with ties to even. Overflow: an f8 dst follows
+ * options.overflow; an f16 or bf16 dst gives +-inf as IEEE does. NaN gives NaN (its sign kept;
+ * the payload is not: dst holds its dtype's canonical quiet NaN, S.1111.111 for e4m3 and
+ * S.11111.10 for e5m2); -0 stays -0; values below half the smallest subnormal give +-0.
+ *
+ * amax, when given, receives max |src| over every element read, as f32, before the scale; NaN
+ * if any element is NaN, 0 when the matrix is empty. It is deterministic: the maximum does not
+ * depend on the order of the elements, and GPUs take it with an integer atomicMax on the bit
+ * patterns of |x| (which order as the values do for non-negative floats; NaN is canonicalised
+ * first), after a memset of amax to 0 on the same stream: two launches in all.
+ *
+ * src and dst have the same rows and cols; src.batch_count is dst's or 1 (broadcast). dst may
+ * not overlap src, scale or amax; amax may not overlap src or scale.
+ * Errors: a bad matrix, a shape or batch that does not match, an overlap, a scale or amax that is
+ * not a 1 x 1 f32 matrix, or a bad options.overflow is DUET_ERROR_INVALID_ARGUMENT; a dtype
+ * outside the five is DUET_ERROR_UNSUPPORTED. Nothing is written on any error. */
+DUET_API duet_status duet_convert(duet_stream *stream, const duet_matrix *src, duet_matrix *dst,
+                                  const duet_convert_options *options);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Runtime-compiled kernels (CUDA: NVRTC, HIP: hiprtc; cpu: DUET_ERROR_UNSUPPORTED)            */
 /* ------------------------------------------------------------------------------------------ */

@@ -1286,3 +1286,129 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     pthread_mutex_unlock(&s->op_lock);
     return st;
 }
+
+/* ---- convert ----------------------------------------------------------------------------- */
+
+static int convert_dtype_ok(duet_dtype d)
+{
+    return d == DUET_DTYPE_F32 || d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16 ||
+           d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2;
+}
+
+/* A scale or amax operand: one f32 element. */
+static duet_status check_scalar_matrix(const mat *x, const char *fn, const char *name)
+{
+    const duet_matrix *m = x->m;
+    if (m->dtype != DUET_DTYPE_F32 || m->rows != 1 || m->cols != 1 || x->batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "%s is %s %lld x %lld (batch_count %lld) but must be one f32 (1 x 1, "
+                       "batch_count 1)",
+                       name, duet_dtype_name(m->dtype), (long long)m->rows, (long long)m->cols,
+                       (long long)x->batch);
+    return DUET_SUCCESS;
+}
+
+duet_status duet_convert(duet_stream *stream, const duet_matrix *src, duet_matrix *dst,
+                         const duet_convert_options *options)
+{
+    static const char *fn = "duet_convert";
+    static const duet_convert_options defaults;
+    dt_clear_error();
+    const duet_convert_options *opt = options ? options : &defaults;
+    dt_context *ctx = NULL;
+    mat md, ms, mscale, mamax;
+    memset(&mscale, 0, sizeof mscale);
+    memset(&mamax, 0, sizeof mamax);
+    duet_status st = check_matrix(dst, fn, "dst", "dst.ld", 1, &ctx, &md, NULL, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(src, fn, "src", "src.ld", 0, &ctx, &ms, &md, NULL);
+    if (st == DUET_SUCCESS) {
+        const mat *const both[2] = {&ms, &md};
+        const char *const names[2] = {"src", "dst"};
+        st = check_contexts(fn, 2, both, names);
+    }
+    if (st == DUET_SUCCESS && opt->scale) {
+        st = check_matrix(opt->scale, fn, "options.scale", "options.scale.ld", 0, &ctx, &mscale,
+                          &md, &ms);
+        if (st == DUET_SUCCESS) {
+            const mat *const both[2] = {&mscale, &md};
+            const char *const names[2] = {"options.scale", "dst"};
+            st = check_contexts(fn, 2, both, names);
+        }
+        if (st == DUET_SUCCESS) st = check_scalar_matrix(&mscale, fn, "options.scale");
+    }
+    if (st == DUET_SUCCESS && opt->amax) {
+        st = check_matrix(opt->amax, fn, "options.amax", "options.amax.ld", 1, &ctx, &mamax, &md,
+                          &ms);
+        if (st == DUET_SUCCESS) {
+            const mat *const both[2] = {&mamax, &md};
+            const char *const names[2] = {"options.amax", "dst"};
+            st = check_contexts(fn, 2, both, names);
+        }
+        if (st == DUET_SUCCESS) st = check_scalar_matrix(&mamax, fn, "options.amax");
+    }
+    if (st != DUET_SUCCESS) return st;
+    if ((int)opt->overflow != DUET_CONVERT_SATURATE && (int)opt->overflow != DUET_CONVERT_OVERFLOW)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "options.overflow (%d) is not a duet_convert_overflow", (int)opt->overflow);
+    if (!convert_dtype_ok(src->dtype) || !convert_dtype_ok(dst->dtype))
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "src %s, dst %s: duet_convert takes f32, f16, bf16, f8e4m3 and f8e5m2 "
+                       "(%s is none of them)",
+                       duet_dtype_name(src->dtype), duet_dtype_name(dst->dtype),
+                       duet_dtype_name(convert_dtype_ok(src->dtype) ? dst->dtype : src->dtype));
+    if (src->rows != dst->rows || src->cols != dst->cols)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "src is %lld x %lld but dst is %lld x %lld",
+                       (long long)src->rows, (long long)src->cols, (long long)dst->rows,
+                       (long long)dst->cols);
+    if (ms.batch != md.batch && ms.batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "src.batch_count (%lld) is neither dst's (%lld) nor 1", (long long)ms.batch,
+                       (long long)md.batch);
+    /* The scalars are one element each: an empty flag of theirs never hides an overlap. */
+    if (overlaps(&md, &ms))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "dst overlaps src in one buffer");
+    if (opt->scale && overlaps(&md, &mscale))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "dst overlaps options.scale");
+    if (opt->amax && (overlaps(&mamax, &md) || overlaps(&mamax, &ms) ||
+                      (opt->scale && overlaps(&mamax, &mscale))))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "options.amax overlaps %s",
+                       overlaps(&mamax, &md)   ? "dst"
+                       : overlaps(&mamax, &ms) ? "src"
+                                               : "options.scale");
+
+    dt_stream *s = NULL;
+    st = op_stream(stream, ctx, fn, &s);
+    if (st != DUET_SUCCESS) return st;
+    duet_launch_info *info = opt->info;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        snprintf(info->tuning, sizeof info->tuning, "-");
+    }
+    if (md.empty) {
+        /* Nothing to convert; amax is still the maximum of no elements, 0. */
+        if (!opt->amax) return DUET_SUCCESS;
+        return be_memset(ctx->be, s->be, mamax.view.base, 0, sizeof(float));
+    }
+    dt_convert c;
+    memset(&c, 0, sizeof c);
+    c.src_dtype = src->dtype;
+    c.dst_dtype = dst->dtype;
+    c.rows = dst->rows;
+    c.cols = dst->cols;
+    c.batch = md.batch;
+    c.saturate = opt->overflow == DUET_CONVERT_SATURATE;
+    c.src = ms.view;
+    c.dst = md.view;
+    c.scale = opt->scale ? mscale.view.base : NULL;
+    c.amax = opt->amax ? mamax.view.base : NULL;
+    if (c.dst.cs != 1 && c.dst.rs == 1) {
+        /* A column-major dst: walk its columns as rows, so that writes are contiguous. */
+        swap64(&c.rows, &c.cols);
+        swap64(&c.src.rs, &c.src.cs);
+        swap64(&c.dst.rs, &c.dst.cs);
+    }
+    pthread_mutex_lock(&s->op_lock);
+    st = be_convert(ctx, s->be, &c, info);
+    pthread_mutex_unlock(&s->op_lock);
+    return st;
+}

@@ -220,6 +220,21 @@ typedef struct dt_elementwise {
     dt_view a, b, c;
 } dt_elementwise;
 
+/* dst = convert(src [* scale]) over rows x cols x batch (duet_convert; duet.h gives the
+ * semantics), rows, cols and batch > 0. src and dst each f32, f16, bf16, f8e4m3 or f8e5m2.
+ * scale: NULL or the device address of one f32 read when the op runs; amax: NULL or the device
+ * address of one f32, written with max |src|. saturate: 1 for DUET_CONVERT_SATURATE. The
+ * common layer arranges dst.cs == 1 whenever dst has a unit stride at all; src.bs may be 0
+ * (one src for every batch). */
+typedef struct dt_convert {
+    duet_dtype src_dtype, dst_dtype;
+    int64_t rows, cols, batch;
+    int saturate;
+    dt_view src, dst;
+    const void *scale;
+    void *amax;
+} dt_convert;
+
 /* One operand of a GEMM epilogue pass: on = 0 when absent. Every operand is seen as an
  * m x n x batch view; a vector or a batch-broadcast operand has stride 0 along the dimension
  * it is broadcast over (a 1 x n bias: rs == 0; an m x 1 scale: cs == 0; one batch: bs == 0). */
