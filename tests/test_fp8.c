@@ -1,4 +1,4 @@
-/* test_fp8.c - conformance of the 8-bit float dtypes: duet_convert against a reference here. */
+/* test_fp8.c - conformance of the 8-bit float dtypes: duet_convert and FP8 GEMM against references here. */
 /*
  * The reference knows the formats only by definition: an element's value comes from
  * dt_get (the harness decodes every dtype by its fields), and a value is encoded to an
@@ -492,6 +492,242 @@ static void reference_selfcheck(void)
     DT_CHECK(dt_f8_encode(-1e9, DUET_DTYPE_F8E5M2, 1) == 0xFB, "e5m2 saturates");
 }
 
+
+/* ---- gemm -------------------------------------------------------------------------------- */
+
+/* A stored matrix of rows x cols, row- or column-major with one element of padding per line,
+ * batch matrices apart by its extent plus 3 (one matrix when batch is 1). */
+static duet_matrix stored(duet_dtype dt, int col_major, int64_t rows, int64_t cols, int64_t batch)
+{
+    duet_matrix x = duet_matrix_make(NULL, dt, col_major ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR,
+                                     rows, cols);
+    x.ld += 1;
+    x.offset = 2;
+    if (batch > 1) {
+        x.batch_count = batch;
+        x.batch_stride = dt_matrix_extent(&x) + 3;
+    }
+    return x;
+}
+
+static void *host_random(const duet_matrix *x, size_t *n, double spread)
+{
+    *n = dt_matrix_span_elems(x) + 4;
+    void *h = malloc(*n * duet_dtype_size(x->dtype));
+    for (size_t i = 0; i < *n; i++) dt_set(h, x->dtype, i, dt_rand_normal() * spread);
+    return h;
+}
+
+static duet_buffer *upload(duet_matrix *x, const void *h, size_t n)
+{
+    duet_buffer *b = NULL;
+    DT_OK(duet_buffer_create(ctx, n * duet_dtype_size(x->dtype), &b));
+    DT_OK(duet_buffer_write(NULL, b, 0, h, n * duet_dtype_size(x->dtype)));
+    x->buffer = b;
+    return b;
+}
+
+/* The unit roundoff of an output dtype, and the size of its smallest subnormal's half. */
+static double unit_roundoff(duet_dtype d)
+{
+    return d == DUET_DTYPE_F16 ? 0x1p-11 : d == DUET_DTYPE_BF16 ? 0x1p-8 : 0x1p-24;
+}
+
+/* One FP8 GEMM through duet_gemm (scales NULL: C updated in place) or duet_gemm_ex (D apart
+ * from C, C NULL when beta is 0, per-tensor scales), against a reference in long double:
+ *   |D - r| <= (k + 4) 2^-24 (|alpha sa sb| sum |a||b| + |beta c|) + u_D |r| + u_D 2^-14,
+ * f32 accumulation of exact products (k roundings at most), the scales' and alpha's f32
+ * products, and one rounding to D's dtype (the last term: f16's subnormal spacing). Padding and
+ * the gaps between batches must come back as they were. */
+static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype ad, duet_dtype bd,
+                      duet_dtype cd, int64_t m, int64_t n, int64_t k, int64_t batch, int bcast_b,
+                      double alpha, double beta, int ex, float sa, float sb)
+{
+    duet_matrix A = stored(ad, a_col, oa == DUET_OP_N ? m : k, oa == DUET_OP_N ? k : m, batch);
+    duet_matrix B = stored(bd, b_col, ob == DUET_OP_N ? k : n, ob == DUET_OP_N ? n : k,
+                           bcast_b ? 1 : batch);
+    duet_matrix C = stored(cd, (a_col + b_col) & 1, m, n, batch);
+    size_t na, nb, nc;
+    void *ha = host_random(&A, &na, 2.0), *hb = host_random(&B, &nb, 2.0), *hc = host_random(&C, &nc, 4.0);
+    duet_buffer *ba = upload(&A, ha, na), *bb = upload(&B, hb, nb), *bc = upload(&C, hc, nc);
+    duet_matrix D = C;
+    duet_buffer *bd_ = NULL, *bs = NULL;
+    void *hd = hc;
+    size_t nd = nc;
+    duet_launch_info info;
+    duet_op_options o;
+    memset(&o, 0, sizeof o);
+    o.info = &info;
+    if (!ex) {
+        DT_OK(duet_gemm(NULL, oa, ob, alpha, &A, &B, beta, &C, &o));
+    } else {
+        hd = host_random(&D, &nd, 1.0);
+        bd_ = upload(&D, hd, nd);
+        const float sv[2] = {sa, sb};
+        DT_OK(duet_buffer_create(ctx, sizeof sv, &bs));
+        DT_OK(duet_buffer_write(NULL, bs, 0, sv, sizeof sv));
+        duet_matrix msa = duet_matrix_make(bs, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+        duet_matrix msb = msa;
+        msb.offset = 1;
+        duet_gemm_epilogue epi;
+        memset(&epi, 0, sizeof epi);
+        epi.scale_a = &msa;
+        epi.scale_b = &msb;
+        DT_OK(duet_gemm_ex(NULL, oa, ob, alpha, &A, &B, beta, beta != 0.0 ? &C : NULL, &epi, &D, &o));
+    }
+    unsigned char *got = (unsigned char *)malloc(nd * duet_dtype_size(cd));
+    DT_OK(duet_buffer_read(NULL, ex ? bd_ : bc, 0, got, nd * duet_dtype_size(cd)));
+    unsigned char *touched = (unsigned char *)calloc(nd, 1);
+    const double s = ex ? (double)sa * (double)sb : 1.0;
+    int bad = 0;
+    double worst = 0.0;
+    for (int64_t q = 0; q < batch; q++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                long double acc = 0.0L;
+                double gauge = 0.0;
+                for (int64_t p = 0; p < k; p++) {
+                    const double x = dt_get(ha, ad, dt_matrix_index(&A, q, oa == DUET_OP_N ? i : p,
+                                                                    oa == DUET_OP_N ? p : i));
+                    const double y = dt_get(hb, bd, dt_matrix_index(&B, bcast_b ? 0 : q,
+                                                                    ob == DUET_OP_N ? p : j,
+                                                                    ob == DUET_OP_N ? j : p));
+                    acc += (long double)x * y;
+                    gauge += fabs(x * y);
+                }
+                const size_t ci = dt_matrix_index(&C, q, i, j);
+                const double c0 = beta != 0.0 ? dt_get(hc, cd, ci) : 0.0;
+                const double r = (double)((long double)alpha * s * acc) + beta * c0;
+                const double bound = (double)(k + 4) * 0x1p-24 * (fabs(alpha * s) * gauge + fabs(beta * c0)) +
+                                     unit_roundoff(cd) * (fabs(r) + 0x1p-14);
+                const size_t di = dt_matrix_index(&D, q, i, j);
+                touched[di] = 1;
+                const double g = dt_get(got, cd, di);
+                const double err = fabs(g - r);
+                if (!(err <= bound)) {
+                    if (bad++ < 4)
+                        fprintf(stderr, "gemm %s x %s -> %s (%d,%lld,%lld): got %.9g want %.9g (bound %.3g)\n",
+                                duet_dtype_name(ad), duet_dtype_name(bd), duet_dtype_name(cd), (int)q,
+                                (long long)i, (long long)j, g, r, bound);
+                } else if (bound > 0 && err / bound > worst) {
+                    worst = err / bound;
+                }
+            }
+    const size_t es = duet_dtype_size(cd);
+    for (size_t i = 0; i < nd; i++)
+        if (!touched[i] && memcmp(got + i * es, (unsigned char *)hd + i * es, es) != 0 && bad++ < 4)
+            fprintf(stderr, "gemm: element %zu outside D was written\n", i);
+    DT_CHECK(bad == 0,
+             "%s %c%c A %s %s B %s %s C %s %lldx%lldx%lld batch %lld%s alpha %g beta %g scales %g %g: "
+             "%d bad",
+             ex ? "duet_gemm_ex" : "duet_gemm", oa == DUET_OP_N ? 'N' : 'T', ob == DUET_OP_N ? 'N' : 'T',
+             duet_dtype_name(ad), a_col ? "col" : "row", duet_dtype_name(bd), b_col ? "col" : "row",
+             duet_dtype_name(cd), (long long)m, (long long)n, (long long)k, (long long)batch,
+             bcast_b ? " (B broadcast)" : "", alpha, beta, ex ? sa : 1.0, ex ? sb : 1.0, bad);
+    DT_CHECK(k == 0 || alpha == 0.0 || (info.launches >= 3 && strstr(info.prologue, "convert_") != NULL),
+             "info: %d launches, prologue \"%s\"", info.launches, info.prologue);
+    (void)worst;
+    free(ha), free(hb), free(hc), free(got), free(touched);
+    if (ex) free(hd);
+    DT_OK(duet_buffer_destroy(ba));
+    DT_OK(duet_buffer_destroy(bb));
+    DT_OK(duet_buffer_destroy(bc));
+    if (bd_) DT_OK(duet_buffer_destroy(bd_));
+    if (bs) DT_OK(duet_buffer_destroy(bs));
+}
+
+static void gemm_sweep(void)
+{
+    const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    const duet_dtype cs[3] = {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16};
+    const int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {33, 17, 65}, {64, 70, 129}, {130, 9, 300}};
+    const int nshapes = quick ? 3 : 5;
+    int flip = 0;
+    for (int op = 0; op < 4; op++)
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 2; y++)
+                for (int c = 0; c < 3; c++)
+                    for (int sh = 0; sh < nshapes; sh++) {
+                        const duet_op oa = op & 1 ? DUET_OP_T : DUET_OP_N;
+                        const duet_op ob = op & 2 ? DUET_OP_T : DUET_OP_N;
+                        flip++;
+                        const int64_t batch = sh == 1 ? 3 : 1;
+                        gemm_case(oa, ob, flip & 1, (flip >> 1) & 1, f8[x], f8[y], cs[c], shapes[sh][0],
+                                  shapes[sh][1], shapes[sh][2], batch, sh == 1 && (flip & 4), 1.0,
+                                  flip % 3 ? 0.0 : 0.5, 0, 1.0f, 1.0f);
+                        if (sh >= 1)
+                            gemm_case(oa, ob, (flip >> 2) & 1, flip & 1, f8[x], f8[y], cs[c],
+                                      shapes[sh][0], shapes[sh][1], shapes[sh][2], batch, 0, 0.75,
+                                      flip % 2 ? 0.0 : -1.5, 1, 0.37f, 3.0f);
+                    }
+    /* k == 0 and alpha == 0: A and B unread, C = beta C. */
+    for (int c = 0; c < 3; c++) {
+        gemm_case(DUET_OP_N, DUET_OP_N, 0, 0, f8[0], f8[1], cs[c], 5, 4, 0, 1, 0, 1.0, 0.5, 0, 1.0f, 1.0f);
+        gemm_case(DUET_OP_N, DUET_OP_T, 0, 1, f8[1], f8[0], cs[c], 5, 4, 6, 1, 0, 0.0, 2.0, 0, 1.0f, 1.0f);
+    }
+}
+
+static void gemm_misuse(void)
+{
+    duet_buffer *b = NULL;
+    DT_OK(duet_buffer_create(ctx, 4096, &b));
+    duet_matrix A = duet_matrix_make(b, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    duet_matrix B = A;
+    B.offset = 64;
+    B.dtype = DUET_DTYPE_F8E5M2;
+    duet_matrix C = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    C.offset = 256;
+    duet_matrix x = C;
+    x.dtype = DUET_DTYPE_F64;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &x, NULL), DUET_ERROR_UNSUPPORTED,
+             "f64");
+    x = C;
+    x.dtype = DUET_DTYPE_F8E4M3;
+    x.offset = 1024;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &x, NULL), DUET_ERROR_UNSUPPORTED,
+             "dtype combination");
+    x = B;
+    x.dtype = DUET_DTYPE_F16;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &x, 0.0, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "differ");
+    duet_op_options o;
+    memset(&o, 0, sizeof o);
+    o.algorithm = DUET_ALGO_TILED;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &C, &o), DUET_ERROR_UNSUPPORTED,
+             "auto");
+    duet_matrix sc = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    sc.offset = 900;
+    duet_gemm_epilogue epi;
+    memset(&epi, 0, sizeof epi);
+    duet_matrix bad = sc;
+    bad.cols = 2;
+    epi.scale_a = &bad;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.scale_a");
+    epi.scale_a = NULL;
+    bad = sc;
+    bad.dtype = DUET_DTYPE_F16;
+    epi.scale_b = &bad;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.scale_b");
+    bad = sc;
+    bad.offset = 256; /* C's (D's) first element */
+    epi.scale_b = &bad;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "D overlaps epi.scale_b");
+    epi.scale_b = &sc;
+    epi.col_scale = &sc;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_UNSUPPORTED, "epi.scale_b");
+    epi.col_scale = NULL;
+    duet_matrix Af = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    duet_matrix Bf = Af;
+    Bf.offset = 16;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &Af, &Bf, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_UNSUPPORTED, "8-bit float");
+    DT_OK(duet_buffer_destroy(b));
+}
+
 int main(int argc, char **argv)
 {
     quick = dt_quick_mode(argc, argv);
@@ -503,6 +739,8 @@ int main(int argc, char **argv)
     convert_from_wide();
     convert_scaled();
     convert_strided();
+    gemm_misuse();
+    gemm_sweep();
     DT_OK(duet_context_destroy(ctx));
     return dt_finish("test_fp8");
 }

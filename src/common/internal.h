@@ -70,6 +70,8 @@ typedef struct dt_stream {
     dt_workspace ws;         /* guarded by op_lock                                      */
     dt_workspace epi_ws;     /* duet_gemm_ex's intermediate product (guarded by op_lock):
                                 apart from ws so that the GEMM may grow ws meanwhile    */
+    dt_workspace f8_ws;      /* an FP8 GEMM's A and B decoded to f16/bf16 (op_lock): apart
+                                from ws and epi_ws for the same reason                  */
     int foreign;             /* duet_stream_wrap: the native stream is never destroyed  */
 } dt_stream;
 
