@@ -6,6 +6,7 @@ target_sources(duet PRIVATE
   src/cpu/gemm_lowp_cpu.c
   src/cpu/gemm_epilogue_cpu.c
   src/cpu/copy_cpu.c
+  src/cpu/convert_cpu.c
   src/cpu/transpose_inplace_cpu.c)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CPU=1)
 if(DUET_OPENMP)

@@ -331,7 +331,7 @@ target_sources(duet PRIVATE
   src/hip/backend_hip.hip src/hip/module_hip.hip src/hip/ops_hip.hip
   src/hip/gemm_fast_f32.hip src/hip/gemm_fast_f64.hip src/hip/gemm_fast_i32.hip
   src/hip/gemm_lowp.hip src/hip/gemm_skinny.hip src/hip/transpose_inplace.hip
-  src/hip/gemm_epilogue.hip)
+  src/hip/gemm_epilogue.hip src/hip/convert.hip)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_HIP=1)
 target_include_directories(duet PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/kernels ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -195,6 +195,48 @@ static uint32_t small_float_encode(double v, int ebits, int mbits)
     return sign | bits;
 }
 
+double dt_f8_decode(unsigned code, duet_dtype dtype)
+{
+    const int e4 = dtype == DUET_DTYPE_F8E4M3;
+    const int mbits = e4 ? 3 : 2, bias = e4 ? 7 : 15;
+    const unsigned emask = e4 ? 15u : 31u;
+    const double sign = code & 0x80u ? -1.0 : 1.0;
+    const unsigned e = (code >> mbits) & emask, mant = code & ((1u << mbits) - 1u);
+    if (e4 && e == 15 && mant == 7) return NAN;
+    if (!e4 && e == 31) return mant ? NAN : sign * INFINITY;
+    /* value = (e ? 1 + mant / 2^mbits : mant / 2^mbits) * 2^(max(e, 1) - bias) */
+    const double frac = (e ? (double)(1u << mbits) : 0.0) + (double)mant;
+    return sign * ldexp(frac, (e ? (int)e : 1) - bias - mbits);
+}
+
+unsigned dt_f8_encode(double v, duet_dtype dtype, int saturate)
+{
+    const int e4 = dtype == DUET_DTYPE_F8E4M3;
+    const unsigned maxcode = e4 ? 0x7Eu : 0x7Bu;
+    const unsigned sign = signbit(v) ? 0x80u : 0u;
+    if (isnan(v)) return sign | (e4 ? 0x7Fu : 0x7Eu);
+    const double a = fabs(v);
+    unsigned best = 0;
+    int over = isinf(v);
+    if (!over && a >= dt_f8_decode(maxcode, dtype) * 2.0) {
+        over = 1; /* far beyond: distances to the largest codes would round to equal */
+    } else if (!over) {
+        /* Candidates: every finite code and one past the largest (the value the exponent range
+         * would give next: 480 for e4m3, 65536 for e5m2); codes alternate even and odd mantissas. */
+        const double maxv = dt_f8_decode(maxcode, dtype);
+        const double next = maxv + (maxv - dt_f8_decode(maxcode - 1, dtype));
+        double bestd = INFINITY;
+        for (unsigned c = 0; c <= maxcode + 1; c++) {
+            const double x = c <= maxcode ? dt_f8_decode(c, dtype) : next;
+            const double d = fabs(x - a);
+            if (d < bestd || (d == bestd && (c & 1u) == 0)) bestd = d, best = c;
+        }
+        over = best > maxcode;
+    }
+    if (over) return sign | (saturate ? maxcode : e4 ? 0x7Fu : 0x7Cu);
+    return sign | best;
+}
+
 double dt_get(const void *data, duet_dtype dtype, size_t index)
 {
     const unsigned char *p = (const unsigned char *)data;
@@ -229,6 +271,8 @@ double dt_get(const void *data, duet_dtype dtype, size_t index)
         memcpy(&v, p + index, 1);
         return v;
     }
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2: return dt_f8_decode(p[index], dtype);
     }
     return NAN;
 }
@@ -264,6 +308,8 @@ void dt_set(void *data, duet_dtype dtype, size_t index, double value)
         memcpy(p + index, &u, 1);
         return;
     }
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2: p[index] = (unsigned char)dt_f8_encode(value, dtype, 1); return;
     }
 }
 
@@ -277,6 +323,9 @@ static const uint32_t SENT_I32 = 0x5A5A5A5Au;
 static const uint16_t SENT_F16 = 0x7E5Au;
 static const uint16_t SENT_BF16 = 0x7FDAu;
 static const uint8_t SENT_I8 = 0x5Au;
+/* e5m2: a NaN whose payload (S.11111.01) duet_convert never writes; e4m3 has a single NaN
+ * pattern and no unused code, so it shares i8's (20.0). */
+static const uint8_t SENT_F8E5M2 = 0x7Du;
 
 static const void *sentinel_bytes(duet_dtype dtype, size_t *size)
 {
@@ -287,6 +336,8 @@ static const void *sentinel_bytes(duet_dtype dtype, size_t *size)
     case DUET_DTYPE_F16: *size = 2; return &SENT_F16;
     case DUET_DTYPE_BF16: *size = 2; return &SENT_BF16;
     case DUET_DTYPE_I8: *size = 1; return &SENT_I8;
+    case DUET_DTYPE_F8E4M3: *size = 1; return &SENT_I8;
+    case DUET_DTYPE_F8E5M2: *size = 1; return &SENT_F8E5M2;
     }
     *size = 1;
     return &SENT_I8;

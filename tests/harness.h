@@ -82,6 +82,14 @@ size_t dt_matrix_index(const duet_matrix *m, int64_t b, int64_t i, int64_t j);
 double dt_get(const void *data, duet_dtype dtype, size_t index);
 void dt_set(void *data, duet_dtype dtype, size_t index, double value);
 
+/* OCP 8-bit floats (dtype f8e4m3 or f8e5m2), by definition rather than by bit tricks: decode
+ * gives the exact value (NaN for NaN codes, +-inf for e5m2's infinities); encode rounds v to the
+ * nearest finite value, ties to the even code, searching all codes. saturate: a value beyond the
+ * largest finite one (or +-inf) gives +-max; else e5m2 gives +-inf and e4m3 NaN (S.1111.111).
+ * NaN gives S.1111.111 (e4m3) or S.11111.10 (e5m2). dt_get and dt_set use them (saturating). */
+double dt_f8_decode(unsigned code, duet_dtype dtype);
+unsigned dt_f8_encode(double v, duet_dtype dtype, int saturate);
+
 /* The sentinel written around and between outputs; NaN-boxed for floats, 0x5A5A5A5A for int. */
 void dt_fill_sentinel(void *data, duet_dtype dtype, size_t count);
 int dt_is_sentinel(const void *data, duet_dtype dtype, size_t index);

@@ -273,7 +273,7 @@ static void test_names(void)
             DT_CHECK(n && strcmp(n, duet_dtype_name((duet_dtype)e)) != 0,
                      "dtypes %d and %d share a name", e, d);
     }
-    const int bad_dtype[] = {-1, 6, 1000};
+    const int bad_dtype[] = {-1, 8, 1000};
     for (int i = 0; i < 3; i++) {
         DT_CHECK(duet_dtype_size((duet_dtype)bad_dtype[i]) == 0, "dtype %d size %zu", bad_dtype[i],
                  duet_dtype_size((duet_dtype)bad_dtype[i]));
@@ -901,7 +901,7 @@ static void test_gemm_bad(void)
             GEMM3(m, DUET_ERROR_INVALID_ARGUMENT, "layout");
         }
         memcpy(m, base, sizeof m);
-        m[w].dtype = DUET_DTYPE_I8 + 1;
+        m[w].dtype = (duet_dtype)(DUET_DTYPE_F8E5M2 + 1);
         GEMM3(m, DUET_ERROR_INVALID_ARGUMENT, "dtype");
         /* A valid dtype that breaks duet.h's table of combinations: A and B that differ are a
          * bad argument, a C the table does not pair with them is unsupported. */
@@ -1306,7 +1306,7 @@ static void bad_operand(op_with_options run, op_args *u, duet_matrix *m, const c
     ONE(batch_count, -1, DUET_ERROR_INVALID_ARGUMENT, "batch_count");
     ONE(batch_stride, -1, DUET_ERROR_INVALID_ARGUMENT, "batch_stride");
     ONE(dtype, (duet_dtype)-1, DUET_ERROR_INVALID_ARGUMENT, "dtype");
-    ONE(dtype, (duet_dtype)6, DUET_ERROR_INVALID_ARGUMENT, "dtype");
+    ONE(dtype, (duet_dtype)8, DUET_ERROR_INVALID_ARGUMENT, "dtype");
     ONE(layout, (duet_layout)-1, DUET_ERROR_INVALID_ARGUMENT, "layout");
     ONE(layout, (duet_layout)2, DUET_ERROR_INVALID_ARGUMENT, "layout");
     /* Buffers of exactly the footprint less one element, and exactly the footprint with an

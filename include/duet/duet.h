@@ -254,7 +254,15 @@ typedef enum duet_dtype {
     DUET_DTYPE_I32 = 2,
     DUET_DTYPE_F16 = 3,
     DUET_DTYPE_BF16 = 4,
-    DUET_DTYPE_I8 = 5
+    DUET_DTYPE_I8 = 5,
+    /* OCP 8-bit floats (OFP8). Storage and duet_convert take them everywhere; duet_gemm takes
+     * them for A and B (see its table); other ops answer DUET_ERROR_UNSUPPORTED. */
+    DUET_DTYPE_F8E4M3 = 6, /* e4m3 "fn": 1 sign, 4 exponent (bias 7), 3 mantissa bits; no
+                              infinities; NaN is S.1111.111; largest finite 448, smallest
+                              subnormal 2^-9                                               */
+    DUET_DTYPE_F8E5M2 = 7  /* e5m2: 1 sign, 5 exponent (bias 15), 2 mantissa bits; IEEE-like
+                              with +-inf (S.11111.00) and NaN; largest finite 57344, smallest
+                              subnormal 2^-16                                              */
 } duet_dtype;
 
 /* Bytes per element, 0 for an invalid dtype. */
@@ -341,6 +349,10 @@ typedef struct duet_launch_info {
                                   GEMM, e.g. "gemm_epilogue_f32_bf16" (counted in
                                   launches; kernel, config, tile and tuning describe the
                                   GEMM); "" where none ran                               */
+    char prologue[48];         /* gemm with 8-bit float A and B: the passes that decoded
+                                  them before the GEMM, e.g.
+                                  "convert_f8e4m3_f16,convert_f8e5m2_f16" (counted in
+                                  launches and workspace_bytes); "" where none ran       */
 } duet_launch_info;
 
 /* Options common to every op. Zero-initialise ({0}) for the defaults; NULL means defaults. */
@@ -361,7 +373,7 @@ typedef struct duet_op_options {
  * independent. C may not overlap A or B. Batches: C.batch_count matrices; A and B have the same
  * batch_count (or 1 with batch_stride ignored: broadcast).
  *
- * Supported dtypes (A and B always share one dtype):
+ * Supported dtypes (A and B share one dtype, except that two 8-bit floats may differ):
  *
  *   A, B   C            products and sums       alpha, beta            options.math
  *   f32    f32          f32                     f32                    DEFAULT, TF32, 3XTF32
@@ -370,11 +382,23 @@ typedef struct duet_op_options {
  *   f16    f16 or f32   f32 (products exact)    f32                    DEFAULT
  *   bf16   bf16 or f32  f32 (products exact)    f32                    DEFAULT
  *   i8     i32          i32 modulo 2^32         integers in i32 range  DEFAULT
+ *   f8e4m3 f32, f16     f32 (products exact)    f32                    DEFAULT
+ *   f8e5m2   or bf16    (A and B: either one each, e4m3 x e5m2 included)
  *
- * For f16 and bf16, C = alpha * acc + beta * C is evaluated in f32 and rounded once to C's dtype
- * (round to nearest even; overflow gives inf, NaN propagates). A and B of different dtypes are
- * DUET_ERROR_INVALID_ARGUMENT; any other combination outside the table is
- * DUET_ERROR_UNSUPPORTED. Both messages name the three dtypes. */
+ * For f16, bf16 and the 8-bit floats, C = alpha * acc + beta * C is evaluated in f32 and rounded
+ * once to C's dtype (round to nearest even; overflow gives inf, NaN propagates). A and B of
+ * different dtypes (other than two 8-bit floats) are DUET_ERROR_INVALID_ARGUMENT; any other
+ * combination outside the table is DUET_ERROR_UNSUPPORTED. Both messages name the three dtypes.
+ *
+ * 8-bit float A and B (this release): every backend decodes A and B exactly (every e4m3 and
+ * e5m2 value is an f16 and a bf16 value) into packed f16 (bf16 for a C of bf16) in a per-stream
+ * workspace, two duet_convert passes, and runs the 16-bit GEMM on them: the error is that of an
+ * f32 accumulation of exact products, |C - exact| <= about k * 2^-24 * sum |a||b| plus the
+ * final rounding to C. duet_launch_info.prologue names the two passes (launches and
+ * workspace_bytes count them). Per-tensor scales are duet_gemm_ex's epi.scale_a / scale_b.
+ * Native FP8 matrix instructions (Hopper wgmma FP8, sm_89 mma FP8, MI300 MFMA FP8) and block
+ * scaling (1 x 128 / 128 x 128 scale tiles) are not there yet. Like any growing workspace, a
+ * stream capturing into a graph needs one uncaptured run of the same shapes first. */
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);
@@ -427,6 +451,10 @@ typedef struct duet_gemm_epilogue {
     const duet_matrix *col_scale;
     const duet_matrix *residual;
     duet_matrix *aux;
+    const duet_matrix *scale_a;   /* NULL, or 1 x 1 f32 (batch_count 1), A of f8e4m3/f8e5m2
+                                     only: the per-tensor scale of A, read on the device when
+                                     the op runs (a captured graph sees its current value)   */
+    const duet_matrix *scale_b;   /* likewise for B                                          */
 } duet_gemm_epilogue;
 
 /* D = act(row_scale[i] * col_scale[j] * (alpha * op(A) * op(B)) + beta * C + bias) + residual,
@@ -441,10 +469,11 @@ typedef struct duet_gemm_epilogue {
  * epilogue input; aux may not overlap any other operand.
  *
  * Math type and the order of operations. The product acc = op(A) * op(B) is the GEMM's own
- * (duet_gemm's table: f32 accumulation for f32/f16/bf16 inputs, f64 for f64, i32 modulo 2^32
- * for i32/i8). The epilogue runs in the math type
+ * (duet_gemm's table: f32 accumulation for f32/f16/bf16/8-bit float inputs, f64 for f64, i32
+ * modulo 2^32 for i32/i8). The epilogue runs in the math type
  *   A, B           math   D, aux, bias, scales, residual       act
- *   f32/f16/bf16   f32    any of f32, f16, bf16 (each its own)  all
+ *   f32/f16/bf16,  f32    any of f32, f16, bf16 (each its own)  all
+ *   f8e4m3/f8e5m2
  *   f64            f64    f64 or f32 (each its own)             all
  *   i32/i8         i32    i32 or i8 (each its own)              NONE, RELU, CLAMP
  * as: t = alpha * acc; t = t * row_scale[i]; t = t * col_scale[j]; t = t + beta * C; t = t +
@@ -465,6 +494,13 @@ typedef struct duet_gemm_epilogue {
  * make (duet_launch_info.launches counts it, .epilogue names it). Fusing the epilogue into the
  * GEMM kernels is planned. The cpu backend runs the same two steps. The scratch grows like the
  * stream's workspace (a stream capturing into a graph needs one uncaptured run first).
+ *
+ * Per-tensor scales of 8-bit float A and B (epi.scale_a, epi.scale_b): t = alpha * acc;
+ * t = t * scale_a; t = t * scale_b (each an f32 rounding), then the steps above from beta * C on.
+ * They take the places of row_scale and col_scale in the epilogue pass (broadcast over D), so
+ * this release refuses either with row_scale or col_scale (DUET_ERROR_UNSUPPORTED), as it
+ * refuses them for A and B of any other dtype. A scale that is not a 1 x 1 f32 matrix of
+ * batch_count 1, or that D or aux overlaps, is DUET_ERROR_INVALID_ARGUMENT.
  *
  * Errors: as duet_gemm for A, B, C and the options; for the epilogue, a bad act or bound, a
  * vector or residual of the wrong shape or batch_count or an overlap is
@@ -576,9 +612,50 @@ DUET_API duet_status duet_scale(duet_stream *stream, double alpha, duet_matrix *
 DUET_API duet_status duet_add(duet_stream *stream, double alpha, const duet_matrix *a,
                               double beta, const duet_matrix *b, duet_matrix *c,
                               const duet_op_options *options);
-/* x = value (every dtype; value converted to the dtype, integer dtypes need an exact value). */
+/* x = value (every dtype but f8e4m3 and f8e5m2, which are DUET_ERROR_UNSUPPORTED; value
+ * converted to the dtype, integer dtypes need an exact value). */
 DUET_API duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
                                const duet_op_options *options);
+
+/* How duet_convert treats a value beyond the largest finite value of an 8-bit float dst. */
+typedef enum duet_convert_overflow {
+    DUET_CONVERT_SATURATE = 0, /* to +-max (448 for e4m3, 57344 for e5m2), +-inf included */
+    DUET_CONVERT_OVERFLOW = 1  /* as IEEE rounds: e5m2 gives +-inf; e4m3, which has no
+                                  infinity, gives NaN (S.1111.111); +-inf likewise         */
+} duet_convert_overflow;
+
+/* Options of duet_convert. Zero-initialise ({0}) for the defaults; NULL means defaults. */
+typedef struct duet_convert_options {
+    duet_convert_overflow overflow; /* 8-bit float dst only (SATURATE by default)           */
+    const duet_matrix *scale;       /* NULL, or a 1 x 1 f32 matrix read on the device when
+                                       the op runs: dst = src * scale (a graph that captured
+                                       the op sees the scale's current value)              */
+    duet_matrix *amax;              /* NULL, or a 1 x 1 f32 matrix, written: max |src|     */
+    duet_launch_info *info;         /* if not NULL, filled with what was launched           */
+} duet_convert_options;
+
+/* dst = convert(src [* scale]) element by element, over rows x cols x dst.batch_count, for
+ * src and dst each of f32, f16, bf16, f8e4m3, f8e5m2 (any pair, the same dtype included).
+ * Every value of every one of those dtypes is exact in f32, so each element is decoded exactly
+ * to f32, multiplied by the scale in f32 when there is one (one f32 rounding, to nearest even),
+ * and rounded once to dst's dtype, to nearest with ties to even. Overflow: an f8 dst follows
+ * options.overflow; an f16 or bf16 dst gives +-inf as IEEE does. NaN gives NaN (its sign kept;
+ * the payload is not: dst holds its dtype's canonical quiet NaN, S.1111.111 for e4m3 and
+ * S.11111.10 for e5m2); -0 stays -0; values below half the smallest subnormal give +-0.
+ *
+ * amax, when given, receives max |src| over every element read, as f32, before the scale; NaN
+ * if any element is NaN, 0 when the matrix is empty. It is deterministic: the maximum does not
+ * depend on the order of the elements, and GPUs take it with an integer atomicMax on the bit
+ * patterns of |x| (which order as the values do for non-negative floats; NaN is canonicalised
+ * first), after a memset of amax to 0 on the same stream: two launches in all.
+ *
+ * src and dst have the same rows and cols; src.batch_count is dst's or 1 (broadcast). dst may
+ * not overlap src, scale or amax; amax may not overlap src or scale.
+ * Errors: a bad matrix, a shape or batch that does not match, an overlap, a scale or amax that is
+ * not a 1 x 1 f32 matrix, or a bad options.overflow is DUET_ERROR_INVALID_ARGUMENT; a dtype
+ * outside the five is DUET_ERROR_UNSUPPORTED. Nothing is written on any error. */
+DUET_API duet_status duet_convert(duet_stream *stream, const duet_matrix *src, duet_matrix *dst,
+                                  const duet_convert_options *options);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Runtime-compiled kernels (CUDA: NVRTC, HIP: hiprtc; cpu: DUET_ERROR_UNSUPPORTED)            */

@@ -83,6 +83,7 @@ static void stream_free(dt_context *ctx, dt_stream *s)
 {
     dt_workspace_free(ctx, &s->ws);
     dt_workspace_free(ctx, &s->epi_ws);
+    dt_workspace_free(ctx, &s->f8_ws);
     if (!s->foreign) be_stream_destroy(ctx->be, s->be); /* a wrapped stream is only forgotten */
     pthread_mutex_destroy(&s->op_lock);
     free(s);

@@ -331,6 +331,11 @@ static duet_status tensor_of_matrix(const duet_matrix *m, const char *func, DLTe
     if (elem == 0)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func, "matrix->dtype (%d) is not a duet_dtype",
                        (int)m->dtype);
+    /* The DLPack this build speaks (v0.6) has no type codes for 8-bit floats. */
+    if (m->dtype == DUET_DTYPE_F8E4M3 || m->dtype == DUET_DTYPE_F8E5M2)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, func,
+                       "matrix->dtype %s has no DLPack type code in DLPack %d",
+                       duet_dtype_name(m->dtype), DLPACK_VERSION);
     if (m->layout != DUET_LAYOUT_ROW_MAJOR && m->layout != DUET_LAYOUT_COL_MAJOR)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
                        "matrix->layout (%d) is not a duet_layout", (int)m->layout);

@@ -231,7 +231,7 @@ typedef struct gr_host {
     uintptr_t lo, hi; /* the bytes the matrix spans (0, 0 when empty) */
 } gr_host;
 
-static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_I8; }
+static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_F8E5M2; }
 
 /* As duet_gemm's check of a duet_matrix, against host memory instead of a buffer. */
 static duet_status check_host(const duet_host_matrix *m, const char *func, const char *name,

@@ -39,7 +39,7 @@ typedef struct mat {
     dt_view view;
 } mat;
 
-static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_I8; }
+static int valid_dtype(int d) { return d >= DUET_DTYPE_F32 && d <= DUET_DTYPE_F8E5M2; }
 
 /* The buffer behind m->buffer: taken from an operand of the same call already checked (seen0,
  * seen1, either NULL) when it names the same handle, so that each handle is resolved once per
@@ -447,6 +447,11 @@ duet_status duet_fill(duet_stream *stream, double value, duet_matrix *x,
     dt_context *ctx = NULL;
     mat mx;
     duet_status st = check_matrix(x, fn, "x", "x.ld", 1, &ctx, &mx, NULL, NULL);
+    if (st == DUET_SUCCESS && (x->dtype == DUET_DTYPE_F8E4M3 || x->dtype == DUET_DTYPE_F8E5M2))
+        st = dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                     "dtype %s is not supported (f32, f64, i32, f16, bf16 and i8 are; "
+                     "duet_convert writes 8-bit floats)",
+                     duet_dtype_name(x->dtype));
     if (st == DUET_SUCCESS) st = check_scalar(value, x->dtype, fn, "value");
     if (st != DUET_SUCCESS) return st;
     dt_elementwise e;
@@ -654,10 +659,18 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
 
 /* ---- gemm -------------------------------------------------------------------------------- */
 
-/* The table of duet.h: A and B share a dtype; C is that dtype, f32 for f16/bf16, i32 for i8. */
+static duet_status check_scalar_matrix(const mat *x, const char *fn, const char *name);
+
+static int is_f8(duet_dtype d) { return d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2; }
+
+/* A and B of duet_gemm's table: one dtype, or two 8-bit floats (e4m3 x e5m2 included). */
+static int gemm_ab_ok(duet_dtype a, duet_dtype b) { return a == b || (is_f8(a) && is_f8(b)); }
+
+/* The table of duet.h: A and B share a dtype (or are both 8-bit floats); C is that dtype, f32
+ * for f16/bf16, i32 for i8, f32, f16 or bf16 for 8-bit floats. */
 static int gemm_dtypes_supported(duet_dtype a, duet_dtype b, duet_dtype c)
 {
-    if (a != b) return 0;
+    if (!gemm_ab_ok(a, b)) return 0;
     switch (a) {
     case DUET_DTYPE_F32:
     case DUET_DTYPE_F64:
@@ -665,8 +678,41 @@ static int gemm_dtypes_supported(duet_dtype a, duet_dtype b, duet_dtype c)
     case DUET_DTYPE_F16:
     case DUET_DTYPE_BF16: return c == a || c == DUET_DTYPE_F32;
     case DUET_DTYPE_I8: return c == DUET_DTYPE_I32;
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2:
+        return c == DUET_DTYPE_F32 || c == DUET_DTYPE_F16 || c == DUET_DTYPE_BF16;
     }
     return 0;
+}
+
+/* Decodes one 8-bit float operand of a GEMM, as stored (rows x cols over nb batches at the
+ * strides of v), exactly into a packed matrix of dt (f16 or bf16, which hold every 8-bit float
+ * value) at dst, keeping the direction of v's unit stride; *out is the decoded view. */
+static duet_status f8_decode(dt_context *ctx, dt_stream *s, duet_dtype from, duet_dtype dt,
+                             const dt_view *v, int64_t rows, int64_t cols, int64_t nb, void *dst,
+                             dt_view *out)
+{
+    const int row_major = v->cs == 1 || v->rs != 1;
+    out->base = dst;
+    out->rs = row_major ? cols : 1;
+    out->cs = row_major ? 1 : rows;
+    out->bs = v->bs == 0 ? 0 : rows * cols;
+    dt_convert c;
+    memset(&c, 0, sizeof c);
+    c.src_dtype = from;
+    c.dst_dtype = dt;
+    c.rows = rows;
+    c.cols = cols;
+    c.batch = nb;
+    c.saturate = 1; /* never used: every value fits */
+    c.src = *v;
+    c.dst = *out;
+    if (!row_major) {
+        swap64(&c.rows, &c.cols);
+        swap64(&c.src.rs, &c.src.cs);
+        swap64(&c.dst.rs, &c.dst.cs);
+    }
+    return be_convert(ctx, s->be, &c, NULL);
 }
 
 /* The GEMM of duet_gemm and duet_gemm_ex, on validated operands: the view cv (of dtype ct) =
@@ -675,9 +721,9 @@ static int gemm_dtypes_supported(duet_dtype a, duet_dtype b, duet_dtype c)
  * taken around the backend's gemm). */
 static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, duet_op op_b,
                             double alpha, const dt_view *av, const dt_view *bv, double beta,
-                            dt_view cv, duet_dtype dt, duet_dtype ct, int64_t m, int64_t n,
-                            int64_t k, int64_t batch, const duet_op_options *options, int locked,
-                            const char *fn)
+                            dt_view cv, duet_dtype dt, duet_dtype bt, duet_dtype ct, int64_t m,
+                            int64_t n, int64_t k, int64_t batch, const duet_op_options *options,
+                            int locked, const char *fn)
 {
     duet_status st;
     const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
@@ -720,9 +766,40 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
         return run_elementwise(stream, ctx, &e, &eopt, fn);
     }
 
+    /* 8-bit float A and B: decoded exactly to f16 (to bf16 for a bf16 C, whose GEMM then needs
+     * no other output dtype) in the stream's f8 workspace, then the 16-bit GEMM (products exact
+     * in f32, f32 accumulation) runs on them. Neither is read when the product is skipped. */
+    const int f8 = is_f8(dt);
+    const duet_dtype run_dt = !f8 ? dt : ct == DUET_DTYPE_BF16 ? DUET_DTYPE_BF16 : DUET_DTYPE_F16;
+    dt_view a_run = *av, b_run = *bv;
+    size_t f8_bytes = 0;
+    dt_stream *fs = NULL;
+    if (f8 && k != 0 && alpha != 0.0) {
+        st = op_stream(stream, ctx, fn, &fs);
+        if (st != DUET_SUCCESS) return st;
+        const int64_t ar = op_a == DUET_OP_N ? m : k, ac = op_a == DUET_OP_N ? k : m;
+        const int64_t br = op_b == DUET_OP_N ? k : n, bc = op_b == DUET_OP_N ? n : k;
+        const int64_t anb = av->bs == 0 ? 1 : batch, bnb = bv->bs == 0 ? 1 : batch;
+        /* Each fits: A and B themselves span at least as many (1-byte) elements. */
+        const size_t a_bytes = (((size_t)(anb * ar * ac) * 2) + 255) & ~(size_t)255;
+        const size_t b_bytes = (size_t)(bnb * br * bc) * 2;
+        f8_bytes = a_bytes + b_bytes;
+        void *p = NULL;
+        if (!locked) pthread_mutex_lock(&fs->op_lock);
+        st = dt_workspace_reserve(ctx, fs->be, &fs->f8_ws, f8_bytes, fn, &p);
+        if (st == DUET_SUCCESS)
+            st = f8_decode(ctx, fs, dt, run_dt, av, ar, ac, anb, p, &a_run);
+        if (st == DUET_SUCCESS)
+            st = f8_decode(ctx, fs, bt, run_dt, bv, br, bc, bnb, (char *)p + a_bytes, &b_run);
+        if (st != DUET_SUCCESS) {
+            if (!locked) pthread_mutex_unlock(&fs->op_lock);
+            return st;
+        }
+    }
+
     dt_gemm g;
     memset(&g, 0, sizeof g);
-    g.dtype = dt;
+    g.dtype = run_dt;
     g.c_dtype = ct;
     g.math = algo == DUET_ALGO_AUTO ? math : DUET_MATH_DEFAULT; /* the seeds' kernels: exact */
     g.m = m;
@@ -731,8 +808,8 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     g.batch = batch;
     g.alpha = alpha;
     g.beta = beta;
-    g.a = *av;
-    g.b = *bv;
+    g.a = a_run;
+    g.b = b_run;
     g.c = cv;
     if (op_a == DUET_OP_T) swap64(&g.a.rs, &g.a.cs);
     if (op_b == DUET_OP_T) swap64(&g.b.rs, &g.b.cs);
@@ -747,15 +824,24 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
         swap64(&g.m, &g.n);
     }
     dt_plan plan;
-    st = make_plan(options, OP_GEMM, ctx, g.m, g.n, g.batch, duet_dtype_size(ct), fn, &plan);
-    if (st != DUET_SUCCESS) return st;
     dt_stream *s = NULL;
-    st = op_stream(stream, ctx, fn, &s);
-    if (st != DUET_SUCCESS) return st;
+    st = make_plan(options, OP_GEMM, ctx, g.m, g.n, g.batch, duet_dtype_size(ct), fn, &plan);
+    if (st == DUET_SUCCESS) st = op_stream(stream, ctx, fn, &s);
+    if (st != DUET_SUCCESS) {
+        if (fs && !locked) pthread_mutex_unlock(&fs->op_lock);
+        return st;
+    }
     g.ws = &s->ws;
-    if (!locked) pthread_mutex_lock(&s->op_lock);
+    if (!locked && !fs) pthread_mutex_lock(&s->op_lock);
     st = be_gemm(ctx, s->be, &g, &plan, info);
     if (!locked) pthread_mutex_unlock(&s->op_lock);
+    if (st == DUET_SUCCESS && fs && info) {
+        snprintf(info->prologue, sizeof info->prologue, "convert_%s_%s,convert_%s_%s",
+                 duet_dtype_name(dt), duet_dtype_name(run_dt), duet_dtype_name(bt),
+                 duet_dtype_name(run_dt));
+        info->launches += 2;
+        info->workspace_bytes += f8_bytes;
+    }
     return st;
 }
 
@@ -783,15 +869,16 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
     const duet_dtype dt = a->dtype, ct = c->dtype;
     /* Operands that must share a dtype but do not are a bad argument; a combination the table
      * does not have is unsupported (docs/api.md, the dtype rule). */
-    if (dt != b->dtype)
+    if (!gemm_ab_ok(dt, b->dtype))
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "A %s, B %s, C %s: the dtypes of A and B differ (they must be one dtype)",
+                       "A %s, B %s, C %s: the dtypes of A and B differ (they must be one dtype, "
+                       "or both 8-bit floats)",
                        duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(ct));
     if (!gemm_dtypes_supported(dt, b->dtype, ct))
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                        "A %s, B %s, C %s is not a supported dtype combination (A and B share "
                        "one dtype; C is f32/f64/i32 like them, f16 or f32 for f16, bf16 or f32 "
-                       "for bf16, i32 for i8)",
+                       "for bf16, i32 for i8, f32, f16 or bf16 for 8-bit floats)",
                        duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(ct));
     const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
     if (math != DUET_MATH_DEFAULT && dt != DUET_DTYPE_F32 &&
@@ -800,7 +887,7 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
                        "options.math (%s) applies to f32 gemm only; A and B are %s",
                        duet_math_mode_name(math), duet_dtype_name(dt));
     const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
-    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
+    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8 || is_f8(dt);
     if (lowp && (int)algo > DUET_ALGO_AUTO && (int)algo <= DUET_ALGO_GRID_STRIDE)
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                        "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
@@ -835,8 +922,8 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C overlaps %s in one buffer",
                        overlaps(&mc, &ma) ? "A" : "B");
 
-    return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, beta, mc.view, dt, ct,
-                    m, n, k, mc.batch, options, 0, fn);
+    return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, beta, mc.view, dt,
+                    b->dtype, ct, m, n, k, mc.batch, options, 0, fn);
 }
 
 /* ---- gemm with an epilogue --------------------------------------------------------------- */
@@ -1017,7 +1104,8 @@ static duet_status epi_check_act(const duet_gemm_epilogue *epi, duet_dtype math,
 static int epi_is_identity(const duet_gemm_epilogue *epi)
 {
     return !epi || (epi->act == DUET_ACT_NONE && !epi->bias && !epi->row_scale &&
-                    !epi->col_scale && !epi->residual && !epi->aux);
+                    !epi->col_scale && !epi->residual && !epi->aux && !epi->scale_a &&
+                    !epi->scale_b);
 }
 
 duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
@@ -1070,18 +1158,43 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
                                "%s.buffer belongs to another context than D.buffer", names[i]);
     }
 
+    /* Per-tensor scales of 8-bit float A and B: one f32 each, on the device. */
+    mat msc[2];
+    memset(msc, 0, sizeof msc);
+    const duet_matrix *const scl[2] = {epi->scale_a, epi->scale_b};
+    const char *const sname[2] = {"epi.scale_a", "epi.scale_b"};
+    const char *const sld[2] = {"epi.scale_a.ld", "epi.scale_b.ld"};
+    for (int i = 0; i < 2; i++) {
+        if (!scl[i]) continue;
+        st = check_matrix(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
+        if (st == DUET_SUCCESS && msc[i].buf->ctx != md.buf->ctx)
+            st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                         "%s.buffer belongs to another context than D.buffer", sname[i]);
+        if (st == DUET_SUCCESS) st = check_scalar_matrix(&msc[i], fn, sname[i]);
+        if (st == DUET_SUCCESS && !is_f8(a->dtype))
+            st = dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                         "%s applies to 8-bit float A and B only; A is %s", sname[i],
+                         duet_dtype_name(a->dtype));
+        if (st == DUET_SUCCESS && (epi->row_scale || epi->col_scale))
+            st = dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                         "%s together with epi.row_scale or epi.col_scale is not supported yet",
+                         sname[i]);
+        if (st != DUET_SUCCESS) return st;
+    }
+
     /* ---- dtypes ---- */
     const duet_dtype dt = a->dtype;
     const duet_dtype math = epi_math_of(dt);
-    if (dt != b->dtype)
+    if (!gemm_ab_ok(dt, b->dtype))
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "A %s, B %s: the dtypes of A and B differ (they must be one dtype)",
+                       "A %s, B %s: the dtypes of A and B differ (they must be one dtype, or both "
+                       "8-bit floats)",
                        duet_dtype_name(dt), duet_dtype_name(b->dtype));
     if (c && !gemm_dtypes_supported(dt, b->dtype, c->dtype))
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                        "A %s, B %s, C %s is not a supported dtype combination (duet_gemm's "
                        "table: C is f32/f64/i32 like A and B, f16 or f32 for f16, bf16 or f32 "
-                       "for bf16, i32 for i8)",
+                       "for bf16, i32 for i8, f32, f16 or bf16 for 8-bit floats)",
                        duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(c->dtype));
     if (!epi_dtype_ok(math, d->dtype))
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
@@ -1101,7 +1214,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
                        "options.math (%s) applies to f32 gemm only; A and B are %s",
                        duet_math_mode_name(mmode), duet_dtype_name(dt));
     const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
-    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
+    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8 || is_f8(dt);
     if (lowp && (int)algo > DUET_ALGO_AUTO && (int)algo <= DUET_ALGO_GRID_STRIDE)
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                        "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
@@ -1167,6 +1280,10 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         if (ea[i].m && overlaps(&md, &ea[i].chk))
             return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "D overlaps %s in one buffer",
                            ea[i].name);
+    for (int i = 0; i < 2; i++)
+        if (scl[i] && (overlaps(&md, &msc[i]) || (ea[4].m && overlaps(&ea[4].chk, &msc[i]))))
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s overlaps %s in one buffer",
+                           overlaps(&md, &msc[i]) ? "D" : "epi.aux", sname[i]);
     if (ea[4].m) {
         const mat *aux = &ea[4].chk;
         const mat *list[8] = {&md, &ma, &mb, c ? &mc : NULL, ea[0].m ? &ea[0].chk : NULL,
@@ -1195,10 +1312,10 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         return DUET_SUCCESS;
     }
     /* No epilogue, and D is a C the GEMM can write: the plain GEMM, no second pass. */
-    if (epi_is_identity(epi) && gemm_dtypes_supported(dt, dt, d->dtype) &&
+    if (epi_is_identity(epi) && gemm_dtypes_supported(dt, b->dtype, d->dtype) &&
         (d_is_c || beta == 0.0))
         return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, d_is_c ? beta : 0.0,
-                        md.view, dt, d->dtype, m, n, k, batch, options, 0, fn);
+                        md.view, dt, b->dtype, d->dtype, m, n, k, batch, options, 0, fn);
 
     dt_epilogue e;
     memset(&e, 0, sizeof e);
@@ -1216,10 +1333,16 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     dt_epi_operand *ops[5] = {&e.bias, &e.row_scale, &e.col_scale, &e.residual, &e.aux};
     for (int i = 0; i < 5; i++)
         if (ea[i].m) *ops[i] = epi_operand(&ea[i].chk, roles[i], ea[i].per_row);
+    /* scale_a and scale_b take the row and column scales' places, broadcast over all of D. */
+    for (int i = 0; i < 2; i++)
+        if (scl[i]) {
+            dt_view v = {msc[i].view.base, 0, 0, 0};
+            *(i ? &e.col_scale : &e.row_scale) = epi_view(&v, DUET_DTYPE_F32);
+        }
 
     /* Where the GEMM writes alpha * acc at full precision (duet.h, "How it runs"). */
     const int product = k != 0 && alpha != 0.0;
-    const int scaled = epi->row_scale || epi->col_scale;
+    const int scaled = epi->row_scale || epi->col_scale || epi->scale_a || epi->scale_b;
     const size_t msize = duet_dtype_size(math);
     pthread_mutex_lock(&s->op_lock);
     size_t scratch = 0;
@@ -1257,8 +1380,8 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
             tv.cs = row_major ? 1 : m;
             tv.bs = m * n;
         }
-        st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, gbeta, tv, dt, math, m,
-                      n, k, batch, options, 1, fn);
+        st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, gbeta, tv, dt, b->dtype,
+                      math, m, n, k, batch, options, 1, fn);
         if (st != DUET_SUCCESS) {
             pthread_mutex_unlock(&s->op_lock);
             return st;
@@ -1276,6 +1399,132 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         for (int i = 0; i < 8; i++) epi_turn(all[i]);
     }
     st = be_gemm_epilogue(ctx, s->be, &e, info);
+    pthread_mutex_unlock(&s->op_lock);
+    return st;
+}
+
+/* ---- convert ----------------------------------------------------------------------------- */
+
+static int convert_dtype_ok(duet_dtype d)
+{
+    return d == DUET_DTYPE_F32 || d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16 ||
+           d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2;
+}
+
+/* A scale or amax operand: one f32 element. */
+static duet_status check_scalar_matrix(const mat *x, const char *fn, const char *name)
+{
+    const duet_matrix *m = x->m;
+    if (m->dtype != DUET_DTYPE_F32 || m->rows != 1 || m->cols != 1 || x->batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "%s is %s %lld x %lld (batch_count %lld) but must be one f32 (1 x 1, "
+                       "batch_count 1)",
+                       name, duet_dtype_name(m->dtype), (long long)m->rows, (long long)m->cols,
+                       (long long)x->batch);
+    return DUET_SUCCESS;
+}
+
+duet_status duet_convert(duet_stream *stream, const duet_matrix *src, duet_matrix *dst,
+                         const duet_convert_options *options)
+{
+    static const char *fn = "duet_convert";
+    static const duet_convert_options defaults;
+    dt_clear_error();
+    const duet_convert_options *opt = options ? options : &defaults;
+    dt_context *ctx = NULL;
+    mat md, ms, mscale, mamax;
+    memset(&mscale, 0, sizeof mscale);
+    memset(&mamax, 0, sizeof mamax);
+    duet_status st = check_matrix(dst, fn, "dst", "dst.ld", 1, &ctx, &md, NULL, NULL);
+    if (st == DUET_SUCCESS) st = check_matrix(src, fn, "src", "src.ld", 0, &ctx, &ms, &md, NULL);
+    if (st == DUET_SUCCESS) {
+        const mat *const both[2] = {&ms, &md};
+        const char *const names[2] = {"src", "dst"};
+        st = check_contexts(fn, 2, both, names);
+    }
+    if (st == DUET_SUCCESS && opt->scale) {
+        st = check_matrix(opt->scale, fn, "options.scale", "options.scale.ld", 0, &ctx, &mscale,
+                          &md, &ms);
+        if (st == DUET_SUCCESS) {
+            const mat *const both[2] = {&mscale, &md};
+            const char *const names[2] = {"options.scale", "dst"};
+            st = check_contexts(fn, 2, both, names);
+        }
+        if (st == DUET_SUCCESS) st = check_scalar_matrix(&mscale, fn, "options.scale");
+    }
+    if (st == DUET_SUCCESS && opt->amax) {
+        st = check_matrix(opt->amax, fn, "options.amax", "options.amax.ld", 1, &ctx, &mamax, &md,
+                          &ms);
+        if (st == DUET_SUCCESS) {
+            const mat *const both[2] = {&mamax, &md};
+            const char *const names[2] = {"options.amax", "dst"};
+            st = check_contexts(fn, 2, both, names);
+        }
+        if (st == DUET_SUCCESS) st = check_scalar_matrix(&mamax, fn, "options.amax");
+    }
+    if (st != DUET_SUCCESS) return st;
+    if ((int)opt->overflow != DUET_CONVERT_SATURATE && (int)opt->overflow != DUET_CONVERT_OVERFLOW)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "options.overflow (%d) is not a duet_convert_overflow", (int)opt->overflow);
+    if (!convert_dtype_ok(src->dtype) || !convert_dtype_ok(dst->dtype))
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "src %s, dst %s: duet_convert takes f32, f16, bf16, f8e4m3 and f8e5m2 "
+                       "(%s is none of them)",
+                       duet_dtype_name(src->dtype), duet_dtype_name(dst->dtype),
+                       duet_dtype_name(convert_dtype_ok(src->dtype) ? dst->dtype : src->dtype));
+    if (src->rows != dst->rows || src->cols != dst->cols)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "src is %lld x %lld but dst is %lld x %lld",
+                       (long long)src->rows, (long long)src->cols, (long long)dst->rows,
+                       (long long)dst->cols);
+    if (ms.batch != md.batch && ms.batch != 1)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "src.batch_count (%lld) is neither dst's (%lld) nor 1", (long long)ms.batch,
+                       (long long)md.batch);
+    /* The scalars are one element each: an empty flag of theirs never hides an overlap. */
+    if (overlaps(&md, &ms))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "dst overlaps src in one buffer");
+    if (opt->scale && overlaps(&md, &mscale))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "dst overlaps options.scale");
+    if (opt->amax && (overlaps(&mamax, &md) || overlaps(&mamax, &ms) ||
+                      (opt->scale && overlaps(&mamax, &mscale))))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "options.amax overlaps %s",
+                       overlaps(&mamax, &md)   ? "dst"
+                       : overlaps(&mamax, &ms) ? "src"
+                                               : "options.scale");
+
+    dt_stream *s = NULL;
+    st = op_stream(stream, ctx, fn, &s);
+    if (st != DUET_SUCCESS) return st;
+    duet_launch_info *info = opt->info;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        snprintf(info->tuning, sizeof info->tuning, "-");
+    }
+    if (md.empty) {
+        /* Nothing to convert; amax is still the maximum of no elements, 0. */
+        if (!opt->amax) return DUET_SUCCESS;
+        return be_memset(ctx->be, s->be, mamax.view.base, 0, sizeof(float));
+    }
+    dt_convert c;
+    memset(&c, 0, sizeof c);
+    c.src_dtype = src->dtype;
+    c.dst_dtype = dst->dtype;
+    c.rows = dst->rows;
+    c.cols = dst->cols;
+    c.batch = md.batch;
+    c.saturate = opt->overflow == DUET_CONVERT_SATURATE;
+    c.src = ms.view;
+    c.dst = md.view;
+    c.scale = opt->scale ? mscale.view.base : NULL;
+    c.amax = opt->amax ? mamax.view.base : NULL;
+    if (c.dst.cs != 1 && c.dst.rs == 1) {
+        /* A column-major dst: walk its columns as rows, so that writes are contiguous. */
+        swap64(&c.rows, &c.cols);
+        swap64(&c.src.rs, &c.src.cs);
+        swap64(&c.dst.rs, &c.dst.cs);
+    }
+    pthread_mutex_lock(&s->op_lock);
+    st = be_convert(ctx, s->be, &c, info);
     pthread_mutex_unlock(&s->op_lock);
     return st;
 }

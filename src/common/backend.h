@@ -94,6 +94,11 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
 duet_status be_gemm_epilogue(dt_context *ctx, void *stream, const dt_epilogue *e,
                              duet_launch_info *info);
 
+/* duet_convert (queue): one pass over the elements; with c->amax, which the backend first sets
+ * to 0 itself, the maximum is taken with integer atomics on the bit patterns (GPUs). */
+duet_status be_convert(dt_context *ctx, void *stream, const dt_convert *c,
+                       duet_launch_info *info);
+
 /* Runtime compilation. A backend without it returns DUET_ERROR_UNSUPPORTED from
  * be_module_create with a message naming the backends that have it. On DUET_ERROR_COMPILE,
  * *log holds the compiler's log (malloc'd, the caller frees) and *module is NULL; on success

@@ -94,6 +94,8 @@ size_t duet_dtype_size(duet_dtype dtype)
     case DUET_DTYPE_F16: return 2;
     case DUET_DTYPE_BF16: return 2;
     case DUET_DTYPE_I8: return 1;
+    case DUET_DTYPE_F8E4M3: return 1;
+    case DUET_DTYPE_F8E5M2: return 1;
     }
     return 0;
 }
@@ -107,6 +109,8 @@ const char *duet_dtype_name(duet_dtype dtype)
     case DUET_DTYPE_F16: return "f16";
     case DUET_DTYPE_BF16: return "bf16";
     case DUET_DTYPE_I8: return "i8";
+    case DUET_DTYPE_F8E4M3: return "f8e4m3";
+    case DUET_DTYPE_F8E5M2: return "f8e5m2";
     }
     return "invalid dtype";
 }

@@ -70,6 +70,8 @@ typedef struct dt_stream {
     dt_workspace ws;         /* guarded by op_lock                                      */
     dt_workspace epi_ws;     /* duet_gemm_ex's intermediate product (guarded by op_lock):
                                 apart from ws so that the GEMM may grow ws meanwhile    */
+    dt_workspace f8_ws;      /* an FP8 GEMM's A and B decoded to f16/bf16 (op_lock): apart
+                                from ws and epi_ws for the same reason                  */
     int foreign;             /* duet_stream_wrap: the native stream is never destroyed  */
 } dt_stream;
 
@@ -219,6 +221,21 @@ typedef struct dt_elementwise {
     double alpha, beta, value;
     dt_view a, b, c;
 } dt_elementwise;
+
+/* dst = convert(src [* scale]) over rows x cols x batch (duet_convert; duet.h gives the
+ * semantics), rows, cols and batch > 0. src and dst each f32, f16, bf16, f8e4m3 or f8e5m2.
+ * scale: NULL or the device address of one f32 read when the op runs; amax: NULL or the device
+ * address of one f32, written with max |src|. saturate: 1 for DUET_CONVERT_SATURATE. The
+ * common layer arranges dst.cs == 1 whenever dst has a unit stride at all; src.bs may be 0
+ * (one src for every batch). */
+typedef struct dt_convert {
+    duet_dtype src_dtype, dst_dtype;
+    int64_t rows, cols, batch;
+    int saturate;
+    dt_view src, dst;
+    const void *scale;
+    void *amax;
+} dt_convert;
 
 /* One operand of a GEMM epilogue pass: on = 0 when absent. Every operand is seen as an
  * m x n x batch view; a vector or a batch-broadcast operand has stride 0 along the dimension

@@ -723,6 +723,8 @@ static int fill_bits(duet_dtype dtype, double value, uint64_t *bits)
         if (!(value >= -128.0 && value <= 127.0) || (double)(int)value != value) return 0;
         *bits = (uint8_t)(int8_t)(int)value;
         return 1;
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2: return 0; /* duet_fill refuses them before the backend */
     }
     return 0;
 }
@@ -735,7 +737,9 @@ static size_t dtype_bytes(duet_dtype dtype)
     case DUET_DTYPE_I32: return 4;
     case DUET_DTYPE_F16:
     case DUET_DTYPE_BF16: return 2;
-    case DUET_DTYPE_I8: return 1;
+    case DUET_DTYPE_I8:
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2: return 1;
     }
     return 0;
 }

@@ -77,6 +77,8 @@ static int dtypes_supported(duet_dtype ab, duet_dtype c)
     case DUET_DTYPE_F16:
     case DUET_DTYPE_BF16: return c == DUET_DTYPE_F32;
     case DUET_DTYPE_I8: return c == DUET_DTYPE_I32;
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2: return 0;
     }
     return 0;
 }

@@ -223,7 +223,7 @@ static duet_matrix pick_matrix(input *in, buf_slot **slot)
     memset(&m, 0, sizeof m);
     m.buffer = buf_handle(in, slot);
     unsigned shape = u8(in);
-    m.dtype = (duet_dtype)pick_enum(in, DUET_DTYPE_F32, DUET_DTYPE_I8);
+    m.dtype = (duet_dtype)pick_enum(in, DUET_DTYPE_F32, DUET_DTYPE_F8E5M2);
     m.layout = (duet_layout)pick_enum(in, DUET_LAYOUT_ROW_MAJOR, DUET_LAYOUT_COL_MAJOR);
     if (shape < 200) {
         /* A plausible matrix: small, packed or padded, sometimes batched. */
@@ -713,11 +713,91 @@ static void op_gemm_ex(input *in)
     }
 }
 
+/* duet_convert: src, dst and an optional scale and amax of picked matrices, usually shaped and
+ * typed consistently. A failure must write nothing; a success must write only dst's elements
+ * and amax (values are tests/test_fp8's to check). */
+static void op_convert(input *in)
+{
+    static const duet_dtype ok[5] = {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16,
+                                     DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    buf_slot *ss = NULL, *sd = NULL, *sx[2] = {0};
+    duet_matrix src = pick_matrix(in, &ss), dst = pick_matrix(in, &sd), x[2];
+    int on[2];
+    for (int i = 0; i < 2; i++) {
+        on[i] = u8(in) >= 128;
+        x[i] = pick_matrix(in, &sx[i]);
+    }
+    if (u8(in) < 180) {
+        src.dtype = ok[u8(in) % 5];
+        dst.dtype = ok[u8(in) % 5];
+        src.rows = dst.rows;
+        src.cols = dst.cols;
+        duet_matrix *ms[2] = {&src, &dst};
+        for (int i = 0; i < 2; i++) {
+            duet_matrix *m = ms[i];
+            int64_t len = m->layout == DUET_LAYOUT_COL_MAJOR ? m->rows : m->cols;
+            int64_t lines = m->layout == DUET_LAYOUT_COL_MAJOR ? m->cols : m->rows;
+            if (m->ld < len) m->ld = len;
+            if (m->batch_stride != 0) m->batch_stride = wrap_mul(lines, m->ld);
+        }
+        for (int i = 0; i < 2; i++) {
+            x[i].dtype = DUET_DTYPE_F32;
+            x[i].rows = x[i].cols = x[i].ld = 1;
+            x[i].batch_count = 1;
+        }
+    }
+    duet_convert_options o;
+    memset(&o, 0, sizeof o);
+    o.overflow = (duet_convert_overflow)pick_enum(in, DUET_CONVERT_SATURATE, DUET_CONVERT_OVERFLOW);
+    o.scale = on[0] ? &x[0] : NULL;
+    o.amax = on[1] ? &x[1] : NULL;
+    duet_launch_info info;
+    if (u8(in) & 1) o.info = &info;
+    const int opt_null = u8(in) < 32;
+    duet_status s = duet_convert(stream_at(in), &src, &dst, opt_null ? NULL : &o);
+    if (getenv("DUET_FUZZ_TRACE"))
+        fprintf(stderr, "  convert %s -> %s -> %s: %s\n", duet_dtype_name(src.dtype),
+                duet_dtype_name(dst.dtype), duet_status_string(s), duet_last_error());
+    check_status(s, S_OK | S_ARG | S_HANDLE | S_UNSUP, "duet_convert");
+    if (s != DUET_SUCCESS) {
+        check_unchanged("duet_convert");
+        return;
+    }
+    buf_slot *od = slot_of(dst.buffer);
+    buf_slot *oa = !opt_null && o.amax ? slot_of(o.amax->buffer) : NULL;
+    if (!od || (!opt_null && o.amax && !oa)) die("success on a dead buffer", "duet_convert");
+    /* Every element of dst and amax written, with values not checked here; nothing else. */
+    const duet_matrix *outs[2] = {&dst, oa ? o.amax : NULL};
+    buf_slot *slots[2] = {od, oa};
+    static expect e;
+    for (int w = 0; w < 2; w++) {
+        if (!outs[w] || (w == 1 && oa == od)) continue;
+        expect_begin(&e, slots[w]);
+        for (int u = w; u < 2; u++) {
+            if (!outs[u] || slots[u] != slots[w]) continue;
+            const duet_matrix *m = outs[u];
+            const size_t elem = duet_dtype_size(m->dtype);
+            const int64_t bc = m->rows == 0 || m->cols == 0 ? 0
+                               : m->batch_count == 0    ? 1
+                                                        : m->batch_count;
+            unsigned char any[8] = {0};
+            for (int64_t q = 0; q < bc; q++)
+                for (int64_t i = 0; i < m->rows; i++)
+                    for (int64_t j = 0; j < m->cols; j++) {
+                        const size_t idx = at(m, q, i, j);
+                        check_index(slots[w], idx, elem, "duet_convert");
+                        expect_set(&e, idx, elem, any, 0);
+                    }
+        }
+        expect_check(&e, "duet_convert");
+    }
+}
+
 /* ---- the program ------------------------------------------------------------------------- */
 
 static void step(input *in)
 {
-    unsigned op = u8(in) % 24;
+    unsigned op = u8(in) % 25;
     if (getenv("DUET_FUZZ_TRACE")) fprintf(stderr, "step %u (%zu bytes left)\n", op, in->n);
     switch (op) {
     case 0: { /* buffer_create */
@@ -958,6 +1038,7 @@ static void step(input *in)
         break;
     }
     case 23: op_gemm_ex(in); break;
+    case 24: op_convert(in); break;
     default: { /* more gemm: the op with the most arguments */
         op_gemm(in);
         break;

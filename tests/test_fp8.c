@@ -1,0 +1,746 @@
+/* test_fp8.c - conformance of the 8-bit float dtypes: duet_convert and FP8 GEMM against references here. */
+/*
+ * The reference knows the formats only by definition: an element's value comes from
+ * dt_get (the harness decodes every dtype by its fields), and a value is encoded to an
+ * 8-bit float by dt_f8_encode, a search over every code for the nearest (ties to the even
+ * code), or to f16/bf16 by dt_set. Results are compared bit for bit, NaN included (duet.h
+ * promises its dtype's canonical quiet NaN with the sign of the source).
+ */
+#include "harness.h"
+
+#include <float.h>
+
+static duet_context *ctx;
+static int quick;
+
+static const duet_dtype g_types[] = {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16,
+                                     DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+enum { NTYPES = 5 };
+
+static int is_f8(duet_dtype d) { return d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2; }
+
+/* The raw bits of element i of host data of dtype d. */
+static uint32_t raw_bits(const void *data, duet_dtype d, size_t i)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    uint32_t u = 0;
+    uint16_t h;
+    switch (duet_dtype_size(d)) {
+    case 1: return p[i];
+    case 2: memcpy(&h, p + 2 * i, 2); return h;
+    default: memcpy(&u, p + 4 * i, 4); return u;
+    }
+}
+
+static int sign_of(uint32_t bits, duet_dtype d) { return (int)(bits >> (8 * duet_dtype_size(d) - 1) & 1u); }
+
+/* The canonical quiet NaN of d with the given sign (duet.h). */
+static uint32_t nan_bits(duet_dtype d, int neg)
+{
+    switch (d) {
+    case DUET_DTYPE_F16: return (neg ? 0x8000u : 0u) | 0x7E00u;
+    case DUET_DTYPE_BF16: return (neg ? 0x8000u : 0u) | 0x7FC0u;
+    case DUET_DTYPE_F8E4M3: return (neg ? 0x80u : 0u) | 0x7Fu;
+    case DUET_DTYPE_F8E5M2: return (neg ? 0x80u : 0u) | 0x7Eu;
+    default: return (neg ? 0x80000000u : 0u) | 0x7FC00000u;
+    }
+}
+
+/* v (an f32 value, or NaN) encoded in d. */
+static uint32_t encode_ref(double v, duet_dtype d, int saturate, int neg_nan)
+{
+    if (isnan(v)) return nan_bits(d, neg_nan);
+    if (is_f8(d)) return dt_f8_encode(v, d, saturate);
+    unsigned char tmp[4];
+    dt_set(tmp, d, 0, v);
+    return raw_bits(tmp, d, 0);
+}
+
+/* The expected bits of dst element for src element i; *any_sign_nan is set when the result
+ * is NaN of either sign (NaN times a scale: IEEE leaves the sign of that NaN open). */
+static uint32_t expect_one(const void *src, duet_dtype sd, size_t i, duet_dtype dd, int saturate,
+                           const float *scale, int *any_sign_nan)
+{
+    const uint32_t sb = raw_bits(src, sd, i);
+    double v = dt_get(src, sd, i);
+    *any_sign_nan = 0;
+    if (scale) {
+        /* One f32 rounding of the exact product (both factors have 24-bit significands, so the
+         * double product is exact); the cases here stay inside f32's range. */
+        const double p = v * (double)*scale;
+        if (isnan(p)) {
+            *any_sign_nan = 1;
+            return nan_bits(dd, 0);
+        }
+        v = (double)(float)p;
+    }
+    return encode_ref(v, dd, saturate, sign_of(sb, sd));
+}
+
+static int same_result(uint32_t got, uint32_t want, duet_dtype dd, int any_sign_nan)
+{
+    if (any_sign_nan) return got == nan_bits(dd, 0) || got == nan_bits(dd, 1);
+    return got == want;
+}
+
+/* Runs src (n packed elements of sd, as a 1 x n row) through duet_convert into dd and checks
+ * every element, and amax when asked. */
+static void check_convert(const char *what, duet_dtype sd, const void *src, size_t n, duet_dtype dd,
+                          duet_convert_overflow ovf, const float *scale, int want_amax)
+{
+    const size_t es = duet_dtype_size(sd), ed = duet_dtype_size(dd);
+    duet_buffer *bs = NULL, *bd = NULL, *bx = NULL;
+    DT_OK(duet_buffer_create(ctx, n * es, &bs));
+    DT_OK(duet_buffer_create(ctx, n * ed, &bd));
+    DT_OK(duet_buffer_create(ctx, 2 * sizeof(float), &bx)); /* [0] scale, [1] amax */
+    DT_OK(duet_buffer_write(NULL, bs, 0, src, n * es));
+    const float sentinel = -12345.0f;
+    const float sv[2] = {scale ? *scale : 1.0f, sentinel};
+    DT_OK(duet_buffer_write(NULL, bx, 0, sv, sizeof sv));
+    duet_matrix ms = duet_matrix_make(bs, sd, DUET_LAYOUT_ROW_MAJOR, 1, (int64_t)n);
+    duet_matrix md = duet_matrix_make(bd, dd, DUET_LAYOUT_ROW_MAJOR, 1, (int64_t)n);
+    duet_matrix mscale = duet_matrix_make(bx, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    duet_matrix mamax = mscale;
+    mamax.offset = 1;
+    duet_launch_info info;
+    duet_convert_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.overflow = ovf;
+    opt.scale = scale ? &mscale : NULL;
+    opt.amax = want_amax ? &mamax : NULL;
+    opt.info = &info;
+    DT_OK(duet_convert(NULL, &ms, &md, &opt));
+    DT_CHECK(info.launches >= 1 && info.kernel[0] != '\0', "%s: info says %d launches, \"%s\"", what,
+             info.launches, info.kernel);
+    unsigned char *got = (unsigned char *)malloc(n * ed);
+    DT_OK(duet_buffer_read(NULL, bd, 0, got, n * ed));
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        int any;
+        const uint32_t want = expect_one(src, sd, i, dd, ovf == DUET_CONVERT_SATURATE, scale, &any);
+        const uint32_t g = raw_bits(got, dd, i);
+        if (!same_result(g, want, dd, any)) {
+            if (bad++ < 8)
+                fprintf(stderr, "%s: %s -> %s%s%s: src bits 0x%x (%.9g) gave 0x%x, want 0x%x\n", what,
+                        duet_dtype_name(sd), duet_dtype_name(dd),
+                        ovf == DUET_CONVERT_SATURATE ? "" : " (overflow)", scale ? " (scaled)" : "",
+                        (unsigned)raw_bits(src, sd, i), dt_get(src, sd, i), (unsigned)g, (unsigned)want);
+        }
+    }
+    DT_CHECK(bad == 0, "%s: %d of %zu elements differ", what, bad, n);
+    if (want_amax) {
+        float back[2];
+        DT_OK(duet_buffer_read(NULL, bx, 0, back, sizeof back));
+        double m = 0.0;
+        int nan = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double v = dt_get(src, sd, i);
+            if (isnan(v)) nan = 1;
+            else if (fabs(v) > m) m = fabs(v);
+        }
+        uint32_t gb;
+        memcpy(&gb, &back[1], 4);
+        if (nan)
+            DT_CHECK(gb == 0x7FC00000u, "%s: amax bits 0x%x, want the quiet NaN", what, (unsigned)gb);
+        else
+            DT_CHECK((double)back[1] == m && !signbit(back[1]), "%s: amax %.9g, want %.9g", what,
+                     back[1], m);
+        DT_CHECK(back[0] == sv[0], "%s: the scale was written", what);
+    }
+    free(got);
+    DT_OK(duet_buffer_destroy(bs));
+    DT_OK(duet_buffer_destroy(bd));
+    DT_OK(duet_buffer_destroy(bx));
+}
+
+/* ---- source sets ------------------------------------------------------------------------- */
+
+static float f32_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+typedef struct fvec {
+    float *v;
+    size_t n, cap;
+} fvec;
+
+static void push(fvec *s, float x)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 1024;
+        s->v = (float *)realloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = x;
+}
+
+/* x and its f32 neighbours, both signs. */
+static void push_around(fvec *s, float x)
+{
+    const float c[3] = {nextafterf(x, 0.0f), x, nextafterf(x, INFINITY)};
+    for (int k = 0; k < 3; k++) {
+        push(s, c[k]);
+        push(s, -c[k]);
+    }
+}
+
+/* f32 values dense where 8-bit floats decide: every value of both formats, every midpoint (the
+ * ties) and their neighbours, the overflow thresholds, subnormals, half the smallest
+ * subnormal, zeros, infinities, NaNs of both signs and several payloads, f32 subnormals; then
+ * random bit patterns. */
+static void f32_set(fvec *s)
+{
+    const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    for (int t = 0; t < 2; t++) {
+        const unsigned maxcode = f8[t] == DUET_DTYPE_F8E4M3 ? 0x7Eu : 0x7Bu;
+        for (unsigned c = 0; c <= maxcode; c++) {
+            const double a = dt_f8_decode(c, f8[t]);
+            const double b = c < maxcode ? dt_f8_decode(c + 1, f8[t])
+                                         : a + (a - dt_f8_decode(c - 1, f8[t]));
+            push_around(s, (float)a);
+            push_around(s, (float)((a + b) / 2)); /* exact in f32: a 5-bit significand */
+            push_around(s, (float)(a + (b - a) / 4));
+        }
+        const double minsub = dt_f8_decode(1, f8[t]);
+        push_around(s, (float)(minsub / 2));
+        push_around(s, (float)(minsub / 4));
+        push_around(s, (float)(minsub * 0.75));
+    }
+    push_around(s, 65504.0f); /* f16's largest finite and its overflow tie 65520 */
+    push_around(s, 65520.0f);
+    push_around(s, FLT_MAX);
+    push_around(s, 1e30f);
+    push_around(s, FLT_MIN);
+    push_around(s, f32_of(1u)); /* the smallest f32 subnormal */
+    push_around(s, f32_of(0x00400000u));
+    push(s, 0.0f), push(s, -0.0f), push(s, INFINITY), push(s, -INFINITY);
+    const uint32_t nans[4] = {0x7FC00000u, 0x7F800001u, 0x7FFFFFFFu, 0x7FA5A5A5u};
+    for (int k = 0; k < 4; k++) push(s, f32_of(nans[k])), push(s, f32_of(nans[k] | 0x80000000u));
+    const int nrand = quick ? 20000 : 400000;
+    for (int k = 0; k < nrand; k++) push(s, f32_of((uint32_t)dt_rand_u64()));
+    /* Random values in the 8-bit floats' own range, where most random bit patterns are not. */
+    for (int k = 0; k < nrand; k++) {
+        const uint32_t u = (uint32_t)dt_rand_u64();
+        push(s, f32_of((u & 0x807FFFFFu) | (uint32_t)(100 + (u >> 23) % 50) << 23));
+    }
+}
+
+static void convert_exhaustive_decode(void)
+{
+    /* Every code of each 8-bit float into every dtype, both overflow modes. */
+    const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    unsigned char codes[256];
+    for (int c = 0; c < 256; c++) codes[c] = (unsigned char)c;
+    for (int t = 0; t < 2; t++)
+        for (int d = 0; d < NTYPES; d++)
+            for (int o = 0; o < 2; o++)
+                check_convert("all codes", f8[t], codes, 256, g_types[d], (duet_convert_overflow)o,
+                              NULL, 1);
+}
+
+static void convert_from_wide(void)
+{
+    fvec s = {0};
+    f32_set(&s);
+    for (int d = 0; d < NTYPES; d++)
+        for (int o = 0; o < 2; o++)
+            check_convert("dense f32", DUET_DTYPE_F32, s.v, s.n, g_types[d], (duet_convert_overflow)o,
+                          NULL, o == 0);
+    /* Every f16 and bf16 pattern into the 8-bit floats (and f16 <-> bf16). */
+    uint16_t *all = (uint16_t *)malloc(65536 * 2);
+    const int step = quick ? 7 : 1;
+    size_t n = 0;
+    for (uint32_t u = 0; u < 65536; u += (uint32_t)step) all[n++] = (uint16_t)u;
+    const duet_dtype half[2] = {DUET_DTYPE_F16, DUET_DTYPE_BF16};
+    for (int h = 0; h < 2; h++)
+        for (int d = 0; d < NTYPES; d++)
+            for (int o = 0; o < 2; o++)
+                if (is_f8(g_types[d]) || o == 0)
+                    check_convert("16-bit patterns", half[h], all, n, g_types[d],
+                                  (duet_convert_overflow)o, NULL, o == 0);
+    free(all);
+    free(s.v);
+}
+
+static void convert_scaled(void)
+{
+    /* Scales that round (1/3, 3) and that do not (0.5, 2^-10), on values whose products stay in
+     * f32's range; NaN and inf included (inf * 0 is NaN). */
+    fvec s = {0};
+    const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    for (int t = 0; t < 2; t++)
+        for (unsigned c = 0; c < 256; c++) push(&s, (float)dt_f8_decode(c, f8[t]));
+    const int nrand = quick ? 5000 : 100000;
+    for (int k = 0; k < nrand; k++) push(&s, (float)(dt_rand_normal() * 300.0));
+    push(&s, 1e30f), push(&s, -1e-30f), push(&s, 0.0f), push(&s, -0.0f);
+    const float scales[5] = {1.0f / 3.0f, 3.0f, 0.5f, 0x1p-10f, 0.0f};
+    for (int k = 0; k < 5; k++)
+        for (int d = 0; d < NTYPES; d++)
+            check_convert("scaled", DUET_DTYPE_F32, s.v, s.n, g_types[d], DUET_CONVERT_SATURATE,
+                          &scales[k], 1);
+    /* A scaled 8-bit source. */
+    unsigned char codes[256];
+    for (int c = 0; c < 256; c++) codes[c] = (unsigned char)c;
+    check_convert("scaled codes", DUET_DTYPE_F8E4M3, codes, 256, DUET_DTYPE_F8E5M2,
+                  DUET_CONVERT_OVERFLOW, &scales[1], 1);
+    check_convert("scaled codes", DUET_DTYPE_F8E5M2, codes, 256, DUET_DTYPE_F8E4M3,
+                  DUET_CONVERT_SATURATE, &scales[0], 1);
+    free(s.v);
+}
+
+/* Layouts, lds, offsets, batches (a broadcast src) and guards: dst's padding and the memory
+ * around it stay as they were. */
+static void convert_strided(void)
+{
+    const duet_layout lay[2] = {DUET_LAYOUT_ROW_MAJOR, DUET_LAYOUT_COL_MAJOR};
+    const int64_t shapes[][2] = {{1, 1}, {3, 5}, {17, 33}, {64, 7}};
+    for (int sh = 0; sh < 4; sh++)
+        for (int ls = 0; ls < 2; ls++)
+            for (int ld = 0; ld < 2; ld++)
+                for (int bc = 0; bc < 2; bc++) {
+                    const duet_dtype sd = sh % 2 ? DUET_DTYPE_F32 : DUET_DTYPE_BF16;
+                    const duet_dtype dd = bc ? DUET_DTYPE_F8E5M2 : DUET_DTYPE_F8E4M3;
+                    const int64_t rows = shapes[sh][0], cols = shapes[sh][1], batch = 3;
+                    duet_matrix ms = duet_matrix_make(NULL, sd, lay[ls], rows, cols);
+                    duet_matrix md = duet_matrix_make(NULL, dd, lay[ld], rows, cols);
+                    ms.ld += 2, md.ld += 3;
+                    ms.offset = 5, md.offset = 7;
+                    md.batch_count = batch;
+                    md.batch_stride = dt_matrix_extent(&md) + 4;
+                    if (!bc) {
+                        ms.batch_count = batch;
+                        ms.batch_stride = dt_matrix_extent(&ms) + 1;
+                    }
+                    const size_t ns = dt_matrix_span_elems(&ms) + 9, nd = dt_matrix_span_elems(&md) + 9;
+                    unsigned char *hs = (unsigned char *)malloc(ns * 4), *hd = (unsigned char *)malloc(nd);
+                    for (size_t i = 0; i < ns; i++) dt_set(hs, sd, i, dt_rand_normal() * 100.0);
+                    dt_fill_sentinel(hd, dd, nd);
+                    duet_buffer *bs = NULL, *bd = NULL;
+                    DT_OK(duet_buffer_create(ctx, ns * duet_dtype_size(sd), &bs));
+                    DT_OK(duet_buffer_create(ctx, nd, &bd));
+                    DT_OK(duet_buffer_write(NULL, bs, 0, hs, ns * duet_dtype_size(sd)));
+                    DT_OK(duet_buffer_write(NULL, bd, 0, hd, nd));
+                    ms.buffer = bs, md.buffer = bd;
+                    DT_OK(duet_convert(NULL, &ms, &md, NULL));
+                    unsigned char *got = (unsigned char *)malloc(nd);
+                    DT_OK(duet_buffer_read(NULL, bd, 0, got, nd));
+                    unsigned char *touched = (unsigned char *)calloc(nd, 1);
+                    int bad = 0;
+                    for (int64_t b = 0; b < batch; b++)
+                        for (int64_t i = 0; i < rows; i++)
+                            for (int64_t j = 0; j < cols; j++) {
+                                const size_t si = dt_matrix_index(&ms, bc ? 0 : b, i, j);
+                                const size_t di = dt_matrix_index(&md, b, i, j);
+                                touched[di] = 1;
+                                int any;
+                                const uint32_t want = expect_one(hs, sd, si, dd, 1, NULL, &any);
+                                if (got[di] != want && bad++ < 4)
+                                    fprintf(stderr, "strided %lldx%lld (%lld,%lld,%lld): 0x%x, want 0x%x\n",
+                                            (long long)rows, (long long)cols, (long long)b, (long long)i,
+                                            (long long)j, got[di], (unsigned)want);
+                            }
+                    for (size_t i = 0; i < nd; i++)
+                        if (!touched[i] && !dt_is_sentinel(got, dd, i) && bad++ < 4)
+                            fprintf(stderr, "strided: element %zu outside dst was written\n", i);
+                    DT_CHECK(bad == 0, "strided %lld x %lld layouts %d/%d broadcast %d: %d bad",
+                             (long long)rows, (long long)cols, ls, ld, bc, bad);
+                    free(hs), free(hd), free(got), free(touched);
+                    DT_OK(duet_buffer_destroy(bs));
+                    DT_OK(duet_buffer_destroy(bd));
+                }
+}
+
+/* ---- misuse ------------------------------------------------------------------------------ */
+
+static void convert_misuse(void)
+{
+    duet_buffer *b = NULL, *ro_free = NULL;
+    DT_OK(duet_buffer_create(ctx, 4096, &b));
+    duet_matrix s = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 8);
+    duet_matrix d = duet_matrix_make(b, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, 4, 8);
+    d.offset = 1024;
+    duet_matrix sc = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    sc.offset = 512;
+    duet_matrix am = sc;
+    am.offset = 513;
+    /* The sentinel bytes of dst: nothing may be written on an error. */
+    unsigned char before[32], after[32];
+    memset(before, 0xA5, sizeof before);
+    DT_OK(duet_buffer_write(NULL, b, 1024, before, sizeof before));
+    const float amax0 = -7.0f;
+    DT_OK(duet_buffer_write(NULL, b, 513 * 4, &amax0, 4));
+    duet_convert_options o;
+    memset(&o, 0, sizeof o);
+    o.amax = &am;
+
+    DT_FAILS(duet_convert(NULL, NULL, &d, NULL), DUET_ERROR_INVALID_ARGUMENT, "src");
+    DT_FAILS(duet_convert(NULL, &s, NULL, NULL), DUET_ERROR_INVALID_ARGUMENT, "dst");
+    duet_matrix x = s;
+    x.dtype = DUET_DTYPE_F64;
+    DT_FAILS(duet_convert(NULL, &x, &d, &o), DUET_ERROR_UNSUPPORTED, "f64");
+    x = d;
+    x.dtype = DUET_DTYPE_I8;
+    DT_FAILS(duet_convert(NULL, &s, &x, &o), DUET_ERROR_UNSUPPORTED, "i8");
+    x = d;
+    x.dtype = (duet_dtype)99;
+    DT_FAILS(duet_convert(NULL, &s, &x, &o), DUET_ERROR_INVALID_ARGUMENT, "dst.dtype");
+    x = d;
+    x.cols = 7;
+    DT_FAILS(duet_convert(NULL, &s, &x, &o), DUET_ERROR_INVALID_ARGUMENT, "dst is 4 x 7");
+    x = d;
+    x.batch_count = 2;
+    x.batch_stride = 32;
+    duet_matrix y = s;
+    y.batch_count = 3;
+    y.batch_stride = 32;
+    DT_FAILS(duet_convert(NULL, &y, &x, &o), DUET_ERROR_INVALID_ARGUMENT, "src.batch_count");
+    x = d;
+    x.offset = 16; /* bytes [16, 48) of an f8 dst within src's [0, 128) */
+    DT_FAILS(duet_convert(NULL, &s, &x, &o), DUET_ERROR_INVALID_ARGUMENT, "overlaps src");
+    duet_convert_options bad = o;
+    bad.overflow = (duet_convert_overflow)2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_ARGUMENT, "options.overflow");
+    bad = o;
+    duet_matrix sc2 = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 2);
+    sc2.offset = 512;
+    bad.scale = &sc2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_ARGUMENT, "options.scale");
+    sc2 = sc;
+    sc2.dtype = DUET_DTYPE_F16;
+    bad.scale = &sc2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_ARGUMENT, "options.scale");
+    bad = o;
+    sc2 = am;
+    sc2.dtype = DUET_DTYPE_F64;
+    bad.amax = &sc2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_ARGUMENT, "options.amax");
+    bad = o;
+    sc2 = am;
+    sc2.offset = 1; /* inside src */
+    bad.amax = &sc2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_ARGUMENT, "options.amax overlaps src");
+    bad = o;
+    bad.scale = &sc;
+    sc2 = sc;
+    bad.amax = &sc2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_ARGUMENT,
+             "options.amax overlaps options.scale");
+    sc2 = sc;
+    sc2.offset = 256; /* f32 index 256 = byte 1024: dst's first element */
+    bad = o;
+    bad.scale = &sc2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_ARGUMENT, "dst overlaps options.scale");
+    sc2 = sc;
+    sc2.buffer = NULL;
+    bad = o;
+    bad.scale = &sc2;
+    DT_FAILS(duet_convert(NULL, &s, &d, &bad), DUET_ERROR_INVALID_HANDLE, "options.scale.buffer");
+    /* A dst in another context. */
+    duet_context *other = NULL;
+    if (duet_context_create(0, &other) == DUET_SUCCESS) {
+        DT_OK(duet_buffer_create(other, 64, &ro_free));
+        x = d;
+        x.buffer = ro_free;
+        x.offset = 0;
+        DT_FAILS(duet_convert(NULL, &s, &x, &o), DUET_ERROR_INVALID_ARGUMENT, "contexts");
+        DT_OK(duet_buffer_destroy(ro_free));
+        DT_OK(duet_context_destroy(other));
+    }
+    DT_OK(duet_buffer_read(NULL, b, 1024, after, sizeof after));
+    DT_CHECK(memcmp(before, after, sizeof before) == 0, "a refused duet_convert wrote dst");
+    float amax1;
+    DT_OK(duet_buffer_read(NULL, b, 513 * 4, &amax1, 4));
+    DT_CHECK(amax1 == amax0, "a refused duet_convert wrote amax (%g)", amax1);
+
+    /* An empty convert writes nothing to dst but sets amax to 0. */
+    x = d;
+    x.rows = 0;
+    y = s;
+    y.rows = 0;
+    DT_OK(duet_convert(NULL, &y, &x, &o));
+    DT_OK(duet_buffer_read(NULL, b, 513 * 4, &amax1, 4));
+    DT_CHECK(amax1 == 0.0f, "amax of nothing is %g, want 0", amax1);
+    /* The other ops refuse 8-bit floats by name. */
+    DT_FAILS(duet_fill(NULL, 1.0, &d, NULL), DUET_ERROR_UNSUPPORTED, "f8e4m3");
+    DT_FAILS(duet_scale(NULL, 2.0, &d, NULL), DUET_ERROR_UNSUPPORTED, "f8e4m3");
+    DT_CHECK(duet_dtype_size(DUET_DTYPE_F8E4M3) == 1 && duet_dtype_size(DUET_DTYPE_F8E5M2) == 1,
+             "8-bit float sizes");
+    DT_CHECK(strcmp(duet_dtype_name(DUET_DTYPE_F8E4M3), "f8e4m3") == 0 &&
+                 strcmp(duet_dtype_name(DUET_DTYPE_F8E5M2), "f8e5m2") == 0,
+             "8-bit float names");
+    DT_OK(duet_buffer_destroy(b));
+}
+
+/* The harness's own reference against fixed points of the OCP specification. */
+static void reference_selfcheck(void)
+{
+    DT_CHECK(dt_f8_decode(0x7E, DUET_DTYPE_F8E4M3) == 448.0, "e4m3 max");
+    DT_CHECK(isnan(dt_f8_decode(0x7F, DUET_DTYPE_F8E4M3)), "e4m3 NaN");
+    DT_CHECK(dt_f8_decode(0x01, DUET_DTYPE_F8E4M3) == 0x1p-9, "e4m3 min subnormal");
+    DT_CHECK(dt_f8_decode(0x08, DUET_DTYPE_F8E4M3) == 0x1p-6, "e4m3 min normal");
+    DT_CHECK(dt_f8_decode(0x7B, DUET_DTYPE_F8E5M2) == 57344.0, "e5m2 max");
+    DT_CHECK(isinf(dt_f8_decode(0xFC, DUET_DTYPE_F8E5M2)) && dt_f8_decode(0xFC, DUET_DTYPE_F8E5M2) < 0,
+             "e5m2 -inf");
+    DT_CHECK(dt_f8_decode(0x01, DUET_DTYPE_F8E5M2) == 0x1p-16, "e5m2 min subnormal");
+    DT_CHECK(dt_f8_encode(464.0, DUET_DTYPE_F8E4M3, 0) == 0x7E, "e4m3 464 ties to 448");
+    DT_CHECK(dt_f8_encode(465.0, DUET_DTYPE_F8E4M3, 0) == 0x7F, "e4m3 465 overflows to NaN");
+    DT_CHECK(dt_f8_encode(61440.0, DUET_DTYPE_F8E5M2, 0) == 0x7C, "e5m2 61440 ties to inf");
+    DT_CHECK(dt_f8_encode(61439.0, DUET_DTYPE_F8E5M2, 0) == 0x7B, "e5m2 61439 to max");
+    DT_CHECK(dt_f8_encode(0x1p-10, DUET_DTYPE_F8E4M3, 1) == 0x00, "e4m3 half min subnormal ties to 0");
+    DT_CHECK(dt_f8_encode(-1e9, DUET_DTYPE_F8E5M2, 1) == 0xFB, "e5m2 saturates");
+}
+
+
+/* ---- gemm -------------------------------------------------------------------------------- */
+
+/* A stored matrix of rows x cols, row- or column-major with one element of padding per line,
+ * batch matrices apart by its extent plus 3 (one matrix when batch is 1). */
+static duet_matrix stored(duet_dtype dt, int col_major, int64_t rows, int64_t cols, int64_t batch)
+{
+    duet_matrix x = duet_matrix_make(NULL, dt, col_major ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR,
+                                     rows, cols);
+    x.ld += 1;
+    x.offset = 2;
+    if (batch > 1) {
+        x.batch_count = batch;
+        x.batch_stride = dt_matrix_extent(&x) + 3;
+    }
+    return x;
+}
+
+static void *host_random(const duet_matrix *x, size_t *n, double spread)
+{
+    *n = dt_matrix_span_elems(x) + 4;
+    void *h = malloc(*n * duet_dtype_size(x->dtype));
+    for (size_t i = 0; i < *n; i++) dt_set(h, x->dtype, i, dt_rand_normal() * spread);
+    return h;
+}
+
+static duet_buffer *upload(duet_matrix *x, const void *h, size_t n)
+{
+    duet_buffer *b = NULL;
+    DT_OK(duet_buffer_create(ctx, n * duet_dtype_size(x->dtype), &b));
+    DT_OK(duet_buffer_write(NULL, b, 0, h, n * duet_dtype_size(x->dtype)));
+    x->buffer = b;
+    return b;
+}
+
+/* The unit roundoff of an output dtype, and the size of its smallest subnormal's half. */
+static double unit_roundoff(duet_dtype d)
+{
+    return d == DUET_DTYPE_F16 ? 0x1p-11 : d == DUET_DTYPE_BF16 ? 0x1p-8 : 0x1p-24;
+}
+
+/* One FP8 GEMM through duet_gemm (scales NULL: C updated in place) or duet_gemm_ex (D apart
+ * from C, C NULL when beta is 0, per-tensor scales), against a reference in long double:
+ *   |D - r| <= (k + 4) 2^-24 (|alpha sa sb| sum |a||b| + |beta c|) + u_D |r| + u_D 2^-14,
+ * f32 accumulation of exact products (k roundings at most), the scales' and alpha's f32
+ * products, and one rounding to D's dtype (the last term: f16's subnormal spacing). Padding and
+ * the gaps between batches must come back as they were. */
+static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype ad, duet_dtype bd,
+                      duet_dtype cd, int64_t m, int64_t n, int64_t k, int64_t batch, int bcast_b,
+                      double alpha, double beta, int ex, float sa, float sb)
+{
+    duet_matrix A = stored(ad, a_col, oa == DUET_OP_N ? m : k, oa == DUET_OP_N ? k : m, batch);
+    duet_matrix B = stored(bd, b_col, ob == DUET_OP_N ? k : n, ob == DUET_OP_N ? n : k,
+                           bcast_b ? 1 : batch);
+    duet_matrix C = stored(cd, (a_col + b_col) & 1, m, n, batch);
+    size_t na, nb, nc;
+    void *ha = host_random(&A, &na, 2.0), *hb = host_random(&B, &nb, 2.0), *hc = host_random(&C, &nc, 4.0);
+    duet_buffer *ba = upload(&A, ha, na), *bb = upload(&B, hb, nb), *bc = upload(&C, hc, nc);
+    duet_matrix D = C;
+    duet_buffer *bd_ = NULL, *bs = NULL;
+    void *hd = hc;
+    size_t nd = nc;
+    duet_launch_info info;
+    duet_op_options o;
+    memset(&o, 0, sizeof o);
+    o.info = &info;
+    if (!ex) {
+        DT_OK(duet_gemm(NULL, oa, ob, alpha, &A, &B, beta, &C, &o));
+    } else {
+        hd = host_random(&D, &nd, 1.0);
+        bd_ = upload(&D, hd, nd);
+        const float sv[2] = {sa, sb};
+        DT_OK(duet_buffer_create(ctx, sizeof sv, &bs));
+        DT_OK(duet_buffer_write(NULL, bs, 0, sv, sizeof sv));
+        duet_matrix msa = duet_matrix_make(bs, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+        duet_matrix msb = msa;
+        msb.offset = 1;
+        duet_gemm_epilogue epi;
+        memset(&epi, 0, sizeof epi);
+        epi.scale_a = &msa;
+        epi.scale_b = &msb;
+        DT_OK(duet_gemm_ex(NULL, oa, ob, alpha, &A, &B, beta, beta != 0.0 ? &C : NULL, &epi, &D, &o));
+    }
+    unsigned char *got = (unsigned char *)malloc(nd * duet_dtype_size(cd));
+    DT_OK(duet_buffer_read(NULL, ex ? bd_ : bc, 0, got, nd * duet_dtype_size(cd)));
+    unsigned char *touched = (unsigned char *)calloc(nd, 1);
+    const double s = ex ? (double)sa * (double)sb : 1.0;
+    int bad = 0;
+    double worst = 0.0;
+    for (int64_t q = 0; q < batch; q++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                long double acc = 0.0L;
+                double gauge = 0.0;
+                for (int64_t p = 0; p < k; p++) {
+                    const double x = dt_get(ha, ad, dt_matrix_index(&A, q, oa == DUET_OP_N ? i : p,
+                                                                    oa == DUET_OP_N ? p : i));
+                    const double y = dt_get(hb, bd, dt_matrix_index(&B, bcast_b ? 0 : q,
+                                                                    ob == DUET_OP_N ? p : j,
+                                                                    ob == DUET_OP_N ? j : p));
+                    acc += (long double)x * y;
+                    gauge += fabs(x * y);
+                }
+                const size_t ci = dt_matrix_index(&C, q, i, j);
+                const double c0 = beta != 0.0 ? dt_get(hc, cd, ci) : 0.0;
+                const double r = (double)((long double)alpha * s * acc) + beta * c0;
+                const double bound = (double)(k + 4) * 0x1p-24 * (fabs(alpha * s) * gauge + fabs(beta * c0)) +
+                                     unit_roundoff(cd) * (fabs(r) + 0x1p-14);
+                const size_t di = dt_matrix_index(&D, q, i, j);
+                touched[di] = 1;
+                const double g = dt_get(got, cd, di);
+                const double err = fabs(g - r);
+                if (!(err <= bound)) {
+                    if (bad++ < 4)
+                        fprintf(stderr, "gemm %s x %s -> %s (%d,%lld,%lld): got %.9g want %.9g (bound %.3g)\n",
+                                duet_dtype_name(ad), duet_dtype_name(bd), duet_dtype_name(cd), (int)q,
+                                (long long)i, (long long)j, g, r, bound);
+                } else if (bound > 0 && err / bound > worst) {
+                    worst = err / bound;
+                }
+            }
+    const size_t es = duet_dtype_size(cd);
+    for (size_t i = 0; i < nd; i++)
+        if (!touched[i] && memcmp(got + i * es, (unsigned char *)hd + i * es, es) != 0 && bad++ < 4)
+            fprintf(stderr, "gemm: element %zu outside D was written\n", i);
+    DT_CHECK(bad == 0,
+             "%s %c%c A %s %s B %s %s C %s %lldx%lldx%lld batch %lld%s alpha %g beta %g scales %g %g: "
+             "%d bad",
+             ex ? "duet_gemm_ex" : "duet_gemm", oa == DUET_OP_N ? 'N' : 'T', ob == DUET_OP_N ? 'N' : 'T',
+             duet_dtype_name(ad), a_col ? "col" : "row", duet_dtype_name(bd), b_col ? "col" : "row",
+             duet_dtype_name(cd), (long long)m, (long long)n, (long long)k, (long long)batch,
+             bcast_b ? " (B broadcast)" : "", alpha, beta, ex ? sa : 1.0, ex ? sb : 1.0, bad);
+    DT_CHECK(k == 0 || alpha == 0.0 || (info.launches >= 3 && strstr(info.prologue, "convert_") != NULL),
+             "info: %d launches, prologue \"%s\"", info.launches, info.prologue);
+    (void)worst;
+    free(ha), free(hb), free(hc), free(got), free(touched);
+    if (ex) free(hd);
+    DT_OK(duet_buffer_destroy(ba));
+    DT_OK(duet_buffer_destroy(bb));
+    DT_OK(duet_buffer_destroy(bc));
+    if (bd_) DT_OK(duet_buffer_destroy(bd_));
+    if (bs) DT_OK(duet_buffer_destroy(bs));
+}
+
+static void gemm_sweep(void)
+{
+    const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    const duet_dtype cs[3] = {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16};
+    const int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {33, 17, 65}, {64, 70, 129}, {130, 9, 300}};
+    const int nshapes = quick ? 3 : 5;
+    int flip = 0;
+    for (int op = 0; op < 4; op++)
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 2; y++)
+                for (int c = 0; c < 3; c++)
+                    for (int sh = 0; sh < nshapes; sh++) {
+                        const duet_op oa = op & 1 ? DUET_OP_T : DUET_OP_N;
+                        const duet_op ob = op & 2 ? DUET_OP_T : DUET_OP_N;
+                        flip++;
+                        const int64_t batch = sh == 1 ? 3 : 1;
+                        gemm_case(oa, ob, flip & 1, (flip >> 1) & 1, f8[x], f8[y], cs[c], shapes[sh][0],
+                                  shapes[sh][1], shapes[sh][2], batch, sh == 1 && (flip & 4), 1.0,
+                                  flip % 3 ? 0.0 : 0.5, 0, 1.0f, 1.0f);
+                        if (sh >= 1)
+                            gemm_case(oa, ob, (flip >> 2) & 1, flip & 1, f8[x], f8[y], cs[c],
+                                      shapes[sh][0], shapes[sh][1], shapes[sh][2], batch, 0, 0.75,
+                                      flip % 2 ? 0.0 : -1.5, 1, 0.37f, 3.0f);
+                    }
+    /* k == 0 and alpha == 0: A and B unread, C = beta C. */
+    for (int c = 0; c < 3; c++) {
+        gemm_case(DUET_OP_N, DUET_OP_N, 0, 0, f8[0], f8[1], cs[c], 5, 4, 0, 1, 0, 1.0, 0.5, 0, 1.0f, 1.0f);
+        gemm_case(DUET_OP_N, DUET_OP_T, 0, 1, f8[1], f8[0], cs[c], 5, 4, 6, 1, 0, 0.0, 2.0, 0, 1.0f, 1.0f);
+    }
+}
+
+static void gemm_misuse(void)
+{
+    duet_buffer *b = NULL;
+    DT_OK(duet_buffer_create(ctx, 4096, &b));
+    duet_matrix A = duet_matrix_make(b, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    duet_matrix B = A;
+    B.offset = 64;
+    B.dtype = DUET_DTYPE_F8E5M2;
+    duet_matrix C = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    C.offset = 256;
+    duet_matrix x = C;
+    x.dtype = DUET_DTYPE_F64;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &x, NULL), DUET_ERROR_UNSUPPORTED,
+             "f64");
+    x = C;
+    x.dtype = DUET_DTYPE_F8E4M3;
+    x.offset = 1024;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &x, NULL), DUET_ERROR_UNSUPPORTED,
+             "dtype combination");
+    x = B;
+    x.dtype = DUET_DTYPE_F16;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &x, 0.0, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "differ");
+    duet_op_options o;
+    memset(&o, 0, sizeof o);
+    o.algorithm = DUET_ALGO_TILED;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &C, &o), DUET_ERROR_UNSUPPORTED,
+             "auto");
+    duet_matrix sc = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    sc.offset = 900;
+    duet_gemm_epilogue epi;
+    memset(&epi, 0, sizeof epi);
+    duet_matrix bad = sc;
+    bad.cols = 2;
+    epi.scale_a = &bad;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.scale_a");
+    epi.scale_a = NULL;
+    bad = sc;
+    bad.dtype = DUET_DTYPE_F16;
+    epi.scale_b = &bad;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.scale_b");
+    bad = sc;
+    bad.offset = 256; /* C's (D's) first element */
+    epi.scale_b = &bad;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "D overlaps epi.scale_b");
+    epi.scale_b = &sc;
+    epi.col_scale = &sc;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_UNSUPPORTED, "epi.scale_b");
+    epi.col_scale = NULL;
+    duet_matrix Af = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    duet_matrix Bf = Af;
+    Bf.offset = 16;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &Af, &Bf, 0.0, NULL, &epi, &C, NULL),
+             DUET_ERROR_UNSUPPORTED, "8-bit float");
+    DT_OK(duet_buffer_destroy(b));
+}
+
+int main(int argc, char **argv)
+{
+    quick = dt_quick_mode(argc, argv);
+    ctx = dt_open_or_skip();
+    dt_seed(8);
+    reference_selfcheck();
+    convert_misuse();
+    convert_exhaustive_decode();
+    convert_from_wide();
+    convert_scaled();
+    convert_strided();
+    gemm_misuse();
+    gemm_sweep();
+    DT_OK(duet_context_destroy(ctx));
+    return dt_finish("test_fp8");
+}
