@@ -145,10 +145,10 @@ NOT_MEASURED = [
      "The last run (2026-11-24) predates changes to the common layer's argument checks and "
      "to the GEMM planner, so it no longer describes the library."),
     ("FP8 GEMM (f8e4m3, f8e5m2 A and B; decoded to 16-bit on GPUs)",
-     "no bench mode yet",
+     "./build/tests/test_fp8 on a GPU for correctness; a duet-bench mode is still to write",
      "Correct on the cpu backend (tests/test_fp8.c); not yet run or timed on a GPU."),
     ("duet_gemm_ex epilogues (a second pass on GPUs) and duet_convert",
-     "no bench mode yet",
+     "./build/tests/test_gemm_epilogue on a GPU for correctness; a duet-bench mode is still to write",
      "Correct on the cpu backend (tests/test_gemm_epilogue.c, tests/test_fp8.c); not yet run "
      "or timed on a GPU."),
 ]
