@@ -25,6 +25,7 @@ int duet_bench_raw_check(void);
 #endif /* DUET_BENCH_RAW_LAUNCH */
 
 #if defined(DUET_BENCH_CUBLAS)
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #endif /* DUET_BENCH_CUBLAS */
@@ -1050,6 +1051,229 @@ static void bench_gemm_lowp_all(int quick)
                 bench_gemm_lp(cases[c].ta, cases[c].tc, cases[c].math, 0, sz[i][0], sz[i][1],
                               sz[i][2]);
         }
+}
+
+/* ---- GEMM with an epilogue (duet_gemm_ex) --------------------------------------------------- */
+
+typedef struct epi_job {
+    duet_matrix a, b, d, bias;
+    duet_gemm_epilogue epi;
+    duet_op_options opt;
+    duet_launch_info info;
+    int64_t m, n, k;
+#if defined(DUET_BENCH_CUBLAS)
+    void *da, *db, *dd, *dbias, *ws;
+    size_t ws_bytes;
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulAlgo_t algo;
+#endif /* DUET_BENCH_CUBLAS */
+} epi_job;
+
+static duet_status run_epi(void *u)
+{
+    epi_job *j = (epi_job *)u;
+    return duet_gemm_ex(g_stream, DUET_OP_N, DUET_OP_T, 1.0, &j->a, &j->b, 0.0, NULL, &j->epi,
+                        &j->d, &j->opt);
+}
+
+static duet_status run_epi_plain(void *u)
+{
+    epi_job *j = (epi_job *)u;
+    return duet_gemm(g_stream, DUET_OP_N, DUET_OP_T, 1.0, &j->a, &j->b, 0.0, &j->d, &j->opt);
+}
+
+#if defined(DUET_BENCH_CUBLAS)
+#define LT(call)                                                                                   \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "duet-bench: %s: cuBLASLt status %d\n", #call, (int)s_);              \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static void run_lt_epi(void *u)
+{
+    epi_job *j = (epi_job *)u;
+    const float one = 1.0f, zero = 0.0f;
+    /* Row-major D (m x n) = A B^T + bias, GELU, as column-major D^T (n x m) = B A^T: cuBLASLt's
+     * "A" is duet's B (k x n column-major, transposed), its "B" is duet's A (k x m, as is). */
+    LT(cublasLtMatmul(j->lt, j->desc, &one, j->db, j->lb, j->da, j->la, &zero, j->dd, j->ld, j->dd,
+                      j->ld, &j->algo, j->ws, j->ws_bytes, g_cstream));
+}
+#endif /* DUET_BENCH_CUBLAS */
+
+static double gelu_tanh_ref(double x)
+{
+    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+/* The largest error of 4096 sampled elements of D (bf16, m x n) against a double-precision
+ * evaluation of gelu(A B^T + bias), in units of the bound: one bf16 unit in the last place of D
+ * (2^-7 of |D|: the rounding of D and of the f32 GELU) plus the f32 accumulation's (sqrt(k)
+ * 2^-24 of sum |a b|, times the slope of GELU, <= 1.13). */
+static double check_epi(const uint16_t *ha, const uint16_t *hb, const uint16_t *hbias,
+                        const uint16_t *hd, int64_t m, int64_t n, int64_t k)
+{
+    double worst = 0;
+    for (int s = 0; s < 4096; s++) {
+        const int64_t i = (int64_t)(rnd_u64() % (uint64_t)m), j = (int64_t)(rnd_u64() % (uint64_t)n);
+        double x = 0, gauge = 0;
+        for (int64_t p = 0; p < k; p++) {
+            const double ab = (double)f32_of_bf16(ha[i * k + p]) * (double)f32_of_bf16(hb[j * k + p]);
+            x += ab;
+            gauge += fabs(ab);
+        }
+        x += (double)f32_of_bf16(hbias[j]);
+        const double ref = gelu_tanh_ref(x);
+        const double got = (double)f32_of_bf16(hd[i * n + j]);
+        const double bound = ldexp(fabs(ref), -7) + 1.13 * (4.0 * sqrt((double)k) + 8.0) * ldexp(gauge, -24) +
+                             1e-30;
+        const double e = fabs(got - ref) / bound;
+        if (!(e <= worst)) worst = e; /* NaN stays */
+    }
+    return worst;
+}
+
+/* bf16 A (m x k) and B (n x k) row-major, D = gelu_tanh(A B^T + bias) in bf16 with a bias per
+ * column: duet_gemm_ex beside the plain duet_gemm of the same product and beside cuBLASLt's
+ * cublasLtMatmul with CUBLASLT_EPILOGUE_GELU_BIAS (its first heuristic). */
+static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
+{
+    epi_job j;
+    memset(&j, 0, sizeof j);
+    j.m = m, j.n = n, j.k = k;
+    const size_t na = (size_t)(m * k), nb = (size_t)(n * k), nd = (size_t)(m * n);
+    uint16_t *ha = (uint16_t *)xmalloc(na * 2), *hb = (uint16_t *)xmalloc(nb * 2);
+    uint16_t *hd = (uint16_t *)xmalloc(nd * 2), *hbias = (uint16_t *)xmalloc((size_t)n * 2);
+    for (size_t i = 0; i < na; i++) ha[i] = bf16_of((float)rnd_unit());
+    for (size_t i = 0; i < nb; i++) hb[i] = bf16_of((float)rnd_unit());
+    for (int64_t i = 0; i < n; i++) hbias[i] = bf16_of((float)rnd_unit());
+    duet_buffer *ba, *bb, *bd, *bbias;
+    OK(duet_buffer_create(g_ctx, na * 2, &ba));
+    OK(duet_buffer_create(g_ctx, nb * 2, &bb));
+    OK(duet_buffer_create(g_ctx, nd * 2, &bd));
+    OK(duet_buffer_create(g_ctx, (size_t)n * 2, &bbias));
+    OK(duet_buffer_write(g_stream, ba, 0, ha, na * 2));
+    OK(duet_buffer_write(g_stream, bb, 0, hb, nb * 2));
+    OK(duet_buffer_write(g_stream, bbias, 0, hbias, (size_t)n * 2));
+    j.a = duet_matrix_make(ba, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, m, k);
+    j.b = duet_matrix_make(bb, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, n, k);
+    j.d = duet_matrix_make(bd, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, m, n);
+    j.bias = duet_matrix_make(bbias, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, 1, n);
+    j.epi.act = DUET_ACT_GELU_TANH;
+    j.epi.bias = &j.bias;
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    char size[64];
+    snprintf(size, sizeof size, "%ldx%ldx%ld/Bt", (long)m, (long)n, (long)k);
+
+    progress("gemm+bias+gelu bf16 %s", size);
+    const timing tp = time_duet(run_epi_plain, &j);
+    char plain_kernel[sizeof j.info.kernel];
+    snprintf(plain_kernel, sizeof plain_kernel, "%s", j.info.kernel);
+    OK(duet_buffer_memset(g_stream, bd, 0, 0xff, nd * 2));
+    const timing te = time_duet(run_epi, &j);
+    OK(duet_buffer_read(g_stream, bd, 0, hd, nd * 2));
+    const double err = check_epi(ha, hb, hbias, hd, m, n, k);
+    const int ok = err <= 1.0;
+    if (!ok) g_failures++;
+    char check[48], kernel[sizeof j.info.kernel + sizeof j.info.epilogue + 2];
+    snprintf(check, sizeof check, "%s %.2g bound", ok ? "ok" : "FAIL", err);
+    snprintf(kernel, sizeof kernel, "%s%s%s", j.info.kernel, j.info.epilogue[0] ? "+" : "",
+             j.info.epilogue);
+
+    double ratio = -1;
+#if defined(DUET_BENCH_CUBLAS)
+    CU(cudaMalloc(&j.da, na * 2));
+    CU(cudaMalloc(&j.db, nb * 2));
+    CU(cudaMalloc(&j.dd, nd * 2));
+    CU(cudaMalloc(&j.dbias, (size_t)n * 2));
+    j.ws_bytes = (size_t)32 << 20;
+    CU(cudaMalloc(&j.ws, j.ws_bytes));
+    CU(cudaMemcpy(j.da, ha, na * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(j.db, hb, nb * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(j.dbias, hbias, (size_t)n * 2, cudaMemcpyHostToDevice));
+    CU(cudaMemset(j.dd, 0xff, nd * 2));
+    LT(cublasLtCreate(&j.lt));
+    LT(cublasLtMatmulDescCreate(&j.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t opt_t = CUBLAS_OP_T, opt_n = CUBLAS_OP_N;
+    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opt_t, sizeof opt_t));
+    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opt_n, sizeof opt_n));
+    const cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_GELU_BIAS;
+    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
+    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &j.dbias,
+                                      sizeof j.dbias));
+    const cudaDataType_t bias_type = CUDA_R_16BF;
+    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                      sizeof bias_type));
+    LT(cublasLtMatrixLayoutCreate(&j.lb, CUDA_R_16BF, (uint64_t)k, (uint64_t)n, k));
+    LT(cublasLtMatrixLayoutCreate(&j.la, CUDA_R_16BF, (uint64_t)k, (uint64_t)m, k));
+    LT(cublasLtMatrixLayoutCreate(&j.ld, CUDA_R_16BF, (uint64_t)n, (uint64_t)m, n));
+    cublasLtMatmulPreference_t pref;
+    LT(cublasLtMatmulPreferenceCreate(&pref));
+    LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                            &j.ws_bytes, sizeof j.ws_bytes));
+    cublasLtMatmulHeuristicResult_t heur;
+    int found = 0;
+    LT(cublasLtMatmulAlgoGetHeuristic(j.lt, j.desc, j.lb, j.la, j.ld, j.ld, pref, 1, &heur, &found));
+    LT(cublasLtMatmulPreferenceDestroy(pref));
+    if (found > 0) {
+        j.algo = heur.algo;
+        const timing ct = time_cuda(run_lt_epi, &j);
+        CU(cudaMemcpy(hd, j.dd, nd * 2, cudaMemcpyDeviceToHost));
+        const double cerr = check_epi(ha, hb, hbias, hd, m, n, k);
+        const int cok = cerr <= 1.0;
+        if (!cok) g_failures++;
+        char ccheck[48];
+        snprintf(ccheck, sizeof ccheck, "%s %.2g bound", cok ? "ok" : "FAIL", cerr);
+        report("gemm+bias+gelu", "bf16>bf16", size, "cublaslt", "cublasLtMatmul_GELU_BIAS", &ct, 0,
+               flop_rate(flops, ct.ms), flop_unit(0), 1.0, -1, ccheck);
+        ratio = ct.ms / te.ms;
+    } else {
+        fprintf(stderr, "duet-bench: cuBLASLt has no algorithm for GELU_BIAS at %s\n", size);
+    }
+    LT(cublasLtMatrixLayoutDestroy(j.la));
+    LT(cublasLtMatrixLayoutDestroy(j.lb));
+    LT(cublasLtMatrixLayoutDestroy(j.ld));
+    LT(cublasLtMatmulDescDestroy(j.desc));
+    LT(cublasLtDestroy(j.lt));
+    CU(cudaFree(j.da));
+    CU(cudaFree(j.db));
+    CU(cudaFree(j.dd));
+    CU(cudaFree(j.dbias));
+    CU(cudaFree(j.ws));
+#endif /* DUET_BENCH_CUBLAS */
+    /* The plain GEMM's row: its ratio column is duet_gemm_ex's time over it, the epilogue's cost
+     * on the same product (1.00: free). */
+    report("gemm+bias+gelu", "bf16>bf16", size, "auto-ex", kernel, &te, 0, flop_rate(flops, te.ms),
+           flop_unit(0), ratio, -1, check);
+    report("gemm (no epilogue)", "bf16>bf16", size, "auto", plain_kernel, &tp, 0,
+           flop_rate(flops, tp.ms), flop_unit(0), te.ms / tp.ms, -1, "-");
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bd));
+    OK(duet_buffer_destroy(bbias));
+    free(ha);
+    free(hb);
+    free(hd);
+    free(hbias);
+}
+
+static void bench_gemm_epi_all(int quick)
+{
+    header("gemm with an epilogue: D = gelu_tanh(A B^T + bias) in bf16, bias per column; vs_vend "
+           "of the duet_gemm_ex row: cuBLASLt GELU_BIAS time / duet's; of the plain row: "
+           "duet_gemm_ex time / duet_gemm time");
+    static const int64_t gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+    static const int64_t gpu_quick[][3] = {{2048, 2048, 2048}};
+    static const int64_t cpu[][3] = {{256, 256, 256}};
+    const int64_t(*sz)[3] = g_on_gpu ? (quick ? gpu_quick : gpu) : cpu;
+    const int ns = g_on_gpu ? (quick ? 1 : 2) : 1;
+    for (int i = 0; i < ns; i++) bench_gemm_epi(sz[i][0], sz[i][1], sz[i][2]);
 }
 
 /* ---- transpose --------------------------------------------------------------------------- */
@@ -2659,10 +2883,11 @@ static void usage(FILE *f)
             "10th/90th percentiles beside it (p10/p90), L2 flushed before each run; every\n"
             "timed result is checked. Rates are TFLOP/s on a GPU, GFLOP/s on the cpu backend.\n"
             "\n"
-            "  --only OP       one section: gemm, gemm-lowp, transpose, transpose-inplace,\n"
-            "                  elementwise, cpu (the cpu backend's mode: sgemm and dgemm at\n"
-            "                  256-2048 beside OpenBLAS when built with it, 4096^2 transposes\n"
-            "                  beside a copy)\n"
+            "  --only OP       one section: gemm, gemm-lowp, gemm-epilogue (duet_gemm_ex with\n"
+            "                  bias + GELU beside cuBLASLt's GELU_BIAS), transpose,\n"
+            "                  transpose-inplace, elementwise, cpu (the cpu backend's mode:\n"
+            "                  sgemm and dgemm at 256-2048 beside OpenBLAS when built with it,\n"
+            "                  4096^2 transposes beside a copy)\n"
             "  --quick         a smaller set (always on the cpu backend)\n"
             "  --math MODE     default, tf32 or 3xtf32: only the gemm-lowp rows of that mode\n"
             "  --reps N        timed runs per row, 1..256 (default 20)\n"
@@ -2701,8 +2926,8 @@ static void usage(FILE *f)
 }
 
 /* Option parsing: a bad option or value is one line on stderr and exit status 2. */
-static const char *const k_only[] = {"gemm",        "gemm-lowp",  "transpose", "transpose-inplace",
-                                     "elementwise", "cpu"};
+static const char *const k_only[] = {"gemm",        "gemm-lowp", "gemm-epilogue", "transpose",
+                                     "transpose-inplace", "elementwise", "cpu"};
 
 static const char *opt_value(int argc, char **argv, int *i)
 {
@@ -2955,6 +3180,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < ni; i++) bench_gemm_i32(si[i][0], si[i][1], si[i][2]);
     }
     if (!only || !strcmp(only, "gemm-lowp")) bench_gemm_lowp_all(quick);
+    if (!only || !strcmp(only, "gemm-epilogue")) bench_gemm_epi_all(quick);
     if (!only || !strcmp(only, "transpose")) {
         header("transpose out = in^T, row-major (GB/s = 2 * bytes / time)");
         static const int64_t gpu_sizes[] = {8192, 16384};
