@@ -148,7 +148,7 @@ NOT_MEASURED = [
      "./build/tests/test_fp8 on a GPU for correctness; a duet-bench mode is still to write",
      "Correct on the cpu backend (tests/test_fp8.c); not yet run or timed on a GPU."),
     ("duet_gemm_ex epilogues (a second pass on GPUs) and duet_convert",
-     "./build/tests/test_gemm_epilogue on a GPU for correctness; a duet-bench mode is still to write",
+     "./build/bench/duet-bench --only gemm-epilogue",
      "Correct on the cpu backend (tests/test_gemm_epilogue.c, tests/test_fp8.c); not yet run "
      "or timed on a GPU."),
 ]
