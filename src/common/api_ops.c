@@ -715,6 +715,26 @@ static duet_status f8_decode(dt_context *ctx, dt_stream *s, duet_dtype from, due
     return be_convert(ctx, s->be, &c, NULL);
 }
 
+/* options.math and options.algorithm against the inputs' dtype dt, as duet_gemm and
+ * duet_gemm_ex both take them: a math mode on anything but f32, or a seed algorithm on 16-bit or
+ * 8-bit inputs, is refused (an out-of-range value is the common option check's). */
+static duet_status gemm_check_modes(duet_dtype dt, const duet_op_options *options, const char *fn)
+{
+    const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
+    if (math != DUET_MATH_DEFAULT && dt != DUET_DTYPE_F32 &&
+        (int)math >= DUET_MATH_DEFAULT && (int)math <= DUET_MATH_3XTF32)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "options.math (%s) applies to f32 gemm only; A and B are %s",
+                       duet_math_mode_name(math), duet_dtype_name(dt));
+    const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
+    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8 || is_f8(dt);
+    if (lowp && (int)algo > DUET_ALGO_AUTO && (int)algo <= DUET_ALGO_GRID_STRIDE)
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
+                       duet_algorithm_name(algo), duet_dtype_name(dt));
+    return DUET_SUCCESS;
+}
+
 /* The GEMM of duet_gemm and duet_gemm_ex, on validated operands: the view cv (of dtype ct) =
  * alpha * op(A) * op(B) + beta * cv over m x n x batch, with duet_gemm's cases (an empty C,
  * no product, the column-major turn). locked: the caller holds the stream's op lock (else it is
@@ -880,18 +900,8 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
                        "one dtype; C is f32/f64/i32 like them, f16 or f32 for f16, bf16 or f32 "
                        "for bf16, i32 for i8, f32, f16 or bf16 for 8-bit floats)",
                        duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(ct));
-    const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
-    if (math != DUET_MATH_DEFAULT && dt != DUET_DTYPE_F32 &&
-        (int)math >= DUET_MATH_DEFAULT && (int)math <= DUET_MATH_3XTF32)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "options.math (%s) applies to f32 gemm only; A and B are %s",
-                       duet_math_mode_name(math), duet_dtype_name(dt));
-    const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
-    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8 || is_f8(dt);
-    if (lowp && (int)algo > DUET_ALGO_AUTO && (int)algo <= DUET_ALGO_GRID_STRIDE)
-        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
-                       "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
-                       duet_algorithm_name(algo), duet_dtype_name(dt));
+    st = gemm_check_modes(dt, options, fn);
+    if (st != DUET_SUCCESS) return st;
     /* alpha and beta are integers for integer C (i32 and i8 inputs), else any value. */
     st = check_scalar(alpha, ct, fn, "alpha");
     if (st == DUET_SUCCESS) st = check_scalar(beta, ct, fn, "beta");
@@ -1207,18 +1217,8 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
                            "%s is %s, but the epilogue of a GEMM of %s inputs (%s math) takes %s",
                            ea[i].name, duet_dtype_name(ea[i].m->dtype), duet_dtype_name(dt),
                            duet_dtype_name(math), epi_dtype_set(math));
-    const duet_math_mode mmode = options ? options->math : DUET_MATH_DEFAULT;
-    if (mmode != DUET_MATH_DEFAULT && dt != DUET_DTYPE_F32 && (int)mmode >= DUET_MATH_DEFAULT &&
-        (int)mmode <= DUET_MATH_3XTF32)
-        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                       "options.math (%s) applies to f32 gemm only; A and B are %s",
-                       duet_math_mode_name(mmode), duet_dtype_name(dt));
-    const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
-    const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8 || is_f8(dt);
-    if (lowp && (int)algo > DUET_ALGO_AUTO && (int)algo <= DUET_ALGO_GRID_STRIDE)
-        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
-                       "algorithm %s runs f32, f64 and i32 gemm only; %s inputs take auto",
-                       duet_algorithm_name(algo), duet_dtype_name(dt));
+    st = gemm_check_modes(dt, options, fn);
+    if (st != DUET_SUCCESS) return st;
     st = check_scalar(alpha, math, fn, "alpha");
     if (st == DUET_SUCCESS) st = check_scalar(beta, math, fn, "beta");
     if (st == DUET_SUCCESS) st = epi_check_act(epi, math, fn);
