@@ -57,6 +57,9 @@ struct tc_operand {
 
 struct tc_args {
     int64_t m, n, k, batch;
+    /* When > 0, the k of the last batch entry alone (the swizzled kernel only): a split-K
+     * launch runs its k-slices as batch entries, the last one shorter. */
+    int64_t k_last;
     int64_t tiles_m, tiles_n;
     tc_operand a, b;
     unsigned char *c;

@@ -272,11 +272,12 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
     };
 
     const int64_t tiles = p.tiles_m * p.tiles_n;
-    const int64_t kt_count = (p.k + BK - 1) / BK;
-    const int64_t k_whole = p.k / BK;           /* k-tiles wholly inside k */
-    const int res = kt_count > k_whole ? 1 : 0; /* one partial k-tile, taken first */
 
     for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
+        const int64_t kz = p.k_last > 0 && bz == p.batch - 1 ? p.k_last : p.k;
+        const int64_t kt_count = (kz + BK - 1) / BK;
+        const int64_t k_whole = kz / BK;            /* k-tiles wholly inside k */
+        const int res = kt_count > k_whole ? 1 : 0; /* one partial k-tile, taken first */
         for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int64_t tm, tn;
             gf_tile_coords(tile, p.tiles_m, p.tiles_n, &tm, &tn);
@@ -314,8 +315,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / TCS_W) * (BN / TCS_W) * DUET_WARP_SIZE, 
                 };
                 auto issue = [&](int64_t t, int st) {
                     if (res && t == 0) {
-                        ca.issue_any(sA + (uint32_t)(st * SA), k_whole, p.k, p.a.base);
-                        cb.issue_any(sB + (uint32_t)(st * SB), k_whole, p.k, p.b.base);
+                        ca.issue_any(sA + (uint32_t)(st * SA), k_whole, kz, p.a.base);
+                        cb.issue_any(sB + (uint32_t)(st * SB), k_whole, kz, p.b.base);
                     } else {
                         ca.template issue<EDGE>(sA + (uint32_t)(st * SA), t - res);
                         cb.template issue<EDGE>(sB + (uint32_t)(st * SB), t - res);

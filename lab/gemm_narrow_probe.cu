@@ -19,7 +19,10 @@
  * interleaved, each alone between CUDA events after a 256 MiB memset that evicts L2; the median
  * of each, the ratio cuBLAS time / duet time, the bandwidth of reading A once against the
  * measured device-to-device copy bandwidth, and the largest difference between the two results
- * relative to the largest |C|. Usage: gemm_narrow_probe [reps [small|full [label substring]]]
+ * relative to the largest |C|. Each call is also timed warm (no memset before it): the gap
+ * between the two is what a call pays for fetching its operands and its code from memory.
+ * Usage: gemm_narrow_probe [reps [small|full|floor [label substring]]]; "floor" runs tiny
+ * problems of every dtype and layout instead, where the time is the call's fixed cost.
  */
 
 
@@ -111,6 +114,7 @@ int main(int argc, char **argv)
     const int reps = argc > 1 ? atoi(argv[1]) : 30;
     /* "small": every case with m and k divided by 16 (n and narrow m kept), for the sanitizers. */
     const int small = argc > 2 && strcmp(argv[2], "small") == 0;
+    const int floor_mode = argc > 2 && strcmp(argv[2], "floor") == 0;
     /* A third argument runs only the cases whose label contains it (for a profiler). */
     const char *only = argc > 3 ? argv[3] : NULL;
     const kase cases[] = {
@@ -136,6 +140,21 @@ int main(int argc, char **argv)
         {"f64 A m-major n4", DUET_DTYPE_F64, DUET_DTYPE_F64, DUET_MATH_DEFAULT, 8192, 4, 8192, 1, 0},
         {"bf16 k 700 n16", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 8192, 16, 700, 0, 1},
     };
+    const kase floor_cases[] = {
+        {"floor bf16 2x2x1 A m-major", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 2, 2, 1, 1, 0},
+        {"floor bf16 16^3 TN", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 16, 16, 16, 0, 1},
+        {"floor bf16 16^3 NN", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 16, 16, 16, 0, 0},
+        {"floor bf16 16^3 A m-major", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 16, 16, 16, 1, 0},
+        {"floor bf16 256^3 A m-major", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 256, 256, 256, 1, 0},
+        {"floor bf16 256^3 TN", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 256, 256, 256, 0, 1},
+        {"floor bf16 999^3 NN", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 999, 999, 999, 0, 0},
+        {"floor f16>f32 64^3 A m-major", DUET_DTYPE_F16, DUET_DTYPE_F32, DUET_MATH_DEFAULT, 64, 64, 64, 1, 0},
+        {"floor f16 1000^3 NN", DUET_DTYPE_F16, DUET_DTYPE_F16, DUET_MATH_DEFAULT, 1000, 1000, 1000, 0, 0},
+        {"floor i8 64^3 NN", DUET_DTYPE_I8, DUET_DTYPE_I32, DUET_MATH_DEFAULT, 64, 64, 64, 0, 0},
+        {"floor tf32 64^3 NN", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_TF32, 64, 64, 64, 0, 0},
+        {"floor f32 64^3 NN", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_DEFAULT, 64, 64, 64, 0, 0},
+        {"floor f64 64^3 NN", DUET_DTYPE_F64, DUET_DTYPE_F64, DUET_MATH_DEFAULT, 64, 64, 64, 0, 0},
+    };
     duet_context *ctx;
     DK(duet_context_create(0, &ctx));
     duet_device_props props;
@@ -157,7 +176,7 @@ int main(int argc, char **argv)
 
     /* Copy bandwidth: 1 GiB device to device, bytes read + written. */
     float copy_gbs = 0;
-    if (!small) {
+    if (!small && !floor_mode) {
         void *x, *y;
         const size_t bytes = 1u << 30;
         CK(cudaMalloc(&x, bytes));
@@ -178,10 +197,13 @@ int main(int argc, char **argv)
     }
     printf("device: %s (%s, %d SMs), copy %.0f GB/s, reps %d\n", props.name, props.arch,
            props.compute_units, copy_gbs, reps);
-    printf("%-28s %6s %6s %6s  %9s %9s %6s %7s %9s  %s\n", "case", "m", "n", "k", "duet_us",
-           "cublas_us", "ratio", "%copy", "rel_diff", "kernel");
+    printf("%-28s %6s %6s %6s  %9s %9s %6s %7s %9s %9s %9s  %s\n", "case", "m", "n", "k", "duet_us",
+           "cublas_us", "ratio", "%copy", "rel_diff", "warm_duet", "warm_cub", "kernel");
 
-    for (kase c : cases) {
+    const size_t ncases = floor_mode ? sizeof floor_cases / sizeof floor_cases[0]
+                                     : sizeof cases / sizeof cases[0];
+    for (size_t ci = 0; ci < ncases; ci++) {
+        kase c = floor_mode ? floor_cases[ci] : cases[ci];
         if (only && !strstr(c.label, only)) continue;
         if (small) {
             if (c.m > 64) c.m /= 16;
@@ -234,18 +256,21 @@ int main(int argc, char **argv)
             run_cublas();
         }
         CK(cudaStreamSynchronize(st));
-        std::vector<float> td, tc;
+        std::vector<float> td, tc, twd, twc;
         for (int r = 0; r < reps; r++) {
-            for (int which = 0; which < 2; which++) {
-                CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));
+            for (int which = 0; which < 4; which++) {
+                /* 0, 1: duet and cuBLAS after the memset; 2, 3: warm, right after a run of the same. */
+                if (which < 2) CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));
+                else (which == 2 ? run_duet() : run_cublas());
                 CK(cudaEventRecord(e0, st));
-                if (which == 0) run_duet();
+                if (which % 2 == 0) run_duet();
                 else run_cublas();
                 CK(cudaEventRecord(e1, st));
                 CK(cudaEventSynchronize(e1));
                 float ms;
                 CK(cudaEventElapsedTime(&ms, e0, e1));
-                (which == 0 ? td : tc).push_back(ms * 1000.0f);
+                std::vector<float> *into[4] = {&td, &tc, &twd, &twc};
+                into[which]->push_back(ms * 1000.0f);
             }
         }
         /* Results. */
@@ -261,9 +286,10 @@ int main(int argc, char **argv)
         }
         const float md = median(td), mc_ = median(tc);
         const double bytes = (double)c.m * c.k * ie + (double)c.k * c.n * ie + (double)c.m * c.n * oe;
-        printf("%-28s %6ld %6ld %6ld  %9.1f %9.1f %6.3f %6.1f%% %9.2e  %s\n", c.label, c.m, c.n, c.k,
-               md, mc_, mc_ / md, 100.0 * bytes / (md * 1e-6) / 1e9 / copy_gbs,
-               maxc > 0 ? maxd / maxc : maxd, info.kernel);
+        printf("%-28s %6ld %6ld %6ld  %9.1f %9.1f %6.3f %6.1f%% %9.2e %9.1f %9.1f  %s\n", c.label,
+               c.m, c.n, c.k, md, mc_, mc_ / md,
+               copy_gbs > 0 ? 100.0 * bytes / (md * 1e-6) / 1e9 / copy_gbs : 0.0,
+               maxc > 0 ? maxd / maxc : maxd, median(twd), median(twc), info.kernel);
         fflush(stdout);
         DK(duet_buffer_destroy(ba));
         DK(duet_buffer_destroy(bb));

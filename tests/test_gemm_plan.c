@@ -1,4 +1,4 @@
-/* test_gemm_plan.c - the memory-bound family's plan (src/common/gemm_plan.c), on the host. */
+/* test_gemm_plan.c - the memory-bound family's plan and the tile split-K (src/common/gemm_plan.c), on the host. */
 #include "harness.h"
 
 #include "common/gemm_plan.h"
@@ -195,10 +195,65 @@ static void test_properties(void)
     printf("  %d plans checked\n", plans);
 }
 
+/* dt_gemm_tile_split: the H200's (132 SMs, two 128 x 128 blocks each: 264 slots) choices on
+ * the shapes measured, then the properties over a sweep: slices cover k exactly, whole k-tiles
+ * but the last, one wave, enough k-tiles a slice, the partial sums' traffic within half the
+ * operands', no split where the tiles fill half the slots. */
+static void test_tile_split(void)
+{
+    int64_t ks;
+#define SPLIT(m, n, k, bk, elem, slots) dt_gemm_tile_split(m, n, k, 128, 128, bk, elem, 4, slots, &ks)
+    /* 4096 x 64 x 4096 bf16: 32 tiles, 64 k-tiles of 64 -> 8 slices (one wave). */
+    DT_CHECK(SPLIT(4096, 64, 4096, 64, 2, 264) == 8 && ks == 512, "4096x64x4096: %lld", (long long)ks);
+    /* TF32 4096 x 16 x 4096: 128 k-tiles of 32 -> 8 slices. */
+    DT_CHECK(SPLIT(4096, 16, 4096, 32, 4, 264) == 8 && ks == 512, "tf32 4096x16x4096: %lld",
+             (long long)ks);
+    /* 8192 x 16 x 700 bf16: 64 tiles, 11 k-tiles -> 2 slices of 6 and 5 k-tiles. */
+    DT_CHECK(SPLIT(8192, 16, 700, 64, 2, 264) == 2 && ks == 384, "8192x16x700: %lld", (long long)ks);
+    /* 1000^3 f16: C as large as the operands: whole (split, it ran 31 us against 24). */
+    DT_CHECK(SPLIT(1000, 1000, 1000, 64, 2, 264) == 1 && ks == 1000, "1000^3 split");
+    /* k of 7 k-tiles: too short to split. */
+    DT_CHECK(SPLIT(256, 256, 448, 64, 2, 264) == 1 && ks == 448, "k 448 split");
+    /* 132 tiles fill half the slots: not split. */
+    DT_CHECK(SPLIT(128 * 132, 16, 65536, 64, 2, 264) == 1, "132 tiles split");
+    DT_CHECK(SPLIT(0, 16, 4096, 64, 2, 264) == 1 && SPLIT(16, 16, 0, 64, 2, 264) == 1,
+             "empty problems split");
+#undef SPLIT
+
+    int n = 0;
+    const int64_t slots_list[] = {108, 216, 264};
+    const int64_t dims[] = {1, 16, 64, 100, 128, 129, 500, 1000, 2048, 4096, 8192};
+    for (int si = 0; si < 3; si++)
+        for (int mi = 0; mi < 11; mi++)
+            for (int ni = 0; ni < 11; ni++)
+                for (int64_t k = 1; k <= 70000; k = k * 3 / 2 + 7)
+                    for (size_t elem = 1; elem <= 4; elem *= 2) {
+                        const int64_t slots = slots_list[si], m = dims[mi], nn = dims[ni];
+                        const int64_t bk = 128 / (int64_t)elem;
+                        const int split = dt_gemm_tile_split(m, nn, k, 128, 128, bk, elem, 4, slots, &ks);
+                        n++;
+                        if (split == 1) {
+                            DT_CHECK(ks == k, "unsplit kslice %lld != k %lld", (long long)ks,
+                                     (long long)k);
+                            continue;
+                        }
+                        const int64_t tiles = ((m + 127) / 128) * ((nn + 127) / 128);
+                        const int ok = ks % bk == 0 && (split - 1) * ks < k && split * ks >= k &&
+                                       tiles * split <= slots && 2 * tiles < slots &&
+                                       ks / bk >= DT_TILE_SPLIT_MIN_KTILES &&
+                                       4.0 * split * m * nn * 4 <= (double)(m + nn) * k * elem;
+                        DT_CHECK(ok, "%lld x %lld x %lld elem %zu slots %lld: split %d kslice %lld",
+                                 (long long)m, (long long)nn, (long long)k, elem, (long long)slots,
+                                 split, (long long)ks);
+                    }
+    printf("  %d tile splits checked\n", n);
+}
+
 int main(void)
 {
     printf("test_gemm_plan (host)\n");
     test_named();
     test_properties();
+    test_tile_split();
     return dt_finish("test_gemm_plan");
 }

@@ -1,4 +1,5 @@
-/* gemm_plan.c - GEMM planning in plain C: the memory-bound family's plan (gemm_plan.h). */
+/* gemm_plan.c - GEMM planning in plain C: the memory-bound family's plan and the tile families'
+ * split-K (gemm_plan.h). */
 #include "gemm_plan.h"
 
 #include <stdint.h>
@@ -127,4 +128,27 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     plan->workspace =
         plan->split > 1 ? (size_t)plan->split * (size_t)v.batch * (size_t)v.m * (size_t)v.n * (size_t)acc : 0;
     return 1;
+}
+
+int dt_gemm_tile_split(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn, int64_t bk,
+                       size_t elem, size_t acc, int64_t slots, int64_t *kslice)
+{
+    *kslice = k;
+    if (m < 1 || n < 1 || k < 1 || bm < 1 || bn < 1 || bk < 1 || slots < 2) return 1;
+    const int64_t tiles = cdiv(m, bm) * cdiv(n, bn);
+    if (2 * tiles >= slots) return 1;
+    const int64_t ktiles = cdiv(k, bk);
+    int64_t split = slots / tiles;
+    if (split > ktiles / DT_TILE_SPLIT_MIN_KTILES) split = ktiles / DT_TILE_SPLIT_MIN_KTILES;
+    /* 2 x split x m x n x acc <= (m + n) x k x elem / 2, in doubles (no overflow). */
+    const double operands = (double)(m + n) * (double)k * (double)elem;
+    const double per_slice = 4.0 * (double)m * (double)n * (double)acc;
+    const int64_t by_traffic = (int64_t)(operands / per_slice);
+    if (split > by_traffic) split = by_traffic;
+    if (split < 2) return 1;
+    const int64_t ks = cdiv(ktiles, split) * bk;
+    split = cdiv(k, ks);
+    if (split < 2) return 1;
+    *kslice = ks;
+    return (int)split;
 }

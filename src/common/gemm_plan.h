@@ -47,6 +47,24 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
 /* g as the kernels see it under plan: transposed (C^T = B^T A^T) when plan->transpose. */
 void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *out);
 
+/*
+ * Split-K for a tile family whose grid leaves most of the device idle: an m x n x k problem
+ * (batch 1) on bm x bn tiles, each a pipeline over ceil(k / bk) k-tiles, `slots` blocks
+ * resident at once. Tiles that fill half the slots or more are not split. Otherwise the
+ * k-tiles are cut into `split` slices of `kslice` (a multiple of bk; the last slice may be
+ * shorter), as many as allow
+ *   - tiles x split within one wave of the slots;
+ *   - at least DT_TILE_SPLIT_MIN_KTILES k-tiles a slice (its pipeline fills);
+ *   - the partial sums' traffic (split x m x n sums of acc bytes, written then read) at most
+ *     half the operands' ((m + n) x k elements of elem bytes): the memory roofline's term, so
+ *     a square-ish problem with a short k, whose C is as large as its operands, stays whole.
+ * Each slice writes raw f32/i32 partial sums; a reduction adds them in slice order, so the
+ * bits do not depend on the run. Pure; returns split (1: no split) and sets *kslice.
+ */
+enum { DT_TILE_SPLIT_MIN_KTILES = 4 };
+int dt_gemm_tile_split(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn, int64_t bk,
+                       size_t elem, size_t acc, int64_t slots, int64_t *kslice);
+
 #ifdef __cplusplus
 }
 #endif

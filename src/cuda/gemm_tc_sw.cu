@@ -20,6 +20,8 @@ static cudaError_t tcs_launch(const tc_args &p, dim3 grid, cudaStream_t stream, 
     return cudaGetLastError();
 }
 
+size_t gemm_tcs_shared_bytes(void) { return (size_t)tcs_shared_bytes<TCS_BM, TCS_BN, TCS_STAGES>(); }
+
 bool gemm_tcs_covers(int kind, int la, int lb, int64_t k)
 {
     const bool sixteen = kind == DUET_MMA_F16 || kind == DUET_MMA_BF16;

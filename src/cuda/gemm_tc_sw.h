@@ -21,6 +21,9 @@
  * layout, tf32 (one pass, not 3xTF32) and i8 with both operands contiguous along k. */
 bool gemm_tcs_covers(int kind, int la, int lb, int64_t k);
 
+/* Shared memory of one block (its staged tiles), which bounds the blocks resident per SM. */
+size_t gemm_tcs_shared_bytes(void);
+
 /* Launches it on p (tiles of TCS_BM x TCS_BN) over grid; *shared and *threads say how. */
 cudaError_t gemm_tcs_launch(int kind, int la, int lb, const tc_args &p, dim3 grid,
                             cudaStream_t stream, size_t *shared, int *threads);
