@@ -129,14 +129,25 @@ SOURCES["narrow"] = {
     "files": ["gemm-narrow-probe-2026-11-28-h200.csv"],
     "date": "2026-11-28", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
                                       "cuBLAS 13"),
-    "commit": "9e48d53",
+    "commit": "e996c8a",
     "build": ("cmake -S . -B build -DDUET_BUILD_LAB=ON && cmake --build build -j16 "
               "(native: sm_90 with the Hopper kernels for sm_90a)"),
-    "command": "./build/lab/gemm_narrow_probe 30",
-    "changed": ("The rows the family does not take (kernel not gemm_skinny_*) ran on the tile "
-                "families, as the plan sends them today. The two A m-major rows (mmajor kernels) "
-                "ran with a split rule since reverted (1c7de73); with the rule they have now, an "
-                "earlier run of the same day measured 1.055x (f32) and 0.65x (f64).")}
+    "command": "./build/lab/gemm_narrow_probe 30 full",
+    "changed": ("Measured on e996c8a's tree before the split rule's traffic term was added; "
+                "the term leaves every split of these rows as measured.")}
+
+# What each sweep file measured, where that differs from the library of the page's date.
+SWEEP_NOTES = {
+    "gemm-sweep-2026-11-28-h200.csv": (
+        "the f32 and f64 rows of the first sweep (commit 1c7de73, 80 problems a dtype; its "
+        "16-bit, i8 and TF32 rows left the tree with the split-K and packing of e996c8a, and "
+        "f16>f32 is not re-measured yet)."),
+    "gemm-sweep-lowp-2026-11-28-h200.csv": (
+        "bf16>f32, bf16>bf16, f16>f16, i8>i32 and TF32 at e996c8a's kernels with an earlier "
+        "slot count of its split rule (one block per SM; the rule now counts two where they fit "
+        "and bounds the partial sums' traffic): `duet-bench --sweep 30 --seed 1 --sweep-dtypes "
+        "bf16,f16,bf16-f32,i8,tf32`, H200."),
+}
 
 # What the page says about parts of the library that no file of docs/results/ describes.
 NOT_MEASURED = [
@@ -901,10 +912,12 @@ def narrow_section(md):
     md.append("")
     md.append("Every row's result matches cuBLAS's (bf16 relative difference below 3e-3, f32 "
               "below 1e-6, f64 below 1e-15, i8 exact) and is bitwise repeatable. The family "
-              "reaches 0.75-0.85x of cuBLAS on the 16-bit and i8 decode shapes and 0.89-1.18x on "
-              "f32; it is latency-bound (22-48% of the copy bandwidth on the 16-bit rows). The "
+              "reaches 0.75-0.85x of cuBLAS on the 16-bit and i8 decode shapes and 0.89-1.19x on "
+              "f32; it is latency-bound (22-49% of the copy bandwidth on the 16-bit rows). The "
               "rows it does not take (32 and 64 columns, 16-bit A m-major, rows off 16 bytes, "
-              "TF32) run on the tile families at 0.05-0.35x: open work.\n\n")
+              "TF32) run on the swizzled tensor-core kernel split along k (`_splitk`; operands "
+              "it cannot copy packed first, `_packed`) at 0.33-0.81x: open work. `warm` columns: "
+              "the same calls without the L2 flush.\n\n")
 
 
 def sweep_section(md, paths):
@@ -915,6 +928,11 @@ def sweep_section(md, paths):
               "dtype meet or beat.\n"
               % ", ".join("[%s](results/%s)" % (os.path.basename(p), os.path.basename(p))
                           for p in paths))
+    for p in paths:
+        note = SWEEP_NOTES.get(os.path.basename(p))
+        if note:
+            md.append("- %s: %s" % (os.path.basename(p), note))
+    md.append("")
     rows = []
     for p in paths:
         rows += read_sweep_csv(p)
