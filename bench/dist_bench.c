@@ -13,24 +13,31 @@
 #endif
 
 /* Usage: mpiexec -np P dist-bench [--dtype f64|f32|bf16] [--n N] [--block B] [--iters I]
- *                                 [--warmup W] [--grid PxQ] [--nccl] [--progress]
+ *                                 [--warmup W] [--grid PxQ] [--nccl] [--no-baseline]
+ *                                 [--progress]
  * C (N x N, f64 or f32; f32 for bf16) = A (N x N) * B (N x N), all column-major, B x B blocks.
  * Rank r takes device r % count. Prints one line on rank 0:
  *   dist-bench: ranks P grid PxQ dtype D transport mpi|nccl n N block B time_s T tflops F
- * where T is the median over the iterations of the slowest rank's time. Matrices hold a
- * constant pattern written on the device (no host generation of N^2 values). */
+ *               gemm_time_s G gemm_tflops_x_p R efficiency E
+ * where T is the median over the iterations of the slowest rank's time; G is the same for one
+ * duet_gemm per rank of the rank's share of the work as one problem (its rows of C by its
+ * columns of C by N), run in the same process after the distributed one, so R is what P
+ * devices give at one device's duet_gemm speed and E = G / T is the efficiency the scaling
+ * is judged by. Matrices hold a constant pattern written on the device (no host generation of
+ * N^2 values). */
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: mpiexec -np P dist-bench [--dtype f64|f32|bf16] [--n N] [--block B]\n"
             "                                [--iters I] [--warmup W] [--grid PxQ] [--nccl]\n"
-            "                                [--progress]\n"
+            "                                [--no-baseline] [--progress]\n"
             "\n"
             "Times duet_dist_gemm, C = A B of N x N column-major matrices in B x B blocks over a\n"
             "P x Q grid of the ranks (one rank per device, rank r on device r %% count), and\n"
             "prints one line on rank 0: the median over I iterations (after W untimed ones) of\n"
-            "the slowest rank's time, and the rate.\n"
+            "the slowest rank's time, the rate, and the same for one duet_gemm per rank of\n"
+            "its share of the work, with the efficiency of the distributed run against it.\n"
             "\n"
             "  --dtype D   f64 (default), f32, bf16 (f32 C)\n"
             "  --n N       matrix order (default 8192)\n"
@@ -38,6 +45,10 @@ static void usage(FILE *f)
             "  --iters I   timed iterations (default 5); --warmup W untimed first (default 1)\n"
             "  --grid PxQ  the process grid, P * Q = ranks (default: the squarest)\n"
             "  --nccl      the NCCL transport instead of MPI\n"
+            "  --no-baseline  no baseline: by default one duet_gemm per rank of its share of\n"
+            "              the work (its rows x its columns of C x N) is timed the same way,\n"
+            "              giving gemm_tflops_x_p (P devices at one device's duet_gemm speed)\n"
+            "              and efficiency = that time / the distributed time\n"
             "  --progress  a line on rank 0's stderr per iteration (default: when its stderr is a\n"
             "              terminal)\n"
             "\n"
@@ -86,7 +97,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int64_t n = 8192, block = 512;
-    int iters = 5, warmup = 1, prow = 0, pcol = 0, progress = 0, bad = 0;
+    int iters = 5, warmup = 1, prow = 0, pcol = 0, progress = 0, bad = 0, baseline = 1;
     const char *dtname = "f64";
     duet_dist_grid_options go;
     memset(&go, 0, sizeof go);
@@ -143,6 +154,8 @@ int main(int argc, char **argv)
                 bad = 1;
             }
             i++;
+        } else if (!strcmp(a, "--no-baseline")) {
+            baseline = 0;
         } else if (!strcmp(a, "--progress")) {
             progress = 1;
         } else {
@@ -226,12 +239,68 @@ int main(int argc, char **argv)
     }
     qsort(times, (size_t)iters, sizeof *times, cmp_double);
     const double t = times[iters / 2];
-    if (rank == 0)
-        printf(
-            "dist-bench: ranks %d grid %dx%d dtype %s transport %s n %lld block %lld time_s %.4f "
-            "tflops %.2f\n",
-            size, prow, pcol, dtname, go.transport == DUET_DIST_TRANSPORT_NCCL ? "nccl" : "mpi",
-            (long long)n, (long long)block, t, 2.0 * (double)n * (double)n * (double)n / t * 1e-12);
+    const double flops = 2.0 * (double)n * (double)n * (double)n;
+    /* The baseline: this rank's share of the work as one duet_gemm on its own device. */
+    double tg = 0.0;
+    if (baseline) {
+        int64_t lr = 0, lc = 0;
+        duet_dist_local_shape(grid, &d[2], &lr, &lc);
+        duet_buffer *la = NULL, *lb = NULL, *lcb = NULL;
+        const size_t es = duet_dtype_size(ab), cs = duet_dtype_size(cdt);
+        st = duet_buffer_create(ctx, (size_t)(lr > 0 ? lr : 1) * (size_t)n * es, &la);
+        if (st == DUET_SUCCESS)
+            st = duet_buffer_create(ctx, (size_t)n * (size_t)(lc > 0 ? lc : 1) * es, &lb);
+        if (st == DUET_SUCCESS)
+            st = duet_buffer_create(ctx, (size_t)(lr > 0 ? lr : 1) * (size_t)(lc > 0 ? lc : 1) * cs,
+                                    &lcb);
+        if (st == DUET_SUCCESS) st = fill(la, ab, lr * n, 0.5);
+        if (st == DUET_SUCCESS) st = fill(lb, ab, n * lc, 0.5);
+        if (st != DUET_SUCCESS) {
+            fprintf(stderr, "dist-bench: rank %d: %s\n", rank, duet_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        duet_matrix ma = duet_matrix_make(la, ab, DUET_LAYOUT_COL_MAJOR, lr, n);
+        duet_matrix mb = duet_matrix_make(lb, ab, DUET_LAYOUT_COL_MAJOR, n, lc);
+        duet_matrix mc = duet_matrix_make(lcb, cdt, DUET_LAYOUT_COL_MAJOR, lr, lc);
+        ma.ld = lr > 1 ? lr : 1;
+        mc.ld = lr > 1 ? lr : 1;
+        duet_context_synchronize(ctx);
+        for (int it = -warmup; it < iters; it++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double t0 = MPI_Wtime();
+            st = lr > 0 && lc > 0
+                     ? duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &ma, &mb, 0.0, &mc, NULL)
+                     : DUET_SUCCESS;
+            if (st == DUET_SUCCESS) st = duet_context_synchronize(ctx);
+            double dt = MPI_Wtime() - t0, slowest = 0.0;
+            if (st != DUET_SUCCESS) {
+                fprintf(stderr, "dist-bench: rank %d: baseline duet_gemm: %s\n", rank,
+                        duet_last_error());
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            if (it >= 0) times[it] = slowest;
+            if (progress && rank == 0)
+                fprintf(stderr, "dist-bench progress: baseline %s %d of %d: %.4f s (slowest rank)\n",
+                        it < 0 ? "warm-up" : "iteration", it < 0 ? it + warmup + 1 : it + 1,
+                        it < 0 ? warmup : iters, slowest);
+        }
+        qsort(times, (size_t)iters, sizeof *times, cmp_double);
+        tg = times[iters / 2];
+        duet_buffer_destroy(la);
+        duet_buffer_destroy(lb);
+        duet_buffer_destroy(lcb);
+    }
+    if (rank == 0) {
+        printf("dist-bench: ranks %d grid %dx%d dtype %s transport %s n %lld block %lld time_s %.4f "
+               "tflops %.2f",
+               size, prow, pcol, dtname, go.transport == DUET_DIST_TRANSPORT_NCCL ? "nccl" : "mpi",
+               (long long)n, (long long)block, t, flops / t * 1e-12);
+        if (baseline)
+            printf(" gemm_time_s %.4f gemm_tflops_x_p %.2f efficiency %.3f", tg,
+                   tg > 0 ? flops / tg * 1e-12 : 0.0, tg > 0 ? tg / t : 0.0);
+        printf("\n");
+    }
     free(times);
     for (int x = 0; x < 3; x++) duet_buffer_destroy(buf[x]);
     duet_dist_grid_destroy(grid);

@@ -119,7 +119,7 @@ fi
 
 # ---- scaling ------------------------------------------------------------------------------
 : >"$OUTDIR/scaling.log"
-note "scaling: C = A * B, n $SCALING_N, block $BLOCK, median of $ITERS (efficiency = T1 / (p * Tp))"
+note "scaling: C = A * B, n $SCALING_N, block $BLOCK, median of $ITERS (efficiency = T1 / (p * Tp), and against one duet_gemm per rank of its share)"
 for tr in "${TRANSPORTS[@]}"; do
     flag=()
     [ "$tr" = nccl ] && flag=(--nccl)
@@ -139,7 +139,10 @@ for tr in "${TRANSPORTS[@]}"; do
             tf=$(echo "$line" | sed -n 's/.* tflops \([0-9.]*\).*/\1/p')
             [ -n "$t1" ] || t1=$t
             eff=$(awk -v a="$t1" -v b="$t" -v p="$p" 'BEGIN { printf "%.1f", 100 * a / (p * b) }')
-            note "  $tr  $dt  gpus $p  time ${t} s  ${tf} TFLOP/s  efficiency ${eff}%"
+            # Against p devices at one device's duet_gemm speed (dist-bench's baseline).
+            eg=$(echo "$line" | sed -n 's/.* efficiency \([0-9.]*\).*/\1/p')
+            eg=$(awk -v e="${eg:-0}" 'BEGIN { printf "%.1f", 100 * e }')
+            note "  $tr  $dt  gpus $p  time ${t} s  ${tf} TFLOP/s  efficiency ${eff}% of its 1-GPU run, ${eg}% of p x duet_gemm"
         done
     done
 done

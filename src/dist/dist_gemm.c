@@ -246,11 +246,11 @@ typedef struct panel {
 } panel;
 
 /* On the panel's owner, copies its local part of A's panel (lrows x kw, packed column-major)
- * or B's (kw x lcols, packed row-major) to host[operand][parity]. A panel already packed in
+ * or B's (kw x lcols, packed row-major) to host[operand][parity] at byte dst_off. A panel already packed in
  * the local matrix is read directly; any other goes through a device transpose into the
  * staging buffer (a transpose that changes the layout is a strided copy). */
 static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_id, const panel *p,
-                              int parity, const char *fn)
+                              int parity, size_t dst_off, const char *fn)
 {
     const duet_dist_desc *d = &op->d;
     const size_t es = duet_dtype_size(d->dtype);
@@ -266,7 +266,7 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
     duet_status st;
     if (packed) {
         st = duet_buffer_read_async(g->pack_stream, op->buf, first * es,
-                                    g->host[operand_id][parity], bytes);
+                                    (unsigned char *)g->host[operand_id][parity] + dst_off, bytes);
     } else {
         duet_matrix in;
         memset(&in, 0, sizeof in);
@@ -285,16 +285,19 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
         st = duet_transpose(g->pack_stream, &in, &out, NULL);
         if (st == DUET_SUCCESS)
             st = duet_buffer_read_async(g->pack_stream, g->stage[operand_id], 0,
-                                        g->host[operand_id][parity], bytes);
+                                        (unsigned char *)g->host[operand_id][parity] + dst_off,
+                                        bytes);
     }
     if (st == DUET_SUCCESS) st = duet_stream_synchronize(g->pack_stream);
     if (st != DUET_SUCCESS) return dd_fail_duet(st, fn, "packing a panel");
     return DUET_SUCCESS;
 }
 
-/* NCCL: the owner's panel straight into a device panel buffer, queued on the second stream. */
+/* NCCL: the owner's panel straight into a device panel buffer at element dst_off, queued on the
+ * second stream. */
 static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int operand_id,
-                                     const panel *p, duet_buffer *dst, const char *fn)
+                                     const panel *p, duet_buffer *dst, size_t dst_off,
+                                     const char *fn)
 {
     const duet_dist_desc *d = &op->d;
     const size_t es = duet_dtype_size(d->dtype);
@@ -306,7 +309,7 @@ static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int o
                             : (d->layout == DUET_LAYOUT_ROW_MAJOR && (d->lld == cols || rows == 1));
     duet_status st;
     if (packed) {
-        st = duet_buffer_copy(g->pack_stream, dst, 0, op->buf, first * es,
+        st = duet_buffer_copy(g->pack_stream, dst, dst_off * es, op->buf, first * es,
                               (size_t)(rows * cols) * es);
     } else {
         duet_matrix in;
@@ -321,16 +324,27 @@ static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int o
         in.batch_count = 1;
         duet_matrix out = duet_matrix_make(
             dst, d->dtype, is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR, cols, rows);
+        out.offset = dst_off;
         st = duet_transpose(g->pack_stream, &in, &out, NULL);
     }
     return st == DUET_SUCCESS ? st : dd_fail_duet(st, fn, "packing a panel");
 }
 
-/* Owners pack the panel into host[.][parity] (after the upload that last read it), then every
- * rank posts the two broadcasts. */
-static void post_panel(duet_dist_grid *g, const operand *a, const operand *b, const panel *p,
-                       int parity, MPI_Datatype elem, MPI_Request req[2], duet_status *st,
-                       const char *fn)
+/* A group of consecutive panels that one local GEMM takes: their A parts side by side
+ * (lrows x kw, column-major) and their B parts one under the other (kw x lcols, row-major) in
+ * one panel buffer, so the local update is one GEMM of depth kw instead of one per block. */
+#define DD_GROUP_MAX 64
+typedef struct panel_group {
+    int n;
+    int64_t k0, kw;
+    panel p[DD_GROUP_MAX];
+} panel_group;
+
+/* Owners pack the group's panels into host[.][parity] (after the upload that last read it),
+ * then every rank posts the broadcasts, two per panel, each into its slice. */
+static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
+                       const panel_group *grp, int parity, MPI_Datatype elem,
+                       MPI_Request req[2 * DD_GROUP_MAX], duet_status *st, const char *fn)
 {
     if (g->ev_up_recorded[parity]) {
         duet_status s2 = duet_event_synchronize(g->ev_up[parity]);
@@ -338,16 +352,24 @@ static void post_panel(duet_dist_grid *g, const operand *a, const operand *b, co
             *st = dd_fail_duet(s2, fn, "waiting for a panel upload");
         g->ev_up_recorded[parity] = 0;
     }
-    if (*st == DUET_SUCCESS && g->mycol == p->acol) *st = pack_panel(g, a, DD_A, p, parity, fn);
-    if (*st == DUET_SUCCESS && g->myrow == p->brow) *st = pack_panel(g, b, DD_B, p, parity, fn);
-    /* Counts are the same on every rank of a grid row (A) or column (B). */
-    const int na = (int)(a->lrows * p->kw), nb = (int)(b->lcols * p->kw);
-    int err = MPI_Ibcast(g->host[DD_A][parity], na, elem, p->acol, g->row_comm, &req[0]);
-    if (err == MPI_SUCCESS)
-        err = MPI_Ibcast(g->host[DD_B][parity], nb, elem, p->brow, g->col_comm, &req[1]);
-    else
-        req[1] = MPI_REQUEST_NULL;
-    if (err != MPI_SUCCESS && *st == DUET_SUCCESS) *st = dd_mpi_fail(err, fn, "MPI_Ibcast");
+    const size_t es = duet_dtype_size(a->d.dtype);
+    for (int i = 0; i < 2 * DD_GROUP_MAX; i++) req[i] = MPI_REQUEST_NULL;
+    for (int i = 0; i < grp->n; i++) {
+        const panel *p = &grp->p[i];
+        const int64_t off = p->k0 - grp->k0; /* the panel's first k within the group */
+        if (*st == DUET_SUCCESS && g->mycol == p->acol)
+            *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, fn);
+        if (*st == DUET_SUCCESS && g->myrow == p->brow)
+            *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, fn);
+        /* Counts are the same on every rank of a grid row (A) or column (B). */
+        const int na = (int)(a->lrows * p->kw), nb = (int)(b->lcols * p->kw);
+        int err = MPI_Ibcast((unsigned char *)g->host[DD_A][parity] + (size_t)(a->lrows * off) * es,
+                             na, elem, p->acol, g->row_comm, &req[2 * i]);
+        if (err == MPI_SUCCESS)
+            err = MPI_Ibcast((unsigned char *)g->host[DD_B][parity] + (size_t)(b->lcols * off) * es,
+                             nb, elem, p->brow, g->col_comm, &req[2 * i + 1]);
+        if (err != MPI_SUCCESS && *st == DUET_SUCCESS) *st = dd_mpi_fail(err, fn, "MPI_Ibcast");
+    }
 }
 
 /* The panel starting at k0: up to the next block edge of A's columns or B's rows. */
@@ -365,6 +387,43 @@ static panel next_panel(const duet_dist_grid *g, const operand *a, const operand
     p.brow = (int)((k0 / b->d.mb + b->d.rsrc) % g->prow);
     p.kb = (k0 / b->d.mb / g->prow) * b->d.mb + k0 % b->d.mb;
     return p;
+}
+
+/* The group starting at k0: whole panels, in order, while their width stays within kwcap
+ * (at least one panel, at most DD_GROUP_MAX). Every rank builds the same groups. */
+static panel_group next_group(const duet_dist_grid *g, const operand *a, const operand *b,
+                              int64_t k0, int64_t K, int64_t kwcap)
+{
+    panel_group grp;
+    grp.n = 0;
+    grp.k0 = k0;
+    grp.kw = 0;
+    while (k0 < K && grp.n < DD_GROUP_MAX) {
+        const panel p = next_panel(g, a, b, k0, K);
+        if (grp.n > 0 && grp.kw + p.kw > kwcap) break;
+        grp.p[grp.n++] = p;
+        grp.kw += p.kw;
+        k0 += p.kw;
+    }
+    return grp;
+}
+
+/* The width of a group of panels, the local GEMM's depth. Each group's GEMM also reads and
+ * writes the local C once (beta 1 after the first), which costs as much as about
+ * cs x R / bandwidth columns of depth (R the device's rate for the dtype): on an H100-class
+ * GPU about 15 flops a byte for f64 and 190 for 16-bit inputs, so f64 with 2,048 columns
+ * keeps the C traffic near 5% of the GEMM and 16-bit inputs need 8,192 for the same. Capped
+ * so that a panel buffer (the larger of lrows and lcols by the width) stays within 256 MiB,
+ * and never below one block (the caller takes whole panels). */
+static int64_t group_width(duet_dtype dt, int64_t K, int64_t lrows, int64_t lcols)
+{
+    const size_t es = duet_dtype_size(dt);
+    int64_t w = es >= 4 ? 2048 : 8192;
+    const int64_t line = (lrows > lcols ? lrows : lcols) * (int64_t)es;
+    const int64_t cap = line > 0 ? ((int64_t)256 << 20) / line : w;
+    if (w > cap) w = cap;
+    if (w > K) w = K;
+    return w < 1 ? 1 : w;
 }
 
 /* This rank's local block of C (lrows x lcols at dc's offset and lld), for the local GEMMs. */
@@ -385,38 +444,41 @@ static duet_matrix local_c(const duet_dist_desc *dc, duet_buffer *c, int64_t lro
 
 static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
                          const duet_dist_desc *dc, duet_buffer *c, int64_t lrows, int64_t lcols,
-                         int64_t K, double alpha, double beta, const duet_dist_gemm_options *opt,
-                         MPI_Datatype elem, duet_status st, const char *fn)
+                         int64_t K, int64_t kwcap, double alpha, double beta,
+                         const duet_dist_gemm_options *opt, MPI_Datatype elem, duet_status st,
+                         const char *fn)
 {
     const size_t es = duet_dtype_size(a->d.dtype);
-    int64_t npanels = 0;
-    for (int64_t k0 = 0; k0 < K; npanels++) {
-        const panel p = next_panel(g, a, b, k0, K);
-        k0 += p.kw;
-    }
+    int64_t ngroups = 0;
+    for (int64_t k0 = 0; k0 < K; ngroups++) k0 += next_group(g, a, b, k0, K, kwcap).kw;
 
     duet_matrix mc = local_c(dc, c, lrows, lcols);
     duet_op_options lo;
     memset(&lo, 0, sizeof lo);
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
 
-    MPI_Request req[2][2] = {{MPI_REQUEST_NULL, MPI_REQUEST_NULL},
-                             {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
+    MPI_Request req[2][2 * DD_GROUP_MAX];
+    for (int i = 0; i < 2 * DD_GROUP_MAX; i++) req[0][i] = req[1][i] = MPI_REQUEST_NULL;
     g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
-    panel cur = next_panel(g, a, b, 0, K), nxt = cur;
-    if (npanels > 0) post_panel(g, a, b, &cur, 0, elem, req[0], &st, fn);
-    for (int64_t t = 0; t < npanels; t++, cur = nxt) {
+    /* Two groups live at once: the one computed and the one in flight. */
+    panel_group grp[2];
+    if (ngroups > 0) {
+        grp[0] = next_group(g, a, b, 0, K, kwcap);
+        post_group(g, a, b, &grp[0], 0, elem, req[0], &st, fn);
+    }
+    for (int64_t t = 0; t < ngroups; t++) {
         const int par = (int)(t & 1);
-        /* Panel t + 1's broadcast is in flight while panel t's GEMM runs. */
-        if (t + 1 < npanels) {
-            nxt = next_panel(g, a, b, cur.k0 + cur.kw, K);
-            post_panel(g, a, b, &nxt, par ^ 1, elem, req[par ^ 1], &st, fn);
+        const panel_group *cur = &grp[par];
+        /* Group t + 1's broadcasts are in flight while group t's GEMM runs. */
+        if (t + 1 < ngroups) {
+            grp[par ^ 1] = next_group(g, a, b, cur->k0 + cur->kw, K, kwcap);
+            post_group(g, a, b, &grp[par ^ 1], par ^ 1, elem, req[par ^ 1], &st, fn);
         }
-        int err = MPI_Waitall(2, req[par], MPI_STATUSES_IGNORE);
+        int err = MPI_Waitall(2 * cur->n, req[par], MPI_STATUSES_IGNORE);
         if (err != MPI_SUCCESS && st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Waitall");
         if (st != DUET_SUCCESS || lrows == 0 || lcols == 0) continue;
-        const panel *p = &cur;
-        const size_t abytes = (size_t)(lrows * p->kw) * es, bbytes = (size_t)(lcols * p->kw) * es;
+        const int64_t kw = cur->kw;
+        const size_t abytes = (size_t)(lrows * kw) * es, bbytes = (size_t)(lcols * kw) * es;
         duet_status s2 =
             duet_buffer_write_async(g->stream, g->dev[DD_A][par], 0, g->host[DD_A][par], abytes);
         if (s2 == DUET_SUCCESS)
@@ -426,9 +488,9 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
         if (s2 == DUET_SUCCESS) g->ev_up_recorded[par] = 1;
         if (s2 == DUET_SUCCESS) {
             duet_matrix ma = duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR,
-                                              lrows, p->kw);
+                                              lrows, kw);
             duet_matrix mb = duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR,
-                                              p->kw, lcols);
+                                              kw, lcols);
             s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb, t == 0 ? beta : 1.0,
                            &mc, &lo);
         }
@@ -441,13 +503,14 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
     return dd_agree(g->comm, st, NULL, NULL, 0, fn);
 }
 
-/* The NCCL transport: everything is queued, nothing waits on the host until the end. Panel t
- * is packed by its owners straight into dev[.][t % 2] and broadcast in place on the second
- * stream, after the GEMM that last read that buffer (panel t - 2); the GEMM stream waits for
- * the broadcast. The second stream thus runs up to two panels ahead of the GEMMs. */
+/* The NCCL transport: everything is queued, nothing waits on the host until the end. Group t's
+ * panels are packed by their owners straight into their slices of dev[.][t % 2] and broadcast
+ * in place on the second stream, after the GEMM that last read that buffer (group t - 2); the
+ * GEMM stream waits for the broadcasts. The second stream thus runs up to two groups ahead of
+ * the GEMMs. */
 static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand *b,
                               const duet_dist_desc *dc, duet_buffer *c, int64_t lrows,
-                              int64_t lcols, int64_t K, double alpha, double beta,
+                              int64_t lcols, int64_t K, int64_t kwcap, double alpha, double beta,
                               const duet_dist_gemm_options *opt, duet_status st, const char *fn)
 {
     const size_t es = duet_dtype_size(a->d.dtype);
@@ -457,33 +520,41 @@ static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
     int64_t t = 0;
     for (int64_t k0 = 0; k0 < K; t++) {
-        const panel p = next_panel(g, a, b, k0, K);
+        const panel_group grp = next_group(g, a, b, k0, K, kwcap);
         const int par = (int)(t & 1);
         duet_status s2 = DUET_SUCCESS;
         if (t >= 2) s2 = dd_stream_wait_event(g->pack_stream, g->ev_gemm[par], fn);
-        if (s2 == DUET_SUCCESS && g->mycol == p.acol)
-            s2 = pack_panel_device(g, a, DD_A, &p, g->dev[DD_A][par], fn);
-        if (s2 == DUET_SUCCESS && g->myrow == p.brow)
-            s2 = pack_panel_device(g, b, DD_B, &p, g->dev[DD_B][par], fn);
         if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
-        /* Broadcasts are issued whatever happened above: peers wait for them on the device. */
-        s2 = dd_nccl_bcast(g, g->dev[DD_A][par], (size_t)(lrows * p.kw) * es, p.acol,
-                           g->dev[DD_B][par], (size_t)(lcols * p.kw) * es, p.brow, g->pack_stream,
-                           fn);
-        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->pack_stream);
+        for (int i = 0; i < grp.n; i++) {
+            const panel *p = &grp.p[i];
+            const int64_t off = p->k0 - grp.k0;
+            s2 = DUET_SUCCESS;
+            if (st == DUET_SUCCESS && g->mycol == p->acol)
+                s2 = pack_panel_device(g, a, DD_A, p, g->dev[DD_A][par], (size_t)(lrows * off), fn);
+            if (s2 == DUET_SUCCESS && st == DUET_SUCCESS && g->myrow == p->brow)
+                s2 = pack_panel_device(g, b, DD_B, p, g->dev[DD_B][par], (size_t)(lcols * off), fn);
+            if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
+            /* Broadcasts are issued whatever happened above: peers wait for them on the device. */
+            s2 = dd_nccl_bcast(g, g->dev[DD_A][par], (size_t)(lrows * off) * es,
+                               (size_t)(lrows * p->kw) * es, p->acol, g->dev[DD_B][par],
+                               (size_t)(lcols * off) * es, (size_t)(lcols * p->kw) * es, p->brow,
+                               g->pack_stream, fn);
+            if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
+        }
+        s2 = duet_event_record(g->ev_up[par], g->pack_stream);
         if (s2 == DUET_SUCCESS) s2 = dd_stream_wait_event(g->stream, g->ev_up[par], fn);
         if (s2 == DUET_SUCCESS && st == DUET_SUCCESS && lrows > 0 && lcols > 0) {
-            duet_matrix ma =
-                duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR, lrows, p.kw);
-            duet_matrix mb =
-                duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR, p.kw, lcols);
+            duet_matrix ma = duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR,
+                                              lrows, grp.kw);
+            duet_matrix mb = duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR,
+                                              grp.kw, lcols);
             s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb, t == 0 ? beta : 1.0,
                            &mc, &lo);
             if (s2 != DUET_SUCCESS) s2 = dd_fail_duet(s2, fn, "the local duet_gemm of a panel");
         }
         if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_gemm[par], g->stream);
         if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = s2;
-        k0 += p.kw;
+        k0 += grp.kw;
     }
     duet_status s2 = duet_stream_synchronize(g->stream);
     if (s2 == DUET_SUCCESS) s2 = duet_stream_synchronize(g->pack_stream);
@@ -562,7 +633,7 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
         st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                      "C and B share a buffer (C may not overlap B)");
 
-    int64_t lrows = 0, lcols = 0;
+    int64_t lrows = 0, lcols = 0, kwcap = 1;
     if (st == DUET_SUCCESS) dd_local_shape(g, desc_c, &lrows, &lcols);
 
     /* ---- plan: which operands move first, the panels' K blocking, the buffers ---- */
@@ -633,8 +704,12 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
         }
         if (st == DUET_SUCCESS) {
             const operand *ea = move_a ? &ta : &oa, *eb = move_b ? &tb : &ob;
+            /* The panel buffers hold a group of whole panels: at least the widest panel. */
             const int64_t kwmax = ea->d.nb < eb->d.mb ? ea->d.nb : eb->d.mb;
-            const int64_t kw = kwmax < K ? kwmax : K;
+            const int64_t kw1 = kwmax < K ? kwmax : K;
+            kwcap = group_width(desc_a->dtype, K, lrows, lcols);
+            if (kwcap < kw1) kwcap = kw1;
+            const int64_t kw = kwcap;
             if (lrows * kw > INT_MAX || lcols * kw > INT_MAX)
                 st = dd_fail(DUET_ERROR_UNSUPPORTED, fn,
                              "a panel of %lld x %lld or %lld x %lld elements is more than one "
@@ -708,10 +783,10 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
         if (move_b) redistribute(g, &ob, op_b == DUET_OP_T, &tb, &mb_mem, elem, &st, fn);
         if (g->transport == DUET_DIST_TRANSPORT_NCCL)
             st = summa_nccl(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
-                            alpha, beta, options, st, fn);
+                            kwcap, alpha, beta, options, st, fn);
         else
-            st = summa(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K, alpha,
-                       beta, options, elem, st, fn);
+            st = summa(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
+                       kwcap, alpha, beta, options, elem, st, fn);
         MPI_Type_free(&elem);
     }
 

@@ -63,9 +63,9 @@ duet_status dd_nccl_init(duet_dist_grid *g, const char *fn);
 void dd_nccl_destroy(duet_dist_grid *g);
 /* Broadcasts bytes_a of dev_a from grid column root_a along the grid row and bytes_b of dev_b
  * from grid row root_b along the grid column, in place, queued on stream. */
-duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t bytes_a, int root_a,
-                          duet_buffer *dev_b, size_t bytes_b, int root_b, duet_stream *stream,
-                          const char *fn);
+duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t off_a, size_t bytes_a,
+                          int root_a, duet_buffer *dev_b, size_t off_b, size_t bytes_b,
+                          int root_b, duet_stream *stream, const char *fn);
 /* Makes stream wait for the last record of event (no host wait). */
 duet_status dd_stream_wait_event(duet_stream *stream, duet_event *event, const char *fn);
 

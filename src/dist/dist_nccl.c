@@ -77,9 +77,9 @@ static duet_status device_ptr(duet_buffer *buf, void **p, const char *fn)
     return st == DUET_SUCCESS ? st : dd_fail_duet(st, fn, "duet_buffer_device_ptr");
 }
 
-duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t bytes_a, int root_a,
-                          duet_buffer *dev_b, size_t bytes_b, int root_b, duet_stream *stream,
-                          const char *fn)
+duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t off_a, size_t bytes_a,
+                          int root_a, duet_buffer *dev_b, size_t off_b, size_t bytes_b,
+                          int root_b, duet_stream *stream, const char *fn)
 {
     void *native = NULL, *pa = NULL, *pb = NULL;
     duet_status st = duet_stream_native(stream, &native);
@@ -87,6 +87,8 @@ duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t bytes_a,
     st = device_ptr(dev_a, &pa, fn);
     if (st == DUET_SUCCESS) st = device_ptr(dev_b, &pb, fn);
     if (st != DUET_SUCCESS) return st;
+    pa = (unsigned char *)pa + off_a;
+    pb = (unsigned char *)pb + off_b;
     /* One group: both broadcasts are issued together, in the same order on every rank. */
     ncclResult_t r = ncclGroupStart();
     if (r == ncclSuccess)
@@ -125,11 +127,12 @@ duet_status dd_nccl_init(duet_dist_grid *g, const char *fn)
 
 void dd_nccl_destroy(duet_dist_grid *g) { (void)g; }
 
-duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t bytes_a, int root_a,
-                          duet_buffer *dev_b, size_t bytes_b, int root_b, duet_stream *stream,
-                          const char *fn)
+duet_status dd_nccl_bcast(duet_dist_grid *g, duet_buffer *dev_a, size_t off_a, size_t bytes_a,
+                          int root_a, duet_buffer *dev_b, size_t off_b, size_t bytes_b,
+                          int root_b, duet_stream *stream, const char *fn)
 {
-    (void)g, (void)dev_a, (void)bytes_a, (void)root_a, (void)dev_b, (void)bytes_b, (void)root_b;
+    (void)g, (void)dev_a, (void)off_a, (void)bytes_a, (void)root_a, (void)dev_b, (void)off_b;
+    (void)bytes_b, (void)root_b;
     (void)stream;
     return dd_fail(DUET_ERROR_UNSUPPORTED, fn, "this duet_dist was built without NCCL");
 }

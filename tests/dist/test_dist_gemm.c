@@ -419,6 +419,25 @@ static void run_grid(int prow, int pcol)
         t.ab = t.c = DUET_DTYPE_F64;
         dt_seed(seed++);
         run_case(grid, &t, gridname);
+        /* Deep K: many groups of panels (64 panels of 16 at most a group), the double-buffered
+         * groups in flight one after the other. */
+        t = base_case();
+        t.m = 9;
+        t.n = 7;
+        t.k = 4133;
+        t.anb = t.bmb = 16;
+        dt_seed(seed++);
+        run_case(grid, &t, gridname);
+        /* Wide blocks: groups of two 1,000-wide panels (f64 groups up to 2,048), the last
+         * group one panel. */
+        t = base_case();
+        t.m = 10;
+        t.n = 6;
+        t.k = 5000;
+        t.anb = t.bmb = 1000;
+        t.ab = t.c = DUET_DTYPE_F64;
+        dt_seed(seed++);
+        run_case(grid, &t, gridname);
         t = base_case();
         t.cmb = t.amb = 64; /* one block holds everything: one process does the work */
         t.cnb = t.bnb = 64;
