@@ -10,8 +10,14 @@
  * duet_host_register unless --pageable) on the first 1, 2, 4, ... members of the list and on
  * the whole list, and prints the time, the rate and the efficiency against linear scaling of
  * the one-member time. The first call of each group (which grows the panels) is not timed.
+ * Beside it: the efficiency against p devices at one device's duet_gemm speed (the same
+ * problem, operands already on the first device, timed first), and on CUDA builds for f32 and
+ * f64 cuBLASXt (cublasXtSgemm/Dgemm) on the same host matrices and devices.
  */
 #include "duet/duet.h"
+#if defined(DUET_BENCH_CUBLASXT)
+#include <cublasXt.h>
+#endif
 
 #include <errno.h>
 #include <stdint.h>
@@ -50,7 +56,9 @@ static void usage(FILE *f)
             "(registered with duet_host_register unless --pageable), on the first 1, 2, 4, ...\n"
             "members of LIST and on all of it: the best of I timed calls (default 3) after one\n"
             "untimed call, the rate, and the efficiency against linear scaling of the\n"
-            "one-member time.\n"
+            "one-member time; the efficiency against p devices at one device's duet_gemm\n"
+            "speed (the same problem on device-resident operands, timed first: vs_gemm), and\n"
+            "on CUDA builds for f32 and f64 cuBLASXt on the same host matrices and devices.\n"
             "\n"
             "  --dtype D     f64 (default), f32, bf16 and f16 (f32 C), i8 (i32 C)\n"
             "  --n N         rows and columns of C (default 8192)\n"
@@ -117,6 +125,84 @@ static void fill_ones(unsigned char *p, size_t count, duet_dtype dt)
     const size_t es = duet_dtype_size(dt);
     for (size_t i = 0; i < count; i++) memcpy(p + i * es, one, es);
 }
+
+/* One device's duet_gemm rate (flop/s) on the problem with every operand on the device: the
+ * best of iters calls after one untimed. Where the problem does not fit, fewer rows of C (and
+ * of A), halved until it does. 0 when even one row does not fit. */
+static double gemm_rate(duet_context *ctx, duet_dtype ab, duet_dtype ct, int64_t n, int64_t k,
+                        int iters)
+{
+    const size_t ea = duet_dtype_size(ab), ec = duet_dtype_size(ct);
+    for (int64_t m = n; m >= 1; m /= 2) {
+        duet_buffer *da = NULL, *db = NULL, *dc = NULL;
+        duet_status st = duet_buffer_create(ctx, (size_t)m * (size_t)k * ea, &da);
+        if (st == DUET_SUCCESS) st = duet_buffer_create(ctx, (size_t)k * (size_t)n * ea, &db);
+        if (st == DUET_SUCCESS) st = duet_buffer_create(ctx, (size_t)m * (size_t)n * ec, &dc);
+        if (st != DUET_SUCCESS) {
+            if (da) duet_buffer_destroy(da);
+            if (db) duet_buffer_destroy(db);
+            if (st != DUET_ERROR_OUT_OF_MEMORY) break;
+            continue;
+        }
+        duet_matrix ma = duet_matrix_make(da, ab, DUET_LAYOUT_ROW_MAJOR, m, k);
+        duet_matrix mb = duet_matrix_make(db, ab, DUET_LAYOUT_ROW_MAJOR, k, n);
+        duet_matrix mc = duet_matrix_make(dc, ct, DUET_LAYOUT_ROW_MAJOR, m, n);
+        CHECK(duet_fill(NULL, 1.0, &ma, NULL));
+        CHECK(duet_fill(NULL, 1.0, &mb, NULL));
+        CHECK(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &ma, &mb, 0.0, &mc, NULL));
+        CHECK(duet_context_synchronize(ctx));
+        double best = 1e30;
+        for (int it = 0; it < iters; it++) {
+            const double t0 = now_s();
+            CHECK(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &ma, &mb, 0.0, &mc, NULL));
+            CHECK(duet_context_synchronize(ctx));
+            const double dt = now_s() - t0;
+            if (dt < best) best = dt;
+        }
+        CHECK(duet_buffer_destroy(da));
+        CHECK(duet_buffer_destroy(db));
+        CHECK(duet_buffer_destroy(dc));
+        return 2.0 * (double)m * (double)n * (double)k / best;
+    }
+    return 0.0;
+}
+
+#if defined(DUET_BENCH_CUBLASXT)
+/* cuBLASXt's time for C = A B (row-major host matrices: C^T = B^T A^T column-major) on the
+ * first m devices of devs, the best of iters calls after one untimed; 0 if it failed. */
+static double xt_time(const int *devs, int m, duet_dtype ab, const void *a, const void *b, void *c,
+                      int64_t n, int64_t k, int iters)
+{
+    cublasXtHandle_t h;
+    if (cublasXtCreate(&h) != CUBLAS_STATUS_SUCCESS) return 0.0;
+    int ids[DUET_GROUP_MAX];
+    for (int i = 0; i < m; i++) ids[i] = devs[i];
+    double best = 0.0;
+    if (cublasXtDeviceSelect(h, m, ids) == CUBLAS_STATUS_SUCCESS) {
+        best = 1e30;
+        for (int it = -1; it < iters && best > 0.0; it++) {
+            const double t0 = now_s();
+            cublasStatus_t r;
+            if (ab == DUET_DTYPE_F64) {
+                const double one = 1.0, zero = 0.0;
+                r = cublasXtDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (size_t)n, (size_t)n, (size_t)k, &one,
+                                  (const double *)b, (size_t)n, (const double *)a, (size_t)k, &zero,
+                                  (double *)c, (size_t)n);
+            } else {
+                const float one = 1.0f, zero = 0.0f;
+                r = cublasXtSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (size_t)n, (size_t)n, (size_t)k, &one,
+                                  (const float *)b, (size_t)n, (const float *)a, (size_t)k, &zero,
+                                  (float *)c, (size_t)n);
+            }
+            const double dt = now_s() - t0;
+            if (r != CUBLAS_STATUS_SUCCESS) best = 0.0;
+            else if (it >= 0 && dt < best) best = dt;
+        }
+    }
+    cublasXtDestroy(h);
+    return best;
+}
+#endif /* DUET_BENCH_CUBLASXT */
 
 int main(int argc, char **argv)
 {
@@ -255,7 +341,20 @@ int main(int argc, char **argv)
            pageable ? "pageable" : "registered", duet_backend_name());
     /* GFLOP/s on the cpu backend, where a TFLOP/s column would read 0.0x */
     const int on_cpu = !strcmp(duet_backend_name(), "cpu");
-    printf("%8s %12s %12s %10s\n", "members", "ms", on_cpu ? "GFLOP/s" : "TFLOP/s", "efficiency");
+    const double unit = on_cpu ? 1e-9 : 1e-12;
+    if (progress) fprintf(stderr, "duet-group-bench progress: one device's duet_gemm (baseline)\n");
+    const double r1 = gemm_rate(ctx[0], ab, ct, n, k, iters);
+    printf("one device's duet_gemm, operands on the device: %.3f %s\n", r1 * unit,
+           on_cpu ? "GFLOP/s" : "TFLOP/s");
+#if defined(DUET_BENCH_CUBLASXT)
+    const int with_xt = ab == DUET_DTYPE_F64 || ab == DUET_DTYPE_F32;
+#else
+    const int with_xt = 0;
+#endif
+    printf("%8s %12s %12s %10s %10s", "members", "ms", on_cpu ? "GFLOP/s" : "TFLOP/s", "efficiency",
+           "vs_gemm");
+    if (with_xt) printf(" %12s %10s", "cublasxt_ms", "xt/duet");
+    printf("\n");
     double t1 = 0;
     for (int m = 1; m <= ndev; m = (m * 2 > ndev && m < ndev) ? ndev : m * 2) {
         if (progress)
@@ -275,8 +374,19 @@ int main(int argc, char **argv)
         CHECK(duet_group_destroy(g));
         if (m == 1) t1 = best;
         const double flops = 2.0 * (double)n * (double)n * (double)k;
-        printf("%8d %12.2f %12.3f %9.1f%%\n", m, best * 1e3, flops / best * (on_cpu ? 1e-9 : 1e-12),
-               100.0 * t1 / (best * m));
+        printf("%8d %12.2f %12.3f %9.1f%% %9.1f%%", m, best * 1e3, flops / best * unit,
+               100.0 * t1 / (best * m), r1 > 0 ? 100.0 * flops / best / (r1 * m) : 0.0);
+#if defined(DUET_BENCH_CUBLASXT)
+        if (with_xt) {
+            if (progress)
+                fprintf(stderr, "duet-group-bench progress: %d member%s: cuBLASXt\n", m,
+                        m > 1 ? "s" : "");
+            const double tx = xt_time(devs, m, ab, a, b, c, n, k, iters);
+            if (tx > 0) printf(" %12.2f %10.3f", tx * 1e3, tx / best);
+            else printf(" %12s %10s", "failed", "-");
+        }
+#endif
+        printf("\n");
         if (m == ndev) break;
     }
     if (!pageable) {
