@@ -13,11 +13,12 @@
 #endif
 
 /* Usage: mpiexec -np P dist-bench [--dtype f64|f32|bf16] [--n N] [--block B] [--iters I]
- *                                 [--warmup W] [--grid PxQ] [--nccl] [--no-baseline]
- *                                 [--progress]
+ *                                 [--warmup W] [--grid PxQ] [--nccl] [--transport T]
+ *                                 [--no-baseline] [--progress]
  * C (N x N, f64 or f32; f32 for bf16) = A (N x N) * B (N x N), all column-major, B x B blocks.
  * Rank r takes device r % count. Prints one line on rank 0:
- *   dist-bench: ranks P grid PxQ dtype D transport mpi|nccl n N block B time_s T tflops F
+ *   dist-bench: ranks P grid PxQ dtype D transport mpi-host|mpi-device|nccl n N block B
+ *               time_s T tflops F
  *               gemm_time_s G gemm_tflops_x_p R efficiency E
  * where T is the median over the iterations of the slowest rank's time; G is the same for one
  * duet_gemm per rank of the rank's share of the work as one problem (its rows of C by its
@@ -31,7 +32,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mpiexec -np P dist-bench [--dtype f64|f32|bf16] [--n N] [--block B]\n"
             "                                [--iters I] [--warmup W] [--grid PxQ] [--nccl]\n"
-            "                                [--no-baseline] [--progress]\n"
+            "                                [--transport T] [--no-baseline] [--progress]\n"
             "\n"
             "Times duet_dist_gemm, C = A B of N x N column-major matrices in B x B blocks over a\n"
             "P x Q grid of the ranks (one rank per device, rank r on device r %% count), and\n"
@@ -44,7 +45,10 @@ static void usage(FILE *f)
             "  --block B   block edge (default 512)\n"
             "  --iters I   timed iterations (default 5); --warmup W untimed first (default 1)\n"
             "  --grid PxQ  the process grid, P * Q = ranks (default: the squarest)\n"
-            "  --nccl      the NCCL transport instead of MPI\n"
+            "  --nccl      the NCCL transport (the same as --transport nccl)\n"
+            "  --transport T  auto (default: MPI on device buffers where every rank's MPI takes\n"
+            "              them, else host-staged), mpi-host, mpi-device or nccl; the line\n"
+            "              names the transport the grid took\n"
             "  --no-baseline  no baseline: by default one duet_gemm per rank of its share of\n"
             "              the work (its rows x its columns of C x N) is timed the same way,\n"
             "              giving gemm_tflops_x_p (P devices at one device's duet_gemm speed)\n"
@@ -143,6 +147,28 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--nccl")) {
             go.transport = DUET_DIST_TRANSPORT_NCCL;
+        } else if (!strcmp(a, "--transport")) {
+            static const struct {
+                const char *name;
+                duet_dist_transport t;
+            } names[] = {{"auto", DUET_DIST_TRANSPORT_AUTO},
+                         {"mpi-host", DUET_DIST_TRANSPORT_MPI_HOST},
+                         {"mpi-device", DUET_DIST_TRANSPORT_MPI_DEVICE},
+                         {"nccl", DUET_DIST_TRANSPORT_NCCL}};
+            int found = 0;
+            for (size_t t = 0; t < sizeof names / sizeof names[0] && v; t++)
+                if (!strcmp(v, names[t].name)) {
+                    go.transport = names[t].t;
+                    found = 1;
+                }
+            if (!found) {
+                if (rank == 0)
+                    fprintf(stderr, "dist-bench: unknown transport '%s' for --transport (auto, "
+                                    "mpi-host, mpi-device, nccl)\n",
+                            v ? v : "");
+                bad = 1;
+            }
+            i++;
         } else if (!strcmp(a, "--grid")) {
             char tail = 0;
             if (!v || sscanf(v, "%dx%d%c", &prow, &pcol, &tail) != 2 || prow < 1 || pcol < 1 ||
@@ -199,6 +225,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "dist-bench: %s\n", duet_dist_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    duet_dist_transport used = DUET_DIST_TRANSPORT_AUTO;
+    duet_dist_grid_transport(grid, &used);
     duet_dist_desc d[3];
     duet_buffer *buf[3] = {NULL, NULL, NULL};
     for (int x = 0; x < 3; x++) {
@@ -294,7 +322,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf("dist-bench: ranks %d grid %dx%d dtype %s transport %s n %lld block %lld time_s %.4f "
                "tflops %.2f",
-               size, prow, pcol, dtname, go.transport == DUET_DIST_TRANSPORT_NCCL ? "nccl" : "mpi",
+               size, prow, pcol, dtname, duet_dist_transport_name(used),
                (long long)n, (long long)block, t, flops / t * 1e-12);
         if (baseline)
             printf(" gemm_time_s %.4f gemm_tflops_x_p %.2f efficiency %.3f", tg,

@@ -10,7 +10,7 @@
 #            and, where duet_dist was built with NCCL, the same with the NCCL transport (--nccl;
 #            several ranks on one GPU is not a configuration NCCL supports, so that run has 1 rank)
 #   multi    with N >= 2 GPUs: tests/dist with N ranks, one rank per GPU (rank r takes GPU r % N),
-#            host-staged and (when built) NCCL
+#            host-staged, on device buffers (where MPI takes them) and (when built) NCCL
 #   scaling  dist-bench, C = A * B of SCALING_N^2 f64 and bf16 (f32 C), on 1, 2, 4, ... GPUs up to N
 #            (one rank per GPU), for each transport built, printing each time and the efficiency
 #            T(1) / (p * T(p)) of linear scaling; with one GPU only the 1-GPU baseline runs
@@ -86,16 +86,28 @@ BENCH=$BUILD_DIR/bench/dist-bench
 
 # ---- several processes sharing GPU 0 ------------------------------------------------------
 {
-    CUDA_VISIBLE_DEVICES=0 timeout 600 "$MPIEXEC" -np 4 "${MPI_FLAGS[@]}" "$TEST" &&
-        CUDA_VISIBLE_DEVICES=0 timeout 300 "$MPIEXEC" -np 1 "${MPI_FLAGS[@]}" "$TEST"
+    CUDA_VISIBLE_DEVICES=0 timeout 600 "$MPIEXEC" -np 4 "${MPI_FLAGS[@]}" "$TEST" --mpi-host &&
+        CUDA_VISIBLE_DEVICES=0 timeout 300 "$MPIEXEC" -np 1 "${MPI_FLAGS[@]}" "$TEST" --mpi-host
 } >"$OUTDIR/shared.log" 2>&1
-phase "shared: tests/dist, 4 ranks and 1 rank on GPU 0" $?
+phase "shared: tests/dist, 4 ranks and 1 rank on GPU 0, host-staged MPI" $?
+TRANSPORTS=(mpi-host)
+
+# MPI on device buffers: test_dist_gemm --mpi-device exits 77 where MPI does not take CUDA
+# memory (MPIX_Query_cuda_support).
+CUDA_VISIBLE_DEVICES=0 timeout 300 "$MPIEXEC" -np 1 "${MPI_FLAGS[@]}" "$TEST" --mpi-device \
+    >>"$OUTDIR/shared.log" 2>&1
+rc=$?
+if [ $rc -eq 77 ]; then
+    note "SKIP  mpi-device: this MPI does not take device memory"
+else
+    phase "mpi-device: tests/dist, 1 rank, MPI on device buffers" $rc
+    TRANSPORTS+=(mpi-device)
+fi
 
 # The NCCL transport: test_dist_gemm --nccl exits 77 where duet_dist has no NCCL.
 CUDA_VISIBLE_DEVICES=0 timeout 300 "$MPIEXEC" -np 1 "${MPI_FLAGS[@]}" "$TEST" --nccl \
     >>"$OUTDIR/shared.log" 2>&1
 rc=$?
-TRANSPORTS=(mpi)
 if [ $rc -eq 77 ]; then
     note "SKIP  nccl: duet_dist built without NCCL"
 else
@@ -107,8 +119,7 @@ fi
 if [ "$NGPU" -ge 2 ]; then
     : >"$OUTDIR/multi.log"
     for tr in "${TRANSPORTS[@]}"; do
-        flag=()
-        [ "$tr" = nccl ] && flag=(--nccl)
+        flag=("--$tr")
         timeout 600 "$MPIEXEC" -np "$NGPU" "${MPI_FLAGS[@]}" "$TEST" "${flag[@]}" \
             >>"$OUTDIR/multi.log" 2>&1
         phase "multi: tests/dist, $NGPU ranks, one per GPU, $tr" $?
@@ -121,8 +132,7 @@ fi
 : >"$OUTDIR/scaling.log"
 note "scaling: C = A * B, n $SCALING_N, block $BLOCK, median of $ITERS (efficiency = T1 / (p * Tp), and against one duet_gemm per rank of its share)"
 for tr in "${TRANSPORTS[@]}"; do
-    flag=()
-    [ "$tr" = nccl ] && flag=(--nccl)
+    flag=(--transport "$tr")
     for dt in f64 bf16; do
         t1=""
         for p in 1 2 4 8; do

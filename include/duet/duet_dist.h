@@ -43,10 +43,15 @@ typedef struct duet_dist_grid duet_dist_grid;
 
 /* How panels travel between ranks. */
 typedef enum duet_dist_transport {
-    DUET_DIST_TRANSPORT_AUTO = 0,     /* MPI_HOST (NCCL only when asked for)                  */
+    DUET_DIST_TRANSPORT_AUTO = 0,     /* MPI_DEVICE where every rank's MPI takes device
+                                         memory, else MPI_HOST (NCCL only when asked for)     */
     DUET_DIST_TRANSPORT_MPI_HOST = 1, /* MPI_Ibcast on pinned host copies of the panels       */
-    DUET_DIST_TRANSPORT_NCCL = 2      /* ncclBroadcast on device buffers, stream-ordered: the
+    DUET_DIST_TRANSPORT_NCCL = 2,     /* ncclBroadcast on device buffers, stream-ordered: the
                                          cuda backend, a duet_dist built with NCCL            */
+    DUET_DIST_TRANSPORT_MPI_DEVICE = 3 /* MPI_Ibcast on the device panel buffers, no host
+                                         staging: the cuda backend and an MPI that reports at
+                                         run time that it takes CUDA memory on every rank
+                                         (Open MPI's MPIX_Query_cuda_support)                 */
 } duet_dist_transport;
 
 /* Zero-initialise ({0}) for the defaults; NULL means defaults. */
@@ -64,13 +69,20 @@ typedef struct duet_dist_grid_options {
  * Must be identical on all ranks: prow, pcol, options->transport. ctx is each rank's own.
  * Statuses: INVALID_ARGUMENT (comm null, prow or pcol < 1, prow * pcol != size, values that
  * differ between ranks), INVALID_HANDLE (ctx), UNSUPPORTED (NCCL asked for where this build
- * or backend has none), BACKEND (an MPI or NCCL call failed). Collective. */
+ * or backend has none; MPI_DEVICE asked for where some rank's MPI does not take device memory
+ * or the backend is not cuda), BACKEND (an MPI or NCCL call failed). Collective. */
 DUET_DIST_API duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol,
                                                 duet_context *ctx,
                                                 const duet_dist_grid_options *options,
                                                 duet_dist_grid **grid);
 /* Releases the grid's communicators, stream and panel buffers. Collective (MPI_Comm_free). */
 DUET_DIST_API duet_status duet_dist_grid_destroy(duet_dist_grid *grid);
+
+/* The transport the grid's panels take (never AUTO: what AUTO chose), the same on every rank. */
+DUET_DIST_API duet_status duet_dist_grid_transport(const duet_dist_grid *grid,
+                                                   duet_dist_transport *transport);
+/* "mpi-host", "mpi-device", "nccl" (or "unknown"). */
+DUET_DIST_API const char *duet_dist_transport_name(duet_dist_transport transport);
 
 /* This rank's place: grid row and column, and the grid's shape (any pointer may be NULL). */
 DUET_DIST_API duet_status duet_dist_grid_info(const duet_dist_grid *grid, int *prow, int *pcol,

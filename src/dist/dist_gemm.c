@@ -503,6 +503,107 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
     return dd_agree(g->comm, st, NULL, NULL, 0, fn);
 }
 
+/* The MPI transport on device buffers (MPI_DEVICE): group t's panels are packed by their owners
+ * straight into their slices of dev[.][t % 2] and broadcast with MPI_Ibcast on the device
+ * addresses; no host staging, no upload. Before group t + 1 is packed into the other buffers,
+ * the host waits for the GEMM that last read them (group t - 1, an event); group t's GEMM is
+ * queued first, so the device has work while the host waits. */
+static void post_group_device(duet_dist_grid *g, const operand *a, const operand *b,
+                              const panel_group *grp, int parity, MPI_Datatype elem,
+                              MPI_Request req[2 * DD_GROUP_MAX], int64_t lrows, int64_t lcols,
+                              duet_status *st, const char *fn)
+{
+    const size_t es = duet_dtype_size(a->d.dtype);
+    for (int i = 0; i < 2 * DD_GROUP_MAX; i++) req[i] = MPI_REQUEST_NULL;
+    if (g->ev_up_recorded[parity]) { /* here: the GEMM that read dev[.][parity] */
+        duet_status s2 = duet_event_synchronize(g->ev_gemm[parity]);
+        if (s2 != DUET_SUCCESS && *st == DUET_SUCCESS)
+            *st = dd_fail_duet(s2, fn, "waiting for a panel GEMM");
+        g->ev_up_recorded[parity] = 0;
+    }
+    for (int i = 0; i < grp->n && *st == DUET_SUCCESS; i++) {
+        const panel *p = &grp->p[i];
+        const int64_t off = p->k0 - grp->k0;
+        if (g->mycol == p->acol)
+            *st = pack_panel_device(g, a, DD_A, p, g->dev[DD_A][parity], (size_t)(lrows * off), fn);
+        if (*st == DUET_SUCCESS && g->myrow == p->brow)
+            *st = pack_panel_device(g, b, DD_B, p, g->dev[DD_B][parity], (size_t)(lcols * off), fn);
+    }
+    if (*st == DUET_SUCCESS) {
+        const duet_status s2 = duet_stream_synchronize(g->pack_stream);
+        if (s2 != DUET_SUCCESS) *st = dd_fail_duet(s2, fn, "packing a panel");
+    }
+    /* The broadcasts are posted whatever happened above: peers take part in them. */
+    for (int i = 0; i < grp->n; i++) {
+        const panel *p = &grp->p[i];
+        const int64_t off = p->k0 - grp->k0;
+        void *pa = NULL, *pb = NULL;
+        if (duet_buffer_device_ptr(g->dev[DD_A][parity], (size_t)(lrows * off) * es, &pa) !=
+                DUET_SUCCESS ||
+            duet_buffer_device_ptr(g->dev[DD_B][parity], (size_t)(lcols * off) * es, &pb) !=
+                DUET_SUCCESS) {
+            /* Cannot happen for buffers of the grid's context; the peers still need a
+             * matching call, so broadcast from the start of the buffers. */
+            if (*st == DUET_SUCCESS)
+                *st = dd_fail_duet(DUET_ERROR_BACKEND, fn, "duet_buffer_device_ptr");
+            duet_buffer_device_ptr(g->dev[DD_A][parity], 0, &pa);
+            duet_buffer_device_ptr(g->dev[DD_B][parity], 0, &pb);
+        }
+        int err = MPI_Ibcast(pa, (int)(lrows * p->kw), elem, p->acol, g->row_comm, &req[2 * i]);
+        if (err == MPI_SUCCESS)
+            err = MPI_Ibcast(pb, (int)(lcols * p->kw), elem, p->brow, g->col_comm, &req[2 * i + 1]);
+        if (err != MPI_SUCCESS && *st == DUET_SUCCESS) *st = dd_mpi_fail(err, fn, "MPI_Ibcast");
+    }
+}
+
+static duet_status summa_mpi_device(duet_dist_grid *g, const operand *a, const operand *b,
+                                    const duet_dist_desc *dc, duet_buffer *c, int64_t lrows,
+                                    int64_t lcols, int64_t K, int64_t kwcap, double alpha,
+                                    double beta, const duet_dist_gemm_options *opt,
+                                    MPI_Datatype elem, duet_status st, const char *fn)
+{
+    int64_t ngroups = 0;
+    for (int64_t k0 = 0; k0 < K; ngroups++) k0 += next_group(g, a, b, k0, K, kwcap).kw;
+    duet_matrix mc = local_c(dc, c, lrows, lcols);
+    duet_op_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
+    MPI_Request req[2][2 * DD_GROUP_MAX];
+    g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
+    panel_group grp[2];
+    if (ngroups > 0) {
+        grp[0] = next_group(g, a, b, 0, K, kwcap);
+        post_group_device(g, a, b, &grp[0], 0, elem, req[0], lrows, lcols, &st, fn);
+    }
+    for (int64_t t = 0; t < ngroups; t++) {
+        const int par = (int)(t & 1);
+        const panel_group *cur = &grp[par];
+        int err = MPI_Waitall(2 * cur->n, req[par], MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS && st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Waitall");
+        if (st == DUET_SUCCESS && lrows > 0 && lcols > 0) {
+            duet_matrix ma = duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR,
+                                              lrows, cur->kw);
+            duet_matrix mb = duet_matrix_make(g->dev[DD_B][par], b->d.dtype, DUET_LAYOUT_ROW_MAJOR,
+                                              cur->kw, lcols);
+            duet_status s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb,
+                                       t == 0 ? beta : 1.0, &mc, &lo);
+            if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_gemm[par], g->stream);
+            if (s2 == DUET_SUCCESS) g->ev_up_recorded[par] = 1;
+            if (s2 != DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local duet_gemm of a panel");
+        }
+        /* Group t + 1 into the other buffers, after group t - 1's GEMM; group t's is queued. */
+        if (t + 1 < ngroups) {
+            grp[par ^ 1] = next_group(g, a, b, cur->k0 + cur->kw, K, kwcap);
+            post_group_device(g, a, b, &grp[par ^ 1], par ^ 1, elem, req[par ^ 1], lrows, lcols,
+                              &st, fn);
+        }
+    }
+    duet_status s2 = duet_stream_synchronize(g->stream);
+    if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local GEMMs");
+    g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
+    return dd_agree(g->comm, st, NULL, NULL, 0, fn);
+}
+
 /* The NCCL transport: everything is queued, nothing waits on the host until the end. Group t's
  * panels are packed by their owners straight into their slices of dev[.][t % 2] and broadcast
  * in place on the second stream, after the GEMM that last read that buffer (group t - 2); the
@@ -781,7 +882,10 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
         }
         if (move_a) redistribute(g, &oa, op_a == DUET_OP_T, &ta, &ma_mem, elem, &st, fn);
         if (move_b) redistribute(g, &ob, op_b == DUET_OP_T, &tb, &mb_mem, elem, &st, fn);
-        if (g->transport == DUET_DIST_TRANSPORT_NCCL)
+        if (g->transport == DUET_DIST_TRANSPORT_MPI_DEVICE)
+            st = summa_mpi_device(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows,
+                                  lcols, K, kwcap, alpha, beta, options, elem, st, fn);
+        else if (g->transport == DUET_DIST_TRANSPORT_NCCL)
             st = summa_nccl(g, move_a ? &ta : &oa, move_b ? &tb : &ob, desc_c, c, lrows, lcols, K,
                             kwcap, alpha, beta, options, st, fn);
         else

@@ -2,6 +2,14 @@
  */
 #include "dist_internal.h"
 
+/* Open MPI's extensions declare MPIX_Query_cuda_support (and define MPIX_CUDA_AWARE_SUPPORT,
+ * the build's answer; the run-time query is the one that counts). */
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,6 +115,18 @@ int64_t duet_dist_numroc(int64_t n, int64_t nb, int iproc, int isrc, int nprocs)
     return num;
 }
 
+/* Whether this rank's MPI takes device memory of the backend: the cuda backend and an MPI
+ * that says so at run time (Open MPI's extension; other MPIs: no). */
+static int mpi_takes_device_memory(void)
+{
+    if (strcmp(duet_backend_name(), "cuda") != 0) return 0;
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return 0;
+#endif
+}
+
 duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_context *ctx,
                                   const duet_dist_grid_options *options, duet_dist_grid **grid)
 {
@@ -136,7 +156,7 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
         st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                      "prow * pcol (%d * %d) differs from the size of comm (%d)", prow, pcol, size);
     else if (transport != DUET_DIST_TRANSPORT_AUTO && transport != DUET_DIST_TRANSPORT_MPI_HOST &&
-             transport != DUET_DIST_TRANSPORT_NCCL)
+             transport != DUET_DIST_TRANSPORT_NCCL && transport != DUET_DIST_TRANSPORT_MPI_DEVICE)
         st = dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                      "options->transport (%d) is not a duet_dist_transport", transport);
     else if (transport == DUET_DIST_TRANSPORT_NCCL && !dd_have_nccl)
@@ -188,7 +208,25 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
         if (err == MPI_SUCCESS) err = MPI_Comm_set_errhandler(g->row_comm, MPI_ERRORS_RETURN);
         if (err == MPI_SUCCESS) err = MPI_Comm_set_errhandler(g->col_comm, MPI_ERRORS_RETURN);
         if (err != MPI_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Comm_dup/MPI_Comm_split");
+        /* Device buffers to MPI only where every rank's MPI takes them (agreed: the smallest
+         * answer); asked for and not available on some rank: UNSUPPORTED on every rank. */
+        int device_ok = 0;
+        if (st == DUET_SUCCESS && (transport == DUET_DIST_TRANSPORT_AUTO ||
+                                   transport == DUET_DIST_TRANSPORT_MPI_DEVICE)) {
+            int mine = mpi_takes_device_memory();
+            err = MPI_Allreduce(&mine, &device_ok, 1, MPI_INT, MPI_MIN, g->comm);
+            if (err != MPI_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Allreduce");
+            else if (transport == DUET_DIST_TRANSPORT_MPI_DEVICE && !device_ok)
+                st = dd_fail(DUET_ERROR_UNSUPPORTED, fn,
+                             "options->transport is MPI_DEVICE, but %s",
+                             mine ? "the MPI of another rank does not take device memory"
+                                  : strcmp(duet_backend_name(), "cuda") != 0
+                                      ? "it needs the cuda backend"
+                                      : "this rank's MPI does not report that it takes CUDA "
+                                        "memory (MPIX_Query_cuda_support)");
+        }
         g->transport = transport == DUET_DIST_TRANSPORT_NCCL ? DUET_DIST_TRANSPORT_NCCL
+                       : device_ok                           ? DUET_DIST_TRANSPORT_MPI_DEVICE
                                                              : DUET_DIST_TRANSPORT_MPI_HOST;
         /* Collective (every rank has the same transport, agreed above). */
         if (st == DUET_SUCCESS && g->transport == DUET_DIST_TRANSPORT_NCCL)
@@ -354,4 +392,24 @@ duet_status duet_dist_locate(const duet_dist_grid *g, const duet_dist_desc *d, i
     if (li) *li = (i / d->mb / g->prow) * d->mb + i % d->mb;
     if (lj) *lj = (j / d->nb / g->pcol) * d->nb + j % d->nb;
     return DUET_SUCCESS;
+}
+
+duet_status duet_dist_grid_transport(const duet_dist_grid *grid, duet_dist_transport *transport)
+{
+    static const char fn[] = "duet_dist_grid_transport";
+    dd_clear_error();
+    if (!grid) return dd_fail(DUET_ERROR_INVALID_HANDLE, fn, "grid is NULL");
+    if (!transport) return dd_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "transport is NULL");
+    *transport = (duet_dist_transport)grid->transport;
+    return DUET_SUCCESS;
+}
+
+const char *duet_dist_transport_name(duet_dist_transport transport)
+{
+    switch (transport) {
+    case DUET_DIST_TRANSPORT_MPI_HOST: return "mpi-host";
+    case DUET_DIST_TRANSPORT_MPI_DEVICE: return "mpi-device";
+    case DUET_DIST_TRANSPORT_NCCL: return "nccl";
+    default: return "unknown";
+    }
 }

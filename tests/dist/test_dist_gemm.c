@@ -502,7 +502,33 @@ static void check_grid_errors(void)
         st = duet_dist_grid_create(MPI_COMM_WORLD, g_size, 1, g_ctx, &go, &grid);
         CHECK(st == DUET_ERROR_UNSUPPORTED && grid == NULL, "NCCL transport on %s: %s (%s)",
               duet_backend_name(), duet_status_string(st), duet_dist_last_error());
+        /* Device buffers to MPI need the cuda backend; AUTO then stages through the host. */
+        go.transport = DUET_DIST_TRANSPORT_MPI_DEVICE;
+        st = duet_dist_grid_create(MPI_COMM_WORLD, g_size, 1, g_ctx, &go, &grid);
+        CHECK(st == DUET_ERROR_UNSUPPORTED && grid == NULL, "MPI_DEVICE transport on %s: %s (%s)",
+              duet_backend_name(), duet_status_string(st), duet_dist_last_error());
+        st = duet_dist_grid_create(MPI_COMM_WORLD, g_size, 1, g_ctx, NULL, &grid);
+        duet_dist_transport tr = DUET_DIST_TRANSPORT_AUTO;
+        if (st == DUET_SUCCESS) {
+            CHECK(duet_dist_grid_transport(grid, &tr) == DUET_SUCCESS &&
+                      tr == DUET_DIST_TRANSPORT_MPI_HOST,
+                  "AUTO on %s chose %s", duet_backend_name(), duet_dist_transport_name(tr));
+            duet_dist_grid_destroy(grid);
+            grid = NULL;
+        } else {
+            CHECK(0, "default grid: %s", duet_dist_last_error());
+        }
     }
+    /* The transport query's arguments, and the names. */
+    duet_dist_transport tr;
+    st = duet_dist_grid_transport(NULL, &tr);
+    CHECK(st == DUET_ERROR_INVALID_HANDLE && strstr(duet_dist_last_error(), "grid"),
+          "duet_dist_grid_transport(NULL): %s (%s)", duet_status_string(st), duet_dist_last_error());
+    CHECK(!strcmp(duet_dist_transport_name(DUET_DIST_TRANSPORT_MPI_HOST), "mpi-host") &&
+              !strcmp(duet_dist_transport_name(DUET_DIST_TRANSPORT_MPI_DEVICE), "mpi-device") &&
+              !strcmp(duet_dist_transport_name(DUET_DIST_TRANSPORT_NCCL), "nccl") &&
+              !strcmp(duet_dist_transport_name((duet_dist_transport)99), "unknown"),
+          "duet_dist_transport_name");
     CHECK(duet_dist_numroc(10, 3, 0, 0, 2) == 6 && duet_dist_numroc(10, 3, 1, 0, 2) == 4 &&
               duet_dist_numroc(10, 3, 1, 1, 2) == 6 && duet_dist_numroc(0, 3, 0, 0, 2) == 0,
           "duet_dist_numroc");
@@ -515,8 +541,13 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     setvbuf(stdout, NULL, _IONBF, 0);
     g_quick = dt_quick_mode(argc, argv);
-    for (int i = 1; i < argc; i++)
+    /* --nccl, --mpi-host, --mpi-device: that transport (skipped where it is not available);
+     * default AUTO (device buffers where every rank's MPI takes them, else host-staged). */
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nccl")) g_transport = DUET_DIST_TRANSPORT_NCCL;
+        if (!strcmp(argv[i], "--mpi-host")) g_transport = DUET_DIST_TRANSPORT_MPI_HOST;
+        if (!strcmp(argv[i], "--mpi-device")) g_transport = DUET_DIST_TRANSPORT_MPI_DEVICE;
+    }
 
     /* One context per rank: rank r takes device r % count, so several ranks share a device
      * when there are fewer devices than ranks. */
@@ -530,13 +561,7 @@ int main(int argc, char **argv)
         return DT_SKIP;
     }
     DT_OK(duet_context_create(g_rank % count, &g_ctx));
-    if (g_rank == 0)
-        printf("test_dist_gemm: %d ranks, %s backend, %d device(s), %s transport%s\n", g_size,
-               duet_backend_name(), count,
-               g_transport == DUET_DIST_TRANSPORT_NCCL ? "NCCL" : "MPI host-staged",
-               g_quick ? ", quick" : "");
-
-    if (g_transport == DUET_DIST_TRANSPORT_NCCL) {
+    if (g_transport == DUET_DIST_TRANSPORT_NCCL || g_transport == DUET_DIST_TRANSPORT_MPI_DEVICE) {
         duet_dist_grid_options go;
         memset(&go, 0, sizeof go);
         go.transport = g_transport;
@@ -548,8 +573,25 @@ int main(int argc, char **argv)
             MPI_Finalize();
             return DT_SKIP;
         }
-        CHECK(st == DUET_SUCCESS, "NCCL grid: %s", duet_dist_last_error());
+        CHECK(st == DUET_SUCCESS, "%s grid: %s", duet_dist_transport_name(g_transport),
+              duet_dist_last_error());
         if (probe) duet_dist_grid_destroy(probe);
+    }
+    {
+        /* The transport the grids of this run take (AUTO's choice). */
+        duet_dist_grid_options go;
+        memset(&go, 0, sizeof go);
+        go.transport = g_transport;
+        duet_dist_grid *probe = NULL;
+        duet_dist_transport used = DUET_DIST_TRANSPORT_AUTO;
+        if (duet_dist_grid_create(MPI_COMM_WORLD, 1, g_size, g_ctx, &go, &probe) == DUET_SUCCESS) {
+            duet_dist_grid_transport(probe, &used);
+            duet_dist_grid_destroy(probe);
+        }
+        if (g_rank == 0)
+            printf("test_dist_gemm: %d ranks, %s backend, %d device(s), %s transport%s\n", g_size,
+                   duet_backend_name(), count, duet_dist_transport_name(used),
+                   g_quick ? ", quick" : "");
     }
     check_grid_errors();
     for (int p = 1; p <= g_size; p++)
