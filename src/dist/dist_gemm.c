@@ -413,14 +413,15 @@ static panel_group next_group(const duet_dist_grid *g, const operand *a, const o
  * cs x R / bandwidth columns of depth (R the device's rate for the dtype): on an H100-class
  * GPU about 15 flops a byte for f64 and 190 for 16-bit inputs, so f64 with 2,048 columns
  * keeps the C traffic near 5% of the GEMM and 16-bit inputs need 8,192 for the same. Capped
- * so that a panel buffer (the larger of lrows and lcols by the width) stays within 256 MiB,
- * and never below one block (the caller takes whole panels). */
+ * so that a panel buffer (the larger of lrows and lcols by the width) stays within 512 MiB
+ * (f64 at 32768 local rows: 2,048 columns), and never below one block (the caller takes
+ * whole panels). */
 static int64_t group_width(duet_dtype dt, int64_t K, int64_t lrows, int64_t lcols)
 {
     const size_t es = duet_dtype_size(dt);
     int64_t w = es >= 4 ? 2048 : 8192;
     const int64_t line = (lrows > lcols ? lrows : lcols) * (int64_t)es;
-    const int64_t cap = line > 0 ? ((int64_t)256 << 20) / line : w;
+    const int64_t cap = line > 0 ? ((int64_t)512 << 20) / line : w;
     if (w > cap) w = cap;
     if (w > K) w = K;
     return w < 1 ? 1 : w;

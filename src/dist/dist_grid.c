@@ -264,7 +264,8 @@ duet_status dd_reserve(duet_dist_grid *g, int operand, size_t bytes, const char 
 {
     if (bytes < 64) bytes = 64;
     duet_status st = DUET_SUCCESS;
-    if (g->host_bytes[operand] < bytes) {
+    /* Pinned host panels only where panels travel through the host. */
+    if (g->transport == DUET_DIST_TRANSPORT_MPI_HOST && g->host_bytes[operand] < bytes) {
         for (int p = 0; p < 2; p++) {
             if (g->host[operand][p]) duet_host_free(g->ctx, g->host[operand][p]);
             g->host[operand][p] = NULL;
@@ -285,7 +286,9 @@ duet_status dd_reserve(duet_dist_grid *g, int operand, size_t bytes, const char 
         g->dev_bytes[operand] = 0;
         for (int p = 0; p < 2 && st == DUET_SUCCESS; p++)
             st = duet_buffer_create(g->ctx, bytes, &g->dev[operand][p]);
-        if (st == DUET_SUCCESS) st = duet_buffer_create(g->ctx, bytes, &g->stage[operand]);
+        /* The staging buffer of a transposing pack on the way to the host (MPI_HOST only). */
+        if (st == DUET_SUCCESS && g->transport == DUET_DIST_TRANSPORT_MPI_HOST)
+            st = duet_buffer_create(g->ctx, bytes, &g->stage[operand]);
         if (st != DUET_SUCCESS) return dd_fail_duet(st, fn, "allocating device panel buffers");
         g->dev_bytes[operand] = bytes;
     }

@@ -52,7 +52,8 @@ duet_status dd_check_desc_global(const duet_dist_grid *g, const duet_dist_desc *
                                  const char *name, const char *fn);
 void dd_local_shape(const duet_dist_grid *g, const duet_dist_desc *d, int64_t *rows,
                     int64_t *cols);
-/* Makes the grid's panel buffers of operand hold at least bytes (both parities). */
+/* Makes the grid's panel buffers of operand hold at least bytes (both parities): the device
+ * buffers, and with the MPI_HOST transport the pinned host buffers and the staging buffer. */
 duet_status dd_reserve(duet_dist_grid *g, int operand, size_t bytes, const char *fn);
 
 /* NCCL transport (dist_nccl.c; stubs returning UNSUPPORTED where duet_dist has no NCCL). */
