@@ -480,13 +480,18 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
         if (st != DUET_SUCCESS || lrows == 0 || lcols == 0) continue;
         const int64_t kw = cur->kw;
         const size_t abytes = (size_t)(lrows * kw) * es, bbytes = (size_t)(lcols * kw) * es;
-        duet_status s2 =
-            duet_buffer_write_async(g->stream, g->dev[DD_A][par], 0, g->host[DD_A][par], abytes);
+        /* The upload runs on its own stream, beside group t - 1's GEMM: after the GEMM that
+         * last read these device buffers (group t - 2), and before group t's GEMM. */
+        duet_status s2 = duet_stream_wait_event(g->up_stream, g->ev_gemm[par]);
         if (s2 == DUET_SUCCESS)
-            s2 = duet_buffer_write_async(g->stream, g->dev[DD_B][par], 0, g->host[DD_B][par],
+            s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_A][par], 0, g->host[DD_A][par],
+                                         abytes);
+        if (s2 == DUET_SUCCESS)
+            s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_B][par], 0, g->host[DD_B][par],
                                          bbytes);
-        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->stream);
+        if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->up_stream);
         if (s2 == DUET_SUCCESS) g->ev_up_recorded[par] = 1;
+        if (s2 == DUET_SUCCESS) s2 = duet_stream_wait_event(g->stream, g->ev_up[par]);
         if (s2 == DUET_SUCCESS) {
             duet_matrix ma = duet_matrix_make(g->dev[DD_A][par], a->d.dtype, DUET_LAYOUT_COL_MAJOR,
                                               lrows, kw);
@@ -494,10 +499,12 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
                                               kw, lcols);
             s2 = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, alpha, &ma, &mb, t == 0 ? beta : 1.0,
                            &mc, &lo);
+            if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_gemm[par], g->stream);
         }
         if (s2 != DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local duet_gemm of a panel");
     }
     duet_status s2 = duet_stream_synchronize(g->stream);
+    if (s2 == DUET_SUCCESS) s2 = duet_stream_synchronize(g->up_stream);
     if (s2 != DUET_SUCCESS && st == DUET_SUCCESS) st = dd_fail_duet(s2, fn, "the local GEMMs");
     g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
     /* A failure during the loop (a device or MPI error on some rank) becomes every rank's. */

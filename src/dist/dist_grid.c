@@ -181,6 +181,7 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
         g->ctx = ctx;
         duet_status s2 = duet_stream_create(ctx, &g->stream);
         if (s2 == DUET_SUCCESS) s2 = duet_stream_create(ctx, &g->pack_stream);
+        if (s2 == DUET_SUCCESS) s2 = duet_stream_create(ctx, &g->up_stream);
         for (int p = 0; p < 2 && s2 == DUET_SUCCESS; p++) {
             s2 = duet_event_create(ctx, &g->ev_up[p]);
             if (s2 == DUET_SUCCESS) s2 = duet_event_create(ctx, &g->ev_gemm[p]);
@@ -300,6 +301,8 @@ duet_status duet_dist_grid_destroy(duet_dist_grid *g)
     dd_clear_error();
     if (!g) return dd_fail(DUET_ERROR_INVALID_HANDLE, "duet_dist_grid_destroy", "grid is NULL");
     if (g->stream) duet_stream_synchronize(g->stream);
+    if (g->up_stream) duet_stream_synchronize(g->up_stream);
+    if (g->pack_stream) duet_stream_synchronize(g->pack_stream);
     free_scratch(g);
     dd_nccl_destroy(g);
     for (int p = 0; p < 2; p++) {
@@ -308,6 +311,7 @@ duet_status duet_dist_grid_destroy(duet_dist_grid *g)
     }
     if (g->dummy) duet_buffer_destroy(g->dummy);
     if (g->pack_stream) duet_stream_destroy(g->pack_stream);
+    if (g->up_stream) duet_stream_destroy(g->up_stream);
     if (g->stream) duet_stream_destroy(g->stream);
     if (g->row_comm != MPI_COMM_NULL && g->size > 0) MPI_Comm_free(&g->row_comm);
     if (g->col_comm != MPI_COMM_NULL && g->size > 0) MPI_Comm_free(&g->col_comm);

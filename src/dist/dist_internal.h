@@ -17,9 +17,10 @@ struct duet_dist_grid {
     duet_context *ctx;
     duet_stream *stream;      /* panel uploads and the local GEMMs, in order          */
     duet_stream *pack_stream; /* an owner's packing and download of its next panel    */
+    duet_stream *up_stream;   /* MPI_HOST: uploads of received panels, beside the GEMMs */
     duet_event *ev_up[2];     /* MPI: after the upload from host[.][parity]; NCCL: after
                                  the broadcast into dev[.][parity]                     */
-    duet_event *ev_gemm[2];   /* NCCL: after the GEMM that read dev[.][parity]          */
+    duet_event *ev_gemm[2];   /* after the GEMM that read dev[.][parity]                */
     int ev_up_recorded[2];
     duet_buffer *dummy;       /* operands of the K == 0 local GEMM (never read)        */
     /* Panel buffers, kept between calls and grown on demand: [operand][parity]. */
