@@ -22,7 +22,10 @@
  * relative to the largest |C|. Each call is also timed warm (no memset before it): the gap
  * between the two is what a call pays for fetching its operands and its code from memory.
  * Usage: gemm_narrow_probe [reps [small|full|floor [label substring]]]; "floor" runs tiny
- * problems of every dtype and layout instead, where the time is the call's fixed cost.
+ * problems of every dtype and layout instead, where the time is the call's fixed cost, and
+ * splits that cost: `launches` (info.launches), `fill_us` (one duet_fill of C after the same
+ * memset: the floor of any one launch) and `kmaj_us` (the same GEMM on K-major copies of A and
+ * B with rows padded to 16 bytes, made before the timing: the call without its operand copies).
  */
 
 
@@ -154,6 +157,12 @@ int main(int argc, char **argv)
         {"floor tf32 64^3 NN", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_TF32, 64, 64, 64, 0, 0},
         {"floor f32 64^3 NN", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_DEFAULT, 64, 64, 64, 0, 0},
         {"floor f64 64^3 NN", DUET_DTYPE_F64, DUET_DTYPE_F64, DUET_MATH_DEFAULT, 64, 64, 64, 0, 0},
+        {"floor f16 1x7x64 A m-major", DUET_DTYPE_F16, DUET_DTYPE_F16, DUET_MATH_DEFAULT, 1, 7, 64, 1, 0},
+        {"floor f16 54x4x4 A m-major", DUET_DTYPE_F16, DUET_DTYPE_F16, DUET_MATH_DEFAULT, 54, 4, 4, 1, 0},
+        {"floor tf32 382x7x1 TT", DUET_DTYPE_F32, DUET_DTYPE_F32, DUET_MATH_TF32, 382, 7, 1, 1, 1},
+        {"floor bf16 93x12293x3 A m-major", DUET_DTYPE_BF16, DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 93, 12293, 3, 1, 0},
+        {"floor f16 512x183x91 A m-major", DUET_DTYPE_F16, DUET_DTYPE_F16, DUET_MATH_DEFAULT, 512, 183, 91, 1, 0},
+        {"floor bf16 2048x5x414 NN", DUET_DTYPE_BF16, DUET_DTYPE_F32, DUET_MATH_DEFAULT, 2048, 5, 414, 0, 0},
     };
     duet_context *ctx;
     DK(duet_context_create(0, &ctx));
@@ -197,8 +206,10 @@ int main(int argc, char **argv)
     }
     printf("device: %s (%s, %d SMs), copy %.0f GB/s, reps %d\n", props.name, props.arch,
            props.compute_units, copy_gbs, reps);
-    printf("%-28s %6s %6s %6s  %9s %9s %6s %7s %9s %9s %9s  %s\n", "case", "m", "n", "k", "duet_us",
-           "cublas_us", "ratio", "%copy", "rel_diff", "warm_duet", "warm_cub", "kernel");
+    printf("%-28s %6s %6s %6s  %9s %9s %6s %7s %9s %9s %9s", "case", "m", "n", "k", "duet_us",
+           "cublas_us", "ratio", "%copy", "rel_diff", "warm_duet", "warm_cub");
+    if (floor_mode) printf(" %8s %8s %8s", "launches", "fill_us", "kmaj_us");
+    printf("  %s\n", "kernel");
 
     const size_t ncases = floor_mode ? sizeof floor_cases / sizeof floor_cases[0]
                                      : sizeof cases / sizeof cases[0];
@@ -273,6 +284,58 @@ int main(int argc, char **argv)
                 into[which]->push_back(ms * 1000.0f);
             }
         }
+        /* The floor's parts: one launch of any kind, and the GEMM without its operand copies. */
+        const int launches = info.launches;
+        char kernel_name[sizeof info.kernel];
+        memcpy(kernel_name, info.kernel, sizeof kernel_name);
+        float fill_us = 0, kmaj_us = 0;
+        if (floor_mode) {
+            const long ld = (c.k * (long)ie + 15) / 16 * 16 / (long)ie;
+            duet_buffer *pa_buf, *pb_buf;
+            DK(duet_buffer_create(ctx, (size_t)c.m * ld * ie, &pa_buf));
+            DK(duet_buffer_create(ctx, (size_t)c.n * ld * ie, &pb_buf));
+            duet_matrix ka = duet_matrix_make(pa_buf, c.in, DUET_LAYOUT_ROW_MAJOR, c.m, c.k);
+            ka.ld = ld;
+            duet_matrix kb = duet_matrix_make(pb_buf, c.in, DUET_LAYOUT_COL_MAJOR, c.k, c.n);
+            kb.ld = ld;
+            /* A copy is the transpose of the operand's transposed view. */
+            auto flipped = [](duet_matrix x) {
+                const int64_t r = x.rows;
+                x.rows = x.cols;
+                x.cols = r;
+                x.layout = x.layout == DUET_LAYOUT_ROW_MAJOR ? DUET_LAYOUT_COL_MAJOR
+                                                              : DUET_LAYOUT_ROW_MAJOR;
+                return x;
+            };
+            const duet_matrix fa_ = flipped(ma), fb_ = flipped(mb);
+            DK(duet_transpose(ds, &fa_, &ka, NULL));
+            DK(duet_transpose(ds, &fb_, &kb, NULL));
+            auto run_kmaj = [&]() { DK(duet_gemm(ds, DUET_OP_N, DUET_OP_N, 1.0, &ka, &kb, 0.0, &mc, &opt)); };
+            auto run_fill = [&]() { DK(duet_fill(ds, 1.0, &mc, NULL)); };
+            for (int w = 0; w < 3; w++) {
+                run_kmaj();
+                run_fill();
+            }
+            std::vector<float> tf, tk;
+            for (int r = 0; r < reps; r++) {
+                for (int which = 0; which < 2; which++) {
+                    CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));
+                    CK(cudaEventRecord(e0, st));
+                    if (which == 0) run_fill();
+                    else run_kmaj();
+                    CK(cudaEventRecord(e1, st));
+                    CK(cudaEventSynchronize(e1));
+                    float ms;
+                    CK(cudaEventElapsedTime(&ms, e0, e1));
+                    (which == 0 ? tf : tk).push_back(ms * 1000.0f);
+                }
+            }
+            fill_us = median(tf);
+            kmaj_us = median(tk);
+            run_duet(); /* C as the plain call writes it, for the comparison below */
+            DK(duet_buffer_destroy(pa_buf));
+            DK(duet_buffer_destroy(pb_buf));
+        }
         /* Results. */
         CK(cudaStreamSynchronize(st));
         std::vector<unsigned char> h1((size_t)c.m * c.n * oe), h2(h1.size());
@@ -286,10 +349,12 @@ int main(int argc, char **argv)
         }
         const float md = median(td), mc_ = median(tc);
         const double bytes = (double)c.m * c.k * ie + (double)c.k * c.n * ie + (double)c.m * c.n * oe;
-        printf("%-28s %6ld %6ld %6ld  %9.1f %9.1f %6.3f %6.1f%% %9.2e %9.1f %9.1f  %s\n", c.label,
+        printf("%-28s %6ld %6ld %6ld  %9.1f %9.1f %6.3f %6.1f%% %9.2e %9.1f %9.1f", c.label,
                c.m, c.n, c.k, md, mc_, mc_ / md,
                copy_gbs > 0 ? 100.0 * bytes / (md * 1e-6) / 1e9 / copy_gbs : 0.0,
-               maxc > 0 ? maxd / maxc : maxd, median(twd), median(twc), info.kernel);
+               maxc > 0 ? maxd / maxc : maxd, median(twd), median(twc));
+        if (floor_mode) printf(" %8d %8.1f %8.1f", launches, fill_us, kmaj_us);
+        printf("  %s\n", kernel_name);
         fflush(stdout);
         DK(duet_buffer_destroy(ba));
         DK(duet_buffer_destroy(bb));
