@@ -10,6 +10,10 @@
 #   hopper    test_gemm_lowp with every shape on the Hopper kernels (DUET_GEMM_HOPPER_ALL=1),
 #             3xTF32 both ways (pre-split B; DUET_GEMM_X3_INKERNEL=1: split in the kernel)
 #   sanitize-hopper  the four sanitizer tools over the sweep with DUET_GEMM_HOPPER_ALL=1
+#   paths     test_gemm_lowp --quick down each path the planner can take for the suite's small
+#             shapes: the small-problem rule off (DUET_GEMM_SMALL_STEPS=0: copies and the
+#             swizzled kernel), no copies either (DUET_GEMM_NO_PACK=1: the register-staged
+#             kernel AMD runs), and the portable kernels only (DUET_GEMM_PORTABLE=1)
 #   bench     duet-bench --only gemm-lowp (CSV in $OUT)
 # Logs go to $OUT; the last lines printed summarise each phase.
 set -uo pipefail
@@ -58,6 +62,14 @@ for phase in $PHASES; do
             env DUET_GEMM_HOPPER_ALL=1 "$extra" "$BUILD_DIR/tests/test_gemm_lowp" \
                 >"$OUT/hopper-$mode.log" 2>&1
             summary+=("hopper $mode: rc $? $(tail -1 "$OUT/hopper-$mode.log")")
+        done
+        ;;
+    paths)
+        for env_set in DUET_GEMM_SMALL_STEPS=0 "DUET_GEMM_SMALL_STEPS=0 DUET_GEMM_NO_PACK=1" \
+            DUET_GEMM_PORTABLE=1; do
+            name=$(echo "$env_set" | tr ' =' '_-')
+            env $env_set "$BUILD_DIR/tests/test_gemm_lowp" --quick >"$OUT/paths-$name.log" 2>&1
+            summary+=("paths $env_set: rc $? $(tail -1 "$OUT/paths-$name.log")")
         done
         ;;
     sanitize-hopper)

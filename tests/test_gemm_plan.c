@@ -1,4 +1,4 @@
-/* test_gemm_plan.c - the memory-bound family's plan and the tile split-K (src/common/gemm_plan.c), on the host. */
+/* test_gemm_plan.c - the GPU GEMM planner (src/common/gemm_plan.c), on the host. */
 #include "harness.h"
 
 #include "common/gemm_plan.h"
@@ -249,11 +249,318 @@ static void test_tile_split(void)
     printf("  %d tile splits checked\n", n);
 }
 
+
+/* ---- dt_gemm_plan_gpu: the family, copies, split and workspace of every AUTO GPU GEMM ---- */
+
+/* Targets: an H200 (sm_90, 132 SMs, 227 KiB of opt-in shared memory, the sm_90a kernels
+ * built), an A100-class sm_80, an sm_89, a Turing sm_75 (no mma.sync), and AMD gfx90a (MFMA for
+ * f16, bf16, i8), gfx908 (no bf16 MFMA) and gfx1030 (none). Block sizes as the kernels report
+ * them on the H100: wgmma 213 KiB, 3xTF32 200 KiB, swizzled 96 KiB. */
+enum { T_H200, T_H200_PORTABLE, T_SM80, T_SM89, T_SM75, T_GFX90A, T_GFX908, T_GFX1030, T_COUNT };
+
+static duet_device_props g_devs[T_COUNT];
+
+static dt_gemm_target target(int which, size_t room)
+{
+    static const struct {
+        const char *arch;
+        int major, minor, units, warp;
+        size_t optin;
+    } d[T_COUNT] = {
+        {"sm_90", 9, 0, 132, 32, 232448}, {"sm_90", 9, 0, 132, 32, 232448},
+        {"sm_80", 8, 0, 108, 32, 166912}, {"sm_89", 8, 9, 128, 32, 101376},
+        {"sm_75", 7, 5, 40, 32, 65536},   {"gfx90a", 9, 0, 110, 64, 65536},
+        {"gfx908", 9, 0, 120, 64, 65536}, {"gfx1030", 10, 3, 40, 32, 65536},
+    };
+    duet_device_props *p = &g_devs[which];
+    *p = device(d[which].arch, d[which].major, d[which].units, d[which].warp);
+    p->capability_minor = d[which].minor;
+    p->shared_mem_per_block_optin = d[which].optin;
+    dt_gemm_target t;
+    memset(&t, 0, sizeof t);
+    t.props = p;
+    t.nvidia = strncmp(d[which].arch, "sm_", 3) == 0;
+    t.wgmma = which == T_H200 || which == T_H200_PORTABLE;
+    t.portable = which == T_H200_PORTABLE;
+    t.wgmma_shared = 218112;
+    t.wgmma_x3_shared = 204800;
+    t.tcs_shared = t.nvidia ? 98304 : 0;
+    t.workspace_room = room;
+    return t;
+}
+
+/* A problem: A row-major (K-major) or column-major, B column-major (K-major) or row-major,
+ * C row-major of C's dtype for the dtype; bases on 16-byte boundaries unless `odd`. */
+static dt_gemm gpu_problem(duet_dtype dt, duet_math_mode math, int64_t m, int64_t n, int64_t k,
+                           int a_col, int b_row, int odd)
+{
+    dt_gemm g;
+    memset(&g, 0, sizeof g);
+    g.dtype = dt;
+    g.math = math;
+    g.c_dtype = dt == DUET_DTYPE_I8 ? DUET_DTYPE_I32 : dt;
+    g.m = m, g.n = n, g.k = k, g.batch = 1;
+    g.alpha = 1.0;
+    const size_t e = duet_dtype_size(dt);
+    g.a.base = (void *)(uintptr_t)(1 << 20);
+    g.a.rs = a_col ? 1 : k;
+    g.a.cs = a_col ? m : 1;
+    g.b.base = (void *)(uintptr_t)((2 << 20) + (odd ? e : 0));
+    g.b.rs = b_row ? n : 1;
+    g.b.cs = b_row ? 1 : k;
+    g.c.base = (void *)(uintptr_t)(3 << 20);
+    g.c.rs = n, g.c.cs = 1;
+    return g;
+}
+
+static const char *family_name(dt_gemm_family f)
+{
+    static const char *const names[] = {"none", "skinny", "wgmma", "wgmma_x3", "tcs",
+                                        "tc",   "simt",   "fast"};
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
+}
+
+static dt_gemm_gpu_plan plan_of_t(const dt_gemm *g, int which, size_t room, int small)
+{
+    dt_gemm_target t = target(which, room);
+    t.small_steps = small;
+    dt_gemm_gpu_plan pl;
+    dt_gemm_plan_gpu(g, &t, &pl);
+    return pl;
+}
+
+static dt_gemm_gpu_plan plan_of(const dt_gemm *g, int which, size_t room)
+{
+    const dt_gemm_target t = target(which, room);
+    dt_gemm_gpu_plan pl;
+    dt_gemm_plan_gpu(g, &t, &pl);
+    return pl;
+}
+
+#define WANT_S(what, g, which, room, small, fam, packs, split_)                                    \
+    do {                                                                                           \
+        const dt_gemm_gpu_plan pl_ = plan_of_t(&(g), which, room, small);                          \
+        DT_CHECK(pl_.family == (fam) && pl_.pack_a + pl_.pack_b == (packs) &&                      \
+                     (split_ < 0 || pl_.split == split_),                                          \
+                 "%s on %d: %s, %d copies, split %d (%s); want %s, %d, %d", what, which,           \
+                 family_name(pl_.family), pl_.pack_a + pl_.pack_b, pl_.split,                      \
+                 pl_.rule ? pl_.rule : "", family_name(fam), packs, split_);                       \
+    } while (0)
+/* Without the small-problem rule (small_steps 0), and with it (DT_SMALL_STEPS). */
+#define WANT(what, g, which, room, fam, packs, split_)                                            \
+    WANT_S(what, g, which, room, 0, fam, packs, split_)
+#define WANT_SMALL(what, g, which, fam, packs, split_)                                            \
+    WANT_S(what, g, which, SIZE_MAX, DT_SMALL_STEPS, fam, packs, split_)
+
+static void test_gpu_named(void)
+{
+    const size_t any = SIZE_MAX;
+    const duet_dtype BF = DUET_DTYPE_BF16, F16 = DUET_DTYPE_F16, F32 = DUET_DTYPE_F32,
+                     I8 = DUET_DTYPE_I8;
+    const duet_math_mode D = DUET_MATH_DEFAULT, TF = DUET_MATH_TF32, X3 = DUET_MATH_3XTF32;
+    dt_gemm g;
+
+    /* Large squares on Hopper: wgmma as they lie (16-bit inputs in any layout), on copies when
+     * a row is off its 16 bytes or an 8/32-bit operand is not K-major. */
+    g = gpu_problem(BF, D, 4096, 4096, 4096, 0, 0, 0);
+    WANT("bf16 4096^3 TN", g, T_H200, any, DT_GEMM_WGMMA, 0, 1);
+    g = gpu_problem(BF, D, 4096, 4096, 4096, 1, 1, 0);
+    WANT("bf16 4096^3 A m-major, B n-major", g, T_H200, any, DT_GEMM_WGMMA, 0, 1);
+    g = gpu_problem(BF, D, 4095, 4097, 4093, 0, 0, 0);
+    WANT("bf16 4095x4097x4093", g, T_H200, any, DT_GEMM_WGMMA, 2, 1);
+    {
+        const dt_gemm_gpu_plan pl = plan_of(&g, T_H200, any);
+        const size_t a = ((size_t)4095 * 4096 * 2 + 255) & ~(size_t)255,
+                     b = ((size_t)4097 * 4096 * 2 + 255) & ~(size_t)255;
+        DT_CHECK(pl.ld == 4096 && pl.a_bytes == a && pl.pack_bytes == a + b &&
+                     dt_gemm_gpu_plan_workspace(&pl) == a + b,
+                 "bf16 4095x4097x4093 copies: ld %lld, %zu + %zu bytes", (long long)pl.ld,
+                 pl.a_bytes, pl.pack_bytes);
+    }
+    g = gpu_problem(I8, D, 4096, 4096, 4096, 0, 1, 0);
+    WANT("i8 4096^3 B n-major", g, T_H200, any, DT_GEMM_WGMMA, 2, 1);
+    g = gpu_problem(F32, TF, 4096, 4096, 4096, 0, 0, 0);
+    WANT("tf32 4096^3 TN", g, T_H200, any, DT_GEMM_WGMMA, 0, 1);
+    g = gpu_problem(F32, X3, 4096, 4096, 4096, 0, 0, 0);
+    WANT("3xtf32 4096^3 TN", g, T_H200, any, DT_GEMM_WGMMA_X3, 0, 1);
+    {
+        const dt_gemm_gpu_plan pl = plan_of(&g, T_H200, any);
+        DT_CHECK(pl.pack_bytes == 2 * (size_t)4096 * 4096 * 4 && pl.ld == 4096,
+                 "3xtf32 B parts: %zu bytes", pl.pack_bytes);
+        /* No room for B's parts: the in-kernel split. */
+        WANT("3xtf32 4096^3 no room", g, T_H200, 0, DT_GEMM_WGMMA, 0, 1);
+    }
+    g = gpu_problem(F32, X3, 4096, 4096, 4096, 1, 0, 0);
+    WANT("3xtf32 4096^3 A m-major", g, T_H200, any, DT_GEMM_WGMMA_X3, 1, 1);
+
+    /* Below three quarters of a wave of wgmma tiles: the swizzled kernel, split where its
+     * tiles leave the SMs idle. */
+    g = gpu_problem(BF, D, 1024, 1024, 1024, 0, 0, 0);
+    WANT("bf16 1024^3", g, T_H200, any, DT_GEMM_TCS, 0, 1);
+    g = gpu_problem(BF, D, 4096, 64, 4096, 0, 0, 0);
+    WANT("bf16 4096x64x4096", g, T_H200, any, DT_GEMM_TCS, 0, 8);
+    WANT("bf16 4096x64x4096 no room", g, T_H200, 0, DT_GEMM_TCS, 0, 1);
+    g = gpu_problem(F32, TF, 4096, 16, 4096, 0, 0, 0);
+    WANT("tf32 4096x16x4096", g, T_H200, any, DT_GEMM_TCS, 0, 8);
+    g = gpu_problem(F16, D, 1000, 1000, 1000, 0, 0, 1);
+    WANT("f16 1000^3 B off 16 bytes", g, T_H200, any, DT_GEMM_TCS, 1, 1);
+    WANT("f16 1000^3 no room", g, T_H200, 0, DT_GEMM_TC, 0, 1);
+    g = gpu_problem(F16, D, 1, 7, 64, 1, 1, 0);
+    WANT("f16 1x7x64 (rows of 2 and 14 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
+
+    /* Small problems in one launch where copies (or the swizzled kernel's fixed cost) would
+     * dominate: 1 x 7 x 64 (one wave, 4 k-steps), 382 x 7 x 1 TF32 (exact f32), 16^3 as it
+     * lies (cost 1, x4 below the bound); 2048 x 5 x 414 (26 k-steps) keeps its copies. */
+    g = gpu_problem(F16, D, 1, 7, 64, 1, 1, 0);
+    WANT_SMALL("f16 1x7x64 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    WANT_SMALL("f16 1x7x64 small gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
+    g = gpu_problem(F32, TF, 382, 7, 1, 1, 0, 0);
+    WANT_SMALL("tf32 382x7x1 small", g, T_H200, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(F32, X3, 382, 7, 1, 1, 0, 0);
+    WANT_SMALL("3xtf32 382x7x1 small", g, T_H200, DT_GEMM_TC, 0, 1);
+    g = gpu_problem(BF, D, 16, 16, 16, 1, 1, 0);
+    WANT_SMALL("bf16 16^3 m-major, n-major small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(BF, D, 2048, 5, 414, 0, 1, 0);
+    WANT_SMALL("bf16 2048x5x414 small", g, T_H200, DT_GEMM_TCS, 2, -1);
+    g = gpu_problem(BF, D, 4096, 4096, 4096, 0, 0, 0);
+    WANT_SMALL("bf16 4096^3 small", g, T_H200, DT_GEMM_WGMMA, 0, 1);
+
+    /* The portable path on Hopper, and the other NVIDIA GPUs. */
+    g = gpu_problem(BF, D, 4096, 4096, 4096, 0, 0, 0);
+    WANT("bf16 4096^3 portable", g, T_H200_PORTABLE, any, DT_GEMM_TCS, 0, 1);
+    WANT("bf16 4096^3 sm_80", g, T_SM80, any, DT_GEMM_TCS, 0, 1);
+    WANT("bf16 4096^3 sm_75", g, T_SM75, any, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(F32, TF, 4096, 4096, 4096, 0, 0, 0);
+    WANT("tf32 sm_75", g, T_SM75, any, DT_GEMM_FAST, 0, 1);
+    DT_CHECK(plan_of(&g, T_SM75, any).math == DUET_MATH_DEFAULT, "tf32 on sm_75 runs exact f32");
+    g = gpu_problem(F32, X3, 2048, 2048, 2048, 0, 0, 0);
+    WANT("3xtf32 sm_80", g, T_SM80, any, DT_GEMM_TC, 0, 1);
+
+    /* AMD: MFMA where the arch has it for the dtype, else SIMT; TF32 is exact f32. */
+    g = gpu_problem(BF, D, 2048, 2048, 2048, 0, 0, 0);
+    WANT("bf16 gfx90a", g, T_GFX90A, any, DT_GEMM_TC, 0, 1);
+    WANT("bf16 gfx908", g, T_GFX908, any, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(F16, D, 2048, 2048, 2048, 0, 0, 1);
+    WANT("f16 gfx908", g, T_GFX908, any, DT_GEMM_TC, 0, 1);
+    WANT("f16 gfx1030", g, T_GFX1030, any, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(F32, TF, 2048, 2048, 2048, 0, 0, 0);
+    WANT("tf32 gfx90a", g, T_GFX90A, any, DT_GEMM_FAST, 0, 1);
+
+    /* Narrow C and the exact dtypes. */
+    g = gpu_problem(F32, D, 4096, 4, 4096, 0, 0, 0);
+    WANT("f32 n4", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+    g = gpu_problem(BF, D, 16, 4096, 4096, 0, 0, 0);
+    WANT("bf16 m16 (B K-major)", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+    g = gpu_problem(F32, D, 4096, 4096, 4096, 0, 0, 0);
+    WANT("f32 4096^3", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(DUET_DTYPE_F64, D, 64, 64, 64, 0, 0, 0);
+    WANT("f64 64^3", g, T_GFX90A, any, DT_GEMM_FAST, 0, 1);
+}
+
+/* Every plan over a sweep of targets, dtypes, shapes, layouts, alignments and workspaces:
+ * a family that exists on the target and takes the operands as the plan hands them over,
+ * copies with 16-byte rows, a split that covers k, and no more workspace than there is. */
+static void test_gpu_properties(void)
+{
+    static const struct {
+        duet_dtype dt;
+        duet_math_mode math;
+    } kinds[] = {{DUET_DTYPE_F16, DUET_MATH_DEFAULT},  {DUET_DTYPE_BF16, DUET_MATH_DEFAULT},
+                 {DUET_DTYPE_I8, DUET_MATH_DEFAULT},   {DUET_DTYPE_F32, DUET_MATH_TF32},
+                 {DUET_DTYPE_F32, DUET_MATH_3XTF32},   {DUET_DTYPE_F32, DUET_MATH_DEFAULT},
+                 {DUET_DTYPE_F64, DUET_MATH_DEFAULT},  {DUET_DTYPE_I32, DUET_MATH_DEFAULT}};
+    const int64_t dims[] = {1, 7, 16, 17, 64, 333, 1024, 4099};
+    const size_t rooms[] = {SIZE_MAX, 0, 1 << 20};
+    int plans = 0;
+    for (int w = 0; w < T_COUNT; w++)
+        for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++)
+            for (int mi = 0; mi < 8; mi++)
+                for (int ni = 0; ni < 8; ni++)
+                    for (int kk = 0; kk < 8; kk++)
+                        for (int lay = 0; lay < 8; lay++)
+                            for (int ri = 0; ri < 6; ri++) {
+                                const int64_t m = dims[mi], n = dims[ni], k = dims[kk];
+                                dt_gemm g = gpu_problem(kinds[ki].dt, kinds[ki].math, m, n, k,
+                                                        lay & 1, (lay >> 1) & 1, (lay >> 2) & 1);
+                                dt_gemm_target t = target(w, rooms[ri % 3]);
+                                t.small_steps = ri < 3 ? 0 : DT_SMALL_STEPS;
+                                dt_gemm_gpu_plan pl;
+                                dt_gemm_plan_gpu(&g, &t, &pl);
+                                plans++;
+                                const size_t elem = duet_dtype_size(g.dtype);
+                                const int lowp = g.dtype == DUET_DTYPE_F16 ||
+                                                 g.dtype == DUET_DTYPE_BF16 ||
+                                                 g.dtype == DUET_DTYPE_I8 ||
+                                                 g.math != DUET_MATH_DEFAULT;
+                                const int f = pl.family;
+                                const int hopper = f == DT_GEMM_WGMMA || f == DT_GEMM_WGMMA_X3;
+                                int ok = f != DT_GEMM_FAMILY_NONE;
+                                ok = ok && dt_gemm_gpu_plan_workspace(&pl) <= rooms[ri % 3];
+                                ok = ok && (!hopper || (t.wgmma && !t.portable && lowp));
+                                ok = ok && (f != DT_GEMM_TCS ||
+                                            (t.nvidia && t.props->capability_major >= 8 &&
+                                             g.math != DUET_MATH_3XTF32));
+                                ok = ok && (f != DT_GEMM_FAST || !lowp ||
+                                            (g.dtype == DUET_DTYPE_F32 &&
+                                             pl.math == DUET_MATH_DEFAULT));
+                                ok = ok && (f != DT_GEMM_LOWP_SIMT || g.dtype != DUET_DTYPE_F32);
+                                /* SIMT on a device with the instruction: only the small rule. */
+                                if (f == DT_GEMM_LOWP_SIMT && t.nvidia &&
+                                    t.props->capability_major >= 8) {
+                                    const int64_t units = t.props->compute_units;
+                                    const int64_t blocks = ((m + 63) / 64) * ((n + 63) / 64);
+                                    const int64_t cost =
+                                        (blocks + 4 * units - 1) / (4 * units) * ((k + 15) / 16);
+                                    ok = ok && cost <= t.small_steps;
+                                }
+                                ok = ok && (lowp || f == DT_GEMM_FAST || f == DT_GEMM_SKINNY);
+                                ok = ok && (!(pl.pack_a || pl.pack_b) ||
+                                            (pl.ld >= k && (pl.ld * (int64_t)elem) % 16 == 0 &&
+                                             (f == DT_GEMM_WGMMA || f == DT_GEMM_WGMMA_X3 ||
+                                              f == DT_GEMM_TCS)));
+                                ok = ok && (pl.split == 1 ||
+                                            (f == DT_GEMM_TCS && g.batch == 1 &&
+                                             (pl.split - 1) * pl.kslice < k &&
+                                             pl.split * pl.kslice >= k &&
+                                             pl.split_bytes == (size_t)pl.split * m * n * 4));
+                                if (ok && f == DT_GEMM_TCS) {
+                                    /* The operands as the kernel gets them. */
+                                    const void *pa = pl.pack_a ? (void *)(uintptr_t)4096 : g.a.base;
+                                    const void *pb = pl.pack_b ? (void *)(uintptr_t)4096 : g.b.base;
+                                    const dt_operand_class ca =
+                                        pl.pack_a ? DT_OPERAND_K16
+                                                  : dt_operand_class_of(pa, g.a.rs, g.a.cs, 0, 1, elem);
+                                    const dt_operand_class cb =
+                                        pl.pack_b ? DT_OPERAND_K16
+                                                  : dt_operand_class_of(pb, g.b.cs, g.b.rs, 0, 1, elem);
+                                    ok = elem == 2 ? ca != DT_OPERAND_ANY && cb != DT_OPERAND_ANY
+                                                   : ca == DT_OPERAND_K16 && cb == DT_OPERAND_K16;
+                                }
+                                if (f == DT_GEMM_SKINNY) {
+                                    dt_skinny_plan sp;
+                                    ok = ok && dt_gemm_plan_skinny(&g, t.props, &sp) &&
+                                         sp.form == pl.skinny.form &&
+                                         pl.skinny.workspace <= rooms[ri % 3];
+                                }
+                                DT_CHECK(ok,
+                                         "target %d %s math %d %lld x %lld x %lld layout %d room "
+                                         "%zu small %d: %s (%s) copies %d %d ld %lld split %d, %zu bytes",
+                                         w, duet_dtype_name(g.dtype), (int)g.math, (long long)m,
+                                         (long long)n, (long long)k, lay, rooms[ri % 3], t.small_steps,
+                                         family_name(pl.family), pl.rule ? pl.rule : "",
+                                         pl.pack_a, pl.pack_b, (long long)pl.ld, pl.split,
+                                         dt_gemm_gpu_plan_workspace(&pl));
+                            }
+    printf("  %d GPU plans checked\n", plans);
+}
+
 int main(void)
 {
     printf("test_gemm_plan (host)\n");
     test_named();
     test_properties();
     test_tile_split();
+    test_gpu_named();
+    test_gpu_properties();
     return dt_finish("test_gemm_plan");
 }

@@ -152,3 +152,316 @@ int dt_gemm_tile_split(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn, 
     *kslice = ks;
     return (int)split;
 }
+
+/* ---- the GPU backends' plan (gemm_plan.h: dt_gemm_plan_gpu) ---------------------------------- */
+
+static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+static int stride16(int64_t stride, size_t elem) { return ((uint64_t)stride * elem) % 16 == 0; }
+static size_t round256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
+/* k rounded up to whole 16-byte rows of elem-byte elements (k >= 1). */
+static int64_t ld16(int64_t k, size_t elem)
+{
+    const int64_t per = 16 / (int64_t)elem;
+    return cdiv(k < 1 ? 1 : k, per) * per;
+}
+
+dt_operand_class dt_operand_class_of(const void *base, int64_t sx, int64_t sk, int64_t bs,
+                                     int64_t batch, size_t elem)
+{
+    const int bs_ok = batch <= 1 || stride16(bs, elem);
+    if (sk == 1 && aligned16(base) && stride16(sx, elem) && bs_ok) return DT_OPERAND_K16;
+    if (sx == 1 && aligned16(base) && stride16(sk, elem) && bs_ok) return DT_OPERAND_X16;
+    return DT_OPERAND_ANY;
+}
+
+static int is_16bit(duet_dtype d) { return d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16; }
+
+/* Whether the Hopper kernels take g as its operands lie (gemm_wgmma.cu launches what this
+ * accepts): capability 9.0 with the shared memory of a block; bf16/f16 -> same or f32, TF32 and
+ * 3xTF32 -> f32, i8 -> i32; int32 coordinates; C's rows contiguous; A and B K-major, or for
+ * 16-bit inputs also MN-major, on TMA's 16-byte boundaries; and enough tiles to fill
+ * DT_WGMMA_MIN_WAVE_QUARTERS quarters of the SMs (unless hopper_all). */
+static int wgmma_covers(const dt_gemm *g, const dt_gemm_target *t)
+{
+    const duet_device_props *props = t->props;
+    if (!t->wgmma || t->portable || props->capability_major != 9 || props->capability_minor != 0)
+        return 0;
+    if (props->shared_mem_per_block_optin < t->wgmma_shared) return 0;
+    const int x3 = g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_3XTF32;
+    switch (g->dtype) {
+    case DUET_DTYPE_BF16:
+    case DUET_DTYPE_F16:
+        if (g->c_dtype != g->dtype && g->c_dtype != DUET_DTYPE_F32) return 0;
+        break;
+    case DUET_DTYPE_F32:
+        if (g->c_dtype != DUET_DTYPE_F32 || g->math == DUET_MATH_DEFAULT) return 0;
+        if (x3 && props->shared_mem_per_block_optin < t->wgmma_x3_shared) return 0;
+        break;
+    case DUET_DTYPE_I8:
+        if (g->c_dtype != DUET_DTYPE_I32) return 0;
+        break;
+    default: return 0;
+    }
+    const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
+    if (m > INT32_MAX - DT_WGMMA_BN || n > INT32_MAX - DT_WGMMA_BN || k > INT32_MAX - 256 ||
+        batch > INT32_MAX)
+        return 0;
+    if (g->c.cs != 1) return 0;
+    const size_t elem = duet_dtype_size(g->dtype);
+    const int a_mn = g->a.cs != 1, b_mn = g->b.rs != 1;
+    if ((a_mn && (elem != 2 || g->a.rs != 1)) || (b_mn && (elem != 2 || g->b.cs != 1))) return 0;
+    const int64_t lda = a_mn ? g->a.cs : g->a.rs, ldb = b_mn ? g->b.rs : g->b.cs;
+    if (!aligned16(g->a.base) || !aligned16(g->b.base) || !stride16(lda, elem) ||
+        !stride16(ldb, elem) ||
+        (batch > 1 && (!stride16(g->a.bs, elem) || !stride16(g->b.bs, elem))))
+        return 0;
+    const int64_t sms = props->compute_units > 0 ? props->compute_units : 1;
+    const int64_t tiles =
+        cdiv(m, DT_WGMMA_BM) * cdiv(n, x3 ? DT_WGMMA_X3_BN : DT_WGMMA_BN) * batch;
+    return t->hopper_all || tiles * 4 >= (int64_t)DT_WGMMA_MIN_WAVE_QUARTERS * sms;
+}
+
+/* A base on 16-byte boundaries standing for a packed copy: only its alignment is read. */
+static void *packed_base(void)
+{
+    static _Alignas(16) const unsigned char probe[16] = {0};
+    return (void *)probe;
+}
+
+/* g with A (B) replaced by a K-major copy with rows of ld elements. */
+static void as_packed(const dt_gemm *g, int pack_a, int pack_b, int64_t ld, dt_gemm *out)
+{
+    *out = *g;
+    if (pack_a) {
+        out->a.base = packed_base();
+        out->a.rs = ld;
+        out->a.cs = 1;
+        out->a.bs = g->batch > 1 && g->a.bs != 0 ? g->m * ld : 0;
+    }
+    if (pack_b) {
+        out->b.base = packed_base();
+        out->b.rs = 1;
+        out->b.cs = ld;
+        out->b.bs = g->batch > 1 && g->b.bs != 0 ? g->n * ld : 0;
+    }
+}
+
+/* Bytes of a packed copy of an operand of `rows` rows (batched unless its batch stride is 0). */
+static size_t packed_bytes(const dt_gemm *g, int64_t rows, int64_t bs, int64_t ld, size_t elem)
+{
+    const int64_t b = g->batch > 1 && bs != 0 ? g->batch : 1;
+    return round256((size_t)(b * rows * ld) * elem);
+}
+
+/* Whether the device has the matrix instruction for g's inputs (gemm_tc.cuh's atoms). */
+static int tc_device_has(const dt_gemm *g, const dt_gemm_target *t)
+{
+    if (t->nvidia) return t->props->capability_major >= 8;
+    const char *a = t->props->arch;
+    const int gfx94 = strncmp(a, "gfx94", 5) == 0, gfx90a = strncmp(a, "gfx90a", 6) == 0,
+              gfx908 = strncmp(a, "gfx908", 6) == 0;
+    switch (g->dtype) {
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_I8: return gfx908 || gfx90a || gfx94;
+    case DUET_DTYPE_BF16: return gfx90a || gfx94;
+    default: return 0; /* TF32: exact f32 on AMD */
+    }
+}
+
+/* Whether the swizzled kernel copies both operands with cp.async as they lie: 16-bit inputs
+ * in 16-byte runs along k or along m/n, TF32 and i8 along k only. */
+static int tcs_covers(const dt_gemm *g, size_t elem)
+{
+    const dt_operand_class ca = dt_operand_class_of(g->a.base, g->a.rs, g->a.cs, g->a.bs, g->batch, elem);
+    const dt_operand_class cb = dt_operand_class_of(g->b.base, g->b.cs, g->b.rs, g->b.bs, g->batch, elem);
+    if (g->k < 1) return 0;
+    if (is_16bit(g->dtype)) return ca != DT_OPERAND_ANY && cb != DT_OPERAND_ANY;
+    return ca == DT_OPERAND_K16 && cb == DT_OPERAND_K16;
+}
+
+/* The swizzled kernel's split-K (dt_gemm_tile_split on its tiles, with the blocks its shared
+ * memory keeps resident); batches are not split. */
+static void tcs_split(const dt_gemm *g, const dt_gemm_target *t, size_t elem,
+                      dt_gemm_gpu_plan *plan)
+{
+    plan->split = 1;
+    plan->kslice = g->k;
+    plan->split_bytes = 0;
+    if (g->batch > 1) return;
+    const duet_device_props *props = t->props;
+    const int64_t per_unit = t->tcs_shared > 0 && props->shared_mem_per_block_optin >= t->tcs_shared
+                                 ? (int64_t)(props->shared_mem_per_block_optin / t->tcs_shared)
+                                 : 1;
+    const int64_t slots = per_unit * (props->compute_units > 0 ? props->compute_units : 1);
+    int64_t kslice;
+    const int split = dt_gemm_tile_split(g->m, g->n, g->k, DT_TCS_BM, DT_TCS_BN,
+                                         DT_TCS_KBYTES / (int64_t)elem, elem, 4, slots, &kslice);
+    if (split < 2) return;
+    plan->split = split;
+    plan->kslice = kslice;
+    plan->split_bytes = (size_t)split * (size_t)g->m * (size_t)g->n * 4u;
+}
+
+/* The low-precision inputs (f16, bf16, i8) and f32 with a TF32 math mode, in order:
+ *   1. Hopper: 3xTF32 on a split B; wgmma as the operands lie; wgmma on K-major copies;
+ *   2. NVIDIA sm_80+: the swizzled kernel on K-major copies of the operands it cannot copy
+ *      as they lie (at every size: the register-staged kernel's fixed cost, tens of
+ *      microseconds a call on the H200, is more than the copies'), split-K where it pays;
+ *   3. as they lie: the swizzled kernel (split where it pays), else the register-staged one
+ *      where the device has the instruction, else SIMT (f16, bf16, i8) or exact f32 (TF32). */
+static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
+{
+    const size_t elem = duet_dtype_size(g->dtype);
+    const size_t room = t->workspace_room;
+    const int x3 = g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_3XTF32;
+    dt_gemm p;
+
+    if (x3 && !t->x3_inkernel && g->k >= 1 && g->m >= 1 && g->n >= 1) {
+        const int64_t ldk = ld16(g->k, 4);
+        as_packed(g, 0, 1, ldk, &p);
+        int pack_a = 0;
+        int ok = wgmma_covers(&p, t);
+        if (!ok) {
+            as_packed(g, 1, 1, ldk, &p);
+            ok = wgmma_covers(&p, t);
+            pack_a = 1;
+        }
+        const size_t a_bytes = pack_a ? packed_bytes(g, g->m, g->a.bs, ldk, 4) : 0;
+        const size_t part = packed_bytes(g, g->n, g->b.bs, ldk, 4);
+        if (ok && a_bytes + 2 * part <= room) {
+            plan->family = DT_GEMM_WGMMA_X3;
+            plan->pack_a = pack_a;
+            plan->ld = ldk;
+            plan->a_bytes = a_bytes;
+            plan->pack_bytes = a_bytes + 2 * part;
+            plan->rule = "3xTF32 on Hopper: B split once into TF32 parts";
+            return;
+        }
+    }
+    if (wgmma_covers(g, t)) {
+        plan->family = DT_GEMM_WGMMA;
+        plan->rule = "Hopper wgmma on the operands as they lie";
+        return;
+    }
+    if (g->k >= 1) {
+        const int64_t ld = ld16(g->k, elem);
+        as_packed(g, 1, 1, ld, &p);
+        const size_t a_bytes = packed_bytes(g, g->m, g->a.bs, ld, elem);
+        const size_t bytes = a_bytes + packed_bytes(g, g->n, g->b.bs, ld, elem);
+        if (wgmma_covers(&p, t) && bytes <= room) {
+            plan->family = DT_GEMM_WGMMA;
+            plan->pack_a = plan->pack_b = 1;
+            plan->ld = ld;
+            plan->a_bytes = a_bytes;
+            plan->pack_bytes = bytes;
+            plan->rule = "Hopper wgmma on K-major copies (alignment or layout)";
+            return;
+        }
+    }
+
+    const int tc = tc_device_has(g, t);
+    const int swizzled = t->nvidia && tc && !x3; /* the swizzled kernel exists for g's dtype */
+    if (t->nvidia && !x3 && g->m >= 1 && g->n >= 1 && g->k >= 1 && t->small_steps > 0) {
+        const int64_t units = t->props->compute_units > 0 ? t->props->compute_units : 1;
+        const int64_t blocks = cdiv(g->m, DT_SMALL_TILE) * cdiv(g->n, DT_SMALL_TILE) * g->batch;
+        const int64_t cost = cdiv(blocks, DT_SMALL_BLOCKS_PER_UNIT * units) * cdiv(g->k, DT_SMALL_BK);
+        const int copies = !(swizzled && tcs_covers(g, elem));
+        if (cost * (copies ? 1 : 4) <= t->small_steps) {
+            if (g->dtype == DUET_DTYPE_F32) {
+                plan->family = DT_GEMM_FAST;
+                plan->math = DUET_MATH_DEFAULT;
+                plan->rule = "small TF32 problem: exact f32 in one launch";
+            } else {
+                plan->family = DT_GEMM_LOWP_SIMT;
+                plan->rule = "small problem: SIMT in one launch";
+            }
+            return;
+        }
+    }
+    if (swizzled && !t->no_pack && g->m >= 1 && g->n >= 1 && g->k >= 1 && !tcs_covers(g, elem)) {
+        const dt_operand_class ca =
+            dt_operand_class_of(g->a.base, g->a.rs, g->a.cs, g->a.bs, g->batch, elem);
+        const dt_operand_class cb =
+            dt_operand_class_of(g->b.base, g->b.cs, g->b.rs, g->b.bs, g->batch, elem);
+        const int pack_a = is_16bit(g->dtype) ? ca == DT_OPERAND_ANY : ca != DT_OPERAND_K16;
+        const int pack_b = is_16bit(g->dtype) ? cb == DT_OPERAND_ANY : cb != DT_OPERAND_K16;
+        const int64_t ld = ld16(g->k, elem);
+        const size_t a_bytes = pack_a ? packed_bytes(g, g->m, g->a.bs, ld, elem) : 0;
+        const size_t b_bytes = pack_b ? packed_bytes(g, g->n, g->b.bs, ld, elem) : 0;
+        dt_gemm_gpu_plan q = *plan;
+        tcs_split(g, t, elem, &q);
+        if (a_bytes + b_bytes + q.split_bytes <= room) {
+            *plan = q;
+            plan->family = DT_GEMM_TCS;
+            plan->pack_a = pack_a;
+            plan->pack_b = pack_b;
+            plan->ld = ld;
+            plan->a_bytes = a_bytes;
+            plan->pack_bytes = a_bytes + b_bytes;
+            plan->rule = "swizzled mma.sync on K-major copies";
+            return;
+        }
+    }
+    if (swizzled && tcs_covers(g, elem)) {
+        plan->family = DT_GEMM_TCS;
+        tcs_split(g, t, elem, plan);
+        if (plan->split_bytes > room) {
+            plan->split = 1;
+            plan->kslice = g->k;
+            plan->split_bytes = 0;
+        }
+        plan->rule = "swizzled mma.sync on the operands as they lie";
+        return;
+    }
+    if (tc) {
+        plan->family = DT_GEMM_TC;
+        plan->rule = "register-staged tensor-core kernel";
+        return;
+    }
+    if (g->dtype == DUET_DTYPE_F32) {
+        plan->family = DT_GEMM_FAST;
+        plan->math = DUET_MATH_DEFAULT;
+        plan->rule = "no TF32 instructions: exact f32";
+        return;
+    }
+    plan->family = DT_GEMM_LOWP_SIMT;
+    plan->rule = "no matrix instructions for the dtype: SIMT";
+}
+
+void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->math = g->math;
+    plan->split = 1;
+    plan->kslice = g->k;
+    /* A narrow C (the narrow side <= 16) is a matter of reading A once. */
+    if (dt_gemm_plan_skinny(g, t->props, &plan->skinny)) {
+        dt_skinny_plan *s = &plan->skinny;
+        if (s->split > 1 && s->workspace > t->workspace_room) {
+            /* One slice needs no workspace. */
+            s->split = 1;
+            s->kslice = cdiv(g->k, s->kchunk) * s->kchunk;
+            s->workspace = 0;
+        }
+        plan->family = DT_GEMM_SKINNY;
+        plan->rule = "narrow C: memory-bound, A read once";
+        return;
+    }
+    switch (g->dtype) {
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_BF16:
+    case DUET_DTYPE_I8: plan_lowp(g, t, plan); return;
+    case DUET_DTYPE_F32:
+        if (g->math != DUET_MATH_DEFAULT) {
+            plan_lowp(g, t, plan);
+            return;
+        }
+        break;
+    case DUET_DTYPE_F64:
+    case DUET_DTYPE_I32: break;
+    default: plan->family = DT_GEMM_FAMILY_NONE; return;
+    }
+    plan->family = DT_GEMM_FAST;
+    plan->rule = "f32, f64, i32: the tuning table's tiles";
+}

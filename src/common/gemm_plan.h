@@ -65,6 +65,111 @@ enum { DT_TILE_SPLIT_MIN_KTILES = 4 };
 int dt_gemm_tile_split(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn, int64_t bk,
                        size_t elem, size_t acc, int64_t slots, int64_t *kslice);
 
+
+/*
+ * The GPU backends' plan of an AUTO duet_gemm: which kernel family runs it, on which copies of
+ * its operands, split how, with how much of the stream's workspace. dt_gemm_plan_gpu is the one
+ * place where that is decided, in one ordered list of rules (gemm_plan.c); the launchers run the
+ * plan and never decline it. docs/gemm-dispatch.md explains each rule.
+ */
+typedef enum dt_gemm_family {
+    DT_GEMM_FAMILY_NONE = 0,
+    DT_GEMM_SKINNY,      /* memory-bound narrow C (kernels/gemm_skinny.cuh)                   */
+    DT_GEMM_WGMMA,       /* Hopper wgmma fed by TMA (kernels/gemm_wgmma.cuh, _x3 for 3xTF32)  */
+    DT_GEMM_WGMMA_X3,    /* Hopper 3xTF32 on B split once into TF32 big and small parts       */
+    DT_GEMM_TCS,         /* swizzled mma.sync, cp.async operands (kernels/gemm_tc_sw.cuh)     */
+    DT_GEMM_TC,          /* register-staged mma.sync or MFMA (kernels/gemm_tc.cuh)           */
+    DT_GEMM_LOWP_SIMT,   /* f16, bf16, i8 without matrix instructions (gemm_lowp_simt.cuh)    */
+    DT_GEMM_FAST         /* f32, f64, i32 tiles by the tuning table's rows (gemm_fast_gpu.inc) */
+} dt_gemm_family;
+
+/* How an operand's elements lie, as the tensor-core loaders read them: 16-byte runs along k
+ * (base, leading stride and batch stride on 16-byte boundaries), 16-byte runs along m or n,
+ * or neither. Values match the register loader's TC_KVEC, TC_XVEC and TC_SCALAR. */
+typedef enum dt_operand_class {
+    DT_OPERAND_ANY = 0,
+    DT_OPERAND_X16 = 1,
+    DT_OPERAND_K16 = 2
+} dt_operand_class;
+
+/* The class of an operand of `elem`-byte elements at base with strides sx (along m or n), sk
+ * (along k) and batch stride bs over `batch` matrices. */
+dt_operand_class dt_operand_class_of(const void *base, int64_t sx, int64_t sk, int64_t bs,
+                                     int64_t batch, size_t elem);
+
+/* What the plan depends on besides the problem: the device, what was built, the environment
+ * knobs (docs/environment.md) and the workspace. The backend fills it per call. */
+typedef struct dt_gemm_target {
+    const duet_device_props *props;
+    int nvidia;             /* the CUDA backend (mma.sync, cp.async); else HIP              */
+    int wgmma;              /* the sm_90a kernels were built and TMA maps can be encoded     */
+    size_t wgmma_shared;    /* shared bytes a wgmma block needs (the larger C's)            */
+    size_t wgmma_x3_shared; /* the same for the 3xTF32 kernel                               */
+    size_t tcs_shared;      /* the same for the swizzled mma.sync kernel                    */
+    int portable;           /* DUET_GEMM_PORTABLE: no Hopper kernels                        */
+    int hopper_all;         /* DUET_GEMM_HOPPER_ALL: wgmma at any size                      */
+    int x3_inkernel;        /* DUET_GEMM_X3_INKERNEL=1: no B split pre-pass for 3xTF32       */
+    int no_pack;            /* DUET_GEMM_NO_PACK=1: no K-major copies for the mma.sync kernels */
+    int small_steps;        /* bound of the one-launch rule for small problems (DT_SMALL_STEPS;
+                               DUET_GEMM_SMALL_STEPS sets it, 0 turns the rule off)         */
+    size_t workspace_room;  /* bytes of workspace the plan may use (SIZE_MAX: it can grow)  */
+} dt_gemm_target;
+
+/* Tile shapes of the families the plan sizes (the kernels static_assert the same values). */
+enum {
+    DT_WGMMA_BM = 128,
+    DT_WGMMA_BN = 256,
+    DT_WGMMA_X3_BN = 128,
+    DT_WGMMA_KBYTES = 128,
+    DT_TCS_BM = 128,
+    DT_TCS_BN = 128,
+    DT_TCS_KBYTES = 128
+};
+/*
+ * Small problems in one launch. After a flushed L2 every launch of a GEMM costs about 3.5 us
+ * on the H200 before it computes anything (one fill of C: 3.2-3.6 us), and the swizzled
+ * kernel about 6 us on a problem of one tile, so a small problem whose operands need K-major
+ * copies pays three launches (15-27 us against cuBLAS's 4-7). Such a problem runs instead on
+ * a kernel that reads any layout in one launch (NVIDIA): SIMT for f16, bf16 and i8 (64 x 64
+ * tiles, 16 k a step, no prefetch), exact f32 for TF32 (the f32 tiles), when
+ *   waves x steps <= small_steps,  waves = ceil(64 x 64 tiles x batch / (4 x SMs)),
+ *   steps = ceil(k / 16),
+ * i.e. while the SIMT kernel's own latency-bound k loop stays shorter than the two copies'
+ * launches. A problem that needs no copies takes it only below a quarter of that bound.
+ */
+enum { DT_SMALL_STEPS = 16, DT_SMALL_TILE = 64, DT_SMALL_BK = 16, DT_SMALL_BLOCKS_PER_UNIT = 4 };
+
+/* With fewer wgmma tiles (all batches) than this many quarters of the SM count, the Hopper
+ * path leaves most SMs idle and the mma.sync kernel's tiles spread better: on the H100 it ran
+ * at 0.89x cuBLAS at 2048^3 (128 tiles, one wave), 0.67x at 1536^3 (72 tiles), about 0.5x at
+ * 1024^3. */
+enum { DT_WGMMA_MIN_WAVE_QUARTERS = 3 };
+
+typedef struct dt_gemm_gpu_plan {
+    dt_gemm_family family;
+    duet_math_mode math;     /* the math that runs (DEFAULT: TF32 without its instructions)  */
+    int pack_a, pack_b;      /* copy A (B) K-major, rows of ld elements (16-byte multiples)  */
+    int64_t ld;
+    int split;               /* TCS: k slices reduced in order (1: whole); SKINNY: in skinny */
+    int64_t kslice;
+    size_t pack_bytes;       /* workspace bytes of the copies, A's then B's (WGMMA_X3: A's,
+                                then B's big and small parts), each a multiple of 256       */
+    size_t a_bytes;          /* of which A's copy                                            */
+    size_t split_bytes;      /* then the partial sums (f32; i32 for i8)                      */
+    dt_skinny_plan skinny;   /* SKINNY: the family's own plan                                */
+    const char *rule;        /* the rule that chose the family, for tests and docs           */
+} dt_gemm_gpu_plan;
+
+/* Plans g (AUTO, after the common layer's normalisation) on target t. Pure. */
+void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan);
+
+/* The workspace bytes plan uses in all. */
+static inline size_t dt_gemm_gpu_plan_workspace(const dt_gemm_gpu_plan *plan)
+{
+    return plan->family == DT_GEMM_SKINNY ? plan->skinny.workspace
+                                          : plan->pack_bytes + plan->split_bytes;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,12 @@
  */
 #include "cuda/gemm_tc_sw.h"
 
+#include "common/gemm_plan.h"
 #include "gemm_tc_sw.cuh"
+
+/* The planner (src/common/gemm_plan.c) sizes grids and split-K with these shapes. */
+static_assert(TCS_BM == DT_TCS_BM && TCS_BN == DT_TCS_BN,
+              "the planner's swizzled-kernel tile differs from the kernel's");
 
 /* One instantiation, opted in to its shared memory once per device. */
 template <int KIND, int LA, int LB>
@@ -22,15 +27,6 @@ static cudaError_t tcs_launch(const tc_args &p, dim3 grid, cudaStream_t stream, 
 
 size_t gemm_tcs_shared_bytes(void) { return (size_t)tcs_shared_bytes<TCS_BM, TCS_BN, TCS_STAGES>(); }
 
-bool gemm_tcs_covers(int kind, int la, int lb, int64_t k)
-{
-    const bool sixteen = kind == DUET_MMA_F16 || kind == DUET_MMA_BF16;
-    const bool kk = la == TC_LOAD_ASYNC && lb == TC_LOAD_ASYNC;
-    const bool async = (la == TC_LOAD_ASYNC || la == TC_LOAD_ASYNC_MN) &&
-                       (lb == TC_LOAD_ASYNC || lb == TC_LOAD_ASYNC_MN);
-    return k > 0 && (sixteen ? async : kk);
-}
-
 cudaError_t gemm_tcs_launch(int kind, int la, int lb, const tc_args &p, dim3 grid,
                             cudaStream_t stream, size_t *shared, int *threads)
 {
@@ -44,9 +40,13 @@ cudaError_t gemm_tcs_launch(int kind, int la, int lb, const tc_args &p, dim3 gri
     switch (kind) {
     case DUET_MMA_F16: TCS_LAYOUTS(DUET_MMA_F16);
     case DUET_MMA_BF16: TCS_LAYOUTS(DUET_MMA_BF16);
-    case DUET_MMA_TF32: return tcs_launch<DUET_MMA_TF32, A, A>(p, grid, stream, shared, threads);
-    default: return tcs_launch<DUET_MMA_I8, A, A>(p, grid, stream, shared, threads);
+    case DUET_MMA_TF32:
+        if (la == A && lb == A) return tcs_launch<DUET_MMA_TF32, A, A>(p, grid, stream, shared, threads);
+        break;
+    default:
+        if (la == A && lb == A) return tcs_launch<DUET_MMA_I8, A, A>(p, grid, stream, shared, threads);
+        break;
     }
 #undef TCS_LAYOUTS
-    return cudaErrorInvalidValue; /* not covered: gemm_tcs_covers said so */
+    return cudaErrorInvalidValue; /* no such instantiation: the plan and the kernel disagree */
 }

@@ -15,16 +15,13 @@
 #define TCS_BN     128
 #define TCS_STAGES 3
 
-/* Whether the swizzled kernel has an instantiation for kind (DUET_MMA_*) with loaders la and
- * lb (TC_LOAD_ASYNC for an operand contiguous along k, TC_LOAD_ASYNC_MN for a 16-bit one
- * contiguous along m or n; both with 16-byte aligned rows) and k: f16 and bf16 in every
- * layout, tf32 (one pass, not 3xTF32) and i8 with both operands contiguous along k. */
-bool gemm_tcs_covers(int kind, int la, int lb, int64_t k);
-
 /* Shared memory of one block (its staged tiles), which bounds the blocks resident per SM. */
 size_t gemm_tcs_shared_bytes(void);
 
-/* Launches it on p (tiles of TCS_BM x TCS_BN) over grid; *shared and *threads say how. */
+/* Launches it on p (tiles of TCS_BM x TCS_BN) over grid; *shared and *threads say how. The
+ * instantiations: f16 and bf16 with each operand by TC_LOAD_ASYNC or TC_LOAD_ASYNC_MN, tf32
+ * (one pass, not 3xTF32) and i8 with both by TC_LOAD_ASYNC (the planner's rule); any other pair
+ * returns cudaErrorInvalidValue. */
 cudaError_t gemm_tcs_launch(int kind, int la, int lb, const tc_args &p, dim3 grid,
                             cudaStream_t stream, size_t *shared, int *threads);
 

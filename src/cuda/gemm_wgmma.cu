@@ -3,6 +3,7 @@
 #include "cuda/gemm_wgmma_x3.h"
 #include "cuda/tma_map.h"
 
+#include "common/gemm_plan.h"
 #include "cuda/runtime_cuda.h"
 #include "compat.h"
 #include "gemm_wgmma.cuh"
@@ -62,11 +63,10 @@ namespace {
 /* The 3xTF32 kernel (gemm_wgmma_x3.cu): f32 inputs split into two TF32 parts, 128 x 128 tiles. */
 constexpr int WG_X3 = 4;
 
-/* With fewer 128 x 256 tiles (all batches together) than this many quarters of the SM count,
- * most SMs idle: on the H100 the path runs at 0.89x cuBLAS at 2048^3 (128 tiles, one wave),
- * 0.67x at 1536^3 (72 tiles) and about 0.5x at 1024^3 (docs/results/wgmma-lab-*.log), where
- * the portable kernel's smaller tiles spread better. */
-constexpr int DUET_WGMMA_MIN_WAVE_QUARTERS = 3;
+/* The planner (src/common/gemm_plan.c) sizes grids and copies with these shapes. */
+static_assert(WG_BM == DT_WGMMA_BM && WG_BN == DT_WGMMA_BN && WG_KBYTES == DT_WGMMA_KBYTES &&
+                  GEMM_WGMMA_X3_BN == DT_WGMMA_X3_BN,
+              "the planner's wgmma tiles differ from the kernel's");
 
 bool aligned16(const void *p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 bool stride16(int64_t stride, size_t elem) { return ((stride * (int64_t)elem) & 15) == 0; }
@@ -123,9 +123,11 @@ cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &
 } /* namespace */
 
 
-/* gemm_wgmma_run, or with dry only its coverage checks (no tensor maps, no launch). */
+/* Launches g. The planner (dt_gemm_plan_gpu) chose this path; the checks below repeat the
+ * structural ones it made, so that a plan that disagrees with the kernel fails here with
+ * DUET_ERROR_UNSUPPORTED instead of launching on operands TMA cannot read. */
 static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
-                          duet_launch_info *info, bool dry, const void *b_small = nullptr)
+                          duet_launch_info *info, const void *b_small = nullptr)
 {
     if (!props || props->capability_major != 9 || props->capability_minor != 0)
         return DUET_ERROR_UNSUPPORTED;
@@ -192,14 +194,6 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         return DUET_ERROR_UNSUPPORTED;
     const int sms = props->compute_units > 0 ? props->compute_units : 1;
     const int bn = kind == WG_X3 ? GEMM_WGMMA_X3_BN : WG_BN;
-    const int64_t tiles = dt_ceil_div(m, WG_BM) * dt_ceil_div(n, bn) * batch;
-    /* DUET_GEMM_HOPPER_ALL=1 lifts that limit, so that the conformance suite's small shapes run
-     * here too (scripts/gpu-tc-check.sh); read once per process. */
-    static const bool all_shapes = getenv("DUET_GEMM_HOPPER_ALL") != NULL;
-    if (!all_shapes && tiles * 4 < (int64_t)DUET_WGMMA_MIN_WAVE_QUARTERS * sms)
-        return DUET_ERROR_UNSUPPORTED;
-
-    if (dry) return DUET_SUCCESS;
 
     CUtensorMap ta, tb;
     const int kbox = (int)(WG_KBYTES / elem);
@@ -313,35 +307,21 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
 duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
                            duet_launch_info *info)
 {
-    return wg_run(g, stream, props, info, false);
+    return wg_run(g, stream, props, info);
 }
 
 duet_status gemm_wgmma_run_x3_split(const dt_gemm *g, const void *b_small, cudaStream_t stream,
                                     const duet_device_props *props, duet_launch_info *info)
 {
     if (g->dtype != DUET_DTYPE_F32 || g->math != DUET_MATH_3XTF32) return DUET_ERROR_UNSUPPORTED;
-    return wg_run(g, stream, props, info, false, b_small);
+    return wg_run(g, stream, props, info, b_small);
 }
 
-bool gemm_wgmma_covers(const dt_gemm *g, const duet_device_props *props)
+size_t gemm_wgmma_shared_bytes(void)
 {
-    return wg_run(g, NULL, props, NULL, true) == DUET_SUCCESS;
+    const size_t f = (size_t)wg_config<float>::shared_bytes,
+                 h = (size_t)wg_config<__half>::shared_bytes;
+    return f > h ? f : h;
 }
 
-bool gemm_wgmma_covers_packed(const dt_gemm *g, const duet_device_props *props, int64_t *ld)
-{
-    alignas(16) static const unsigned char probe[16] = {0};
-    const int64_t per = 16 / (int64_t)duet_dtype_size(g->dtype); /* elements per 16 bytes */
-    const int64_t k = g->k < 1 ? 1 : g->k;
-    *ld = (k + per - 1) / per * per;
-    dt_gemm p = *g;
-    p.a.base = (void *)probe;
-    p.a.rs = *ld;
-    p.a.cs = 1;
-    p.a.bs = g->a.bs == 0 ? 0 : g->m * *ld;
-    p.b.base = (void *)probe;
-    p.b.rs = 1;
-    p.b.cs = *ld;
-    p.b.bs = g->b.bs == 0 ? 0 : g->n * *ld;
-    return wg_run(&p, NULL, props, NULL, true) == DUET_SUCCESS;
-}
+bool gemm_wgmma_ready(void) { return encode_fn() != nullptr; }

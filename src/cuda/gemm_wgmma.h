@@ -6,15 +6,15 @@
 
 #include "common/internal.h"
 
-/* Runs g on the sm_90a wgmma kernel, or returns DUET_ERROR_UNSUPPORTED with no message set
- * when this path does not cover it (not an sm_90 device; dtypes other than f16/bf16 -> f32 or
- * same, f32 TF32 or 3xTF32 -> f32, i8 -> i32; A or B not K-major (a.cs == 1, b.rs == 1) or C
- * without a unit column stride; a base, leading or batch stride not a multiple of 16 bytes; k == 0;
- * a problem below the size where it pays off), so the caller falls back to the portable
- * kernel. Launch failures return DUET_ERROR_LAUNCH_FAILED naming the kernel. On success info
- * (if not NULL) names the kernel and its configuration; math is DUET_MATH_TF32 on the TF32
- * path, DUET_MATH_3XTF32 on the 3xTF32 one (f32 inputs split in shared memory, 128 x 128
- * tiles). Queues work only: nothing is allocated or synchronised (graph capture works). */
+/* Runs g on the sm_90a wgmma kernel, as the planner (dt_gemm_plan_gpu, src/common/gemm_plan.c)
+ * chose: capability 9.0; f16/bf16 -> f32 or same, f32 TF32 or 3xTF32 -> f32, i8 -> i32; A and B
+ * K-major (16-bit inputs also MN-major) and C with a unit column stride; bases, leading and
+ * batch strides multiples of 16 bytes; k >= 1. Returns DUET_ERROR_UNSUPPORTED with no message
+ * when g breaks one of those rules (the plan and the kernel disagree: the caller reports it).
+ * Launch failures return DUET_ERROR_LAUNCH_FAILED naming the kernel. On success info (if not
+ * NULL) names the kernel and its configuration; math is DUET_MATH_TF32 on the TF32 path,
+ * DUET_MATH_3XTF32 on the 3xTF32 one (f32 inputs split in shared memory, 128 x 128 tiles).
+ * Queues work only: nothing is allocated or synchronised (graph capture works). */
 duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
                            duet_launch_info *info);
 
@@ -24,12 +24,11 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
 duet_status gemm_wgmma_run_x3_split(const dt_gemm *g, const void *b_small, cudaStream_t stream,
                                     const duet_device_props *props, duet_launch_info *info);
 
-/* Whether gemm_wgmma_run would take g as it is (no launch, no message). */
-bool gemm_wgmma_covers(const dt_gemm *g, const duet_device_props *props);
+/* Shared bytes a block of the wgmma kernels needs (the larger of the f32-C and 16-bit-C
+ * configurations): the planner's dt_gemm_target.wgmma_shared. */
+size_t gemm_wgmma_shared_bytes(void);
 
-/* Whether gemm_wgmma_run would take g if A and B were packed K-major with rows of *ld elements
- * (k rounded up to 16 bytes) and 16-byte-aligned bases: the caller may then copy them so
- * (src/gpu/ops_gpu.inc). Sets *ld either way. */
-bool gemm_wgmma_covers_packed(const dt_gemm *g, const duet_device_props *props, int64_t *ld);
+/* Whether tensor maps can be encoded (the driver's cuTensorMapEncodeTiled was found). */
+bool gemm_wgmma_ready(void);
 
 #endif /* DUET_CUDA_GEMM_WGMMA_H */
