@@ -552,7 +552,8 @@ static void test_skinny(void)
 
 /* A narrow C (n or m <= 64): A contiguous along k on 16-byte boundaries with at most 16
  * columns takes the memory-bound family's mma.sync form on NVIDIA (kernels/gemm_skinny.cuh;
- * 8 and 16 columns and partial ones), the rest the tile families; C either way (the
+ * 8 and 16 columns and partial ones), other layouts with at most 16 columns its SIMT forms,
+ * wider C the tile families; C either way (the
  * transposed problem when m is narrow), K from a few elements to many slices, batches with
  * broadcast operands, misaligned operands, run twice for the same bits. */
 static void test_narrow(void)
@@ -600,6 +601,10 @@ static void test_narrow(void)
                     t.n <= 16 && t.m >= t.n && x < 2 && t.off_a == 0 && t.batch == 1 &&
                     row_bytes % 16 == 0)
                     t.expect_kernel = "gemm_skinny_kmajor_mma_";
+                /* A m-contiguous: the family's SIMT M-major form, every dtype, any vendor. */
+                if (strcmp(duet_backend_name(), "cpu") != 0 && COMBOS[d].math == DUET_MATH_DEFAULT &&
+                    t.n <= 16 && t.m >= t.n && t.m > 1 && x >= 2)
+                    t.expect_kernel = "gemm_skinny_mmajor_";
                 run_in(&g, &t);
             }
     }

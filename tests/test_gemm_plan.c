@@ -75,27 +75,30 @@ static void test_named(void)
     dt_gemm g = problem(DUET_DTYPE_BF16, 4096, 16, 4096, 0, 0);
     expect("bf16 4096x16x4096", &g, &h100, DT_SKINNY_KMAJOR_MMA, 0, 16, 6);
     expect("bf16 4096x16x4096", &g, &a100, DT_SKINNY_KMAJOR_MMA, 0, 16, 0);
-    /* No mma.sync, or another vendor: 16-bit inputs keep the tile families. */
-    expect("bf16 4096x16x4096", &g, &t4, DT_SKINNY_NONE, 0, 0, 0);
-    expect("bf16 4096x16x4096", &g, &mi, DT_SKINNY_NONE, 0, 0, 0);
+    /* No mma.sync, or another vendor: the SIMT form. */
+    expect("bf16 4096x16x4096", &g, &t4, DT_SKINNY_KMAJOR, 0, 16, 0);
+    expect("bf16 4096x16x4096", &g, &mi, DT_SKINNY_KMAJOR, 0, 16, 0);
     /* The narrow side first: solved transposed, B^T is the long operand (k-contiguous when B
      * is column-major). */
     g = problem(DUET_DTYPE_BF16, 16, 4096, 4096, 0, 0);
     g.b.rs = 1, g.b.cs = 4096;
     expect("bf16 16x4096x4096 (B col)", &g, &h100, DT_SKINNY_KMAJOR_MMA, 1, 16, 6);
     g.b.rs = 4096, g.b.cs = 1;
-    expect("bf16 16x4096x4096 (B row)", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    expect("bf16 16x4096x4096 (B row)", &g, &h100, DT_SKINNY_MMAJOR, 1, 16, 0);
     /* At most 16 columns, 8 or 16 in the kernel. */
     g = problem(DUET_DTYPE_I8, 4096, 5, 4096, 0, 0);
     expect("i8 n 5", &g, &h100, DT_SKINNY_KMAJOR_MMA, 0, 8, 0);
     g = problem(DUET_DTYPE_F16, 4096, 17, 4096, 0, 0);
     expect("f16 n 17", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_F16, 4096, 16, 4096, 1, 0);
-    expect("f16 m-major", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    expect("f16 m-major", &g, &h100, DT_SKINNY_MMAJOR, 0, 16, 0);
+    g = problem(DUET_DTYPE_I8, 4096, 3, 4096, 1, 0);
+    expect("i8 m-major", &g, &h100, DT_SKINNY_MMAJOR, 0, 4, 0);
+    /* A's rows off 16 bytes: the SIMT form reads them element by element. */
     g = problem(DUET_DTYPE_BF16, 4096, 5, 4096, 0, 1);
-    expect("bf16 misaligned", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    expect("bf16 misaligned", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
     g = problem(DUET_DTYPE_BF16, 4096, 5, 700, 0, 0); /* rows of 1400 bytes */
-    expect("bf16 k 700", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    expect("bf16 k 700", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
     /* Math modes keep the tensor-core families. */
     g = problem(DUET_DTYPE_F32, 4096, 5, 4096, 0, 0);
     g.math = DUET_MATH_TF32;
@@ -406,22 +409,26 @@ static void test_gpu_named(void)
     WANT("f16 1000^3 B off 16 bytes", g, T_H200, any, DT_GEMM_TCS, 1, 1);
     WANT("f16 1000^3 no room", g, T_H200, 0, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F16, D, 1, 7, 64, 1, 1, 0);
-    WANT("f16 1x7x64 (rows of 2 and 14 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
+    WANT("f16 1x7x64 (narrow)", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+    g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
+    WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
     /* Small problems in one launch where copies (or the swizzled kernel's fixed cost) would
-     * dominate: 1 x 7 x 64 (one wave, 4 k-steps), 382 x 7 x 1 TF32 (exact f32), 16^3 as it
-     * lies (cost 1, x4 below the bound); 2048 x 5 x 414 (26 k-steps) keeps its copies. */
-    g = gpu_problem(F16, D, 1, 7, 64, 1, 1, 0);
-    WANT_SMALL("f16 1x7x64 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
-    WANT_SMALL("f16 1x7x64 small gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
+     * dominate: 33 x 70 x 64 (one wave, 4 k-steps), 382 x 7 x 1 TF32 (exact f32), 24^3 as it
+     * lies (2 k-steps, x4 within the bound); 2048 x 40 x 414 (26 k-steps) keeps its copies. */
+    g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
+    WANT_SMALL("f16 33x70x64 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    WANT_SMALL("f16 33x70x64 small gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F32, TF, 382, 7, 1, 1, 0, 0);
     WANT_SMALL("tf32 382x7x1 small", g, T_H200, DT_GEMM_FAST, 0, 1);
     g = gpu_problem(F32, X3, 382, 7, 1, 1, 0, 0);
     WANT_SMALL("3xtf32 382x7x1 small", g, T_H200, DT_GEMM_TC, 0, 1);
-    g = gpu_problem(BF, D, 16, 16, 16, 1, 1, 0);
-    WANT_SMALL("bf16 16^3 m-major, n-major small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(BF, D, 24, 24, 24, 1, 1, 0);
+    WANT_SMALL("bf16 24^3 m-major, n-major small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(BF, D, 2048, 40, 414, 0, 1, 0);
+    WANT_SMALL("bf16 2048x40x414 small", g, T_H200, DT_GEMM_TCS, 1, -1);
     g = gpu_problem(BF, D, 2048, 5, 414, 0, 1, 0);
-    WANT_SMALL("bf16 2048x5x414 small", g, T_H200, DT_GEMM_TCS, 2, -1);
+    WANT_SMALL("bf16 2048x5x414 (narrow)", g, T_H200, DT_GEMM_SKINNY, 0, 1);
     g = gpu_problem(BF, D, 4096, 4096, 4096, 0, 0, 0);
     WANT_SMALL("bf16 4096^3 small", g, T_H200, DT_GEMM_WGMMA, 0, 1);
 

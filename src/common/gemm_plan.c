@@ -82,14 +82,16 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      * - the mma.sync form (sm_80+) for f16, bf16 and i8 with A's rows on 16-byte boundaries
      *   and at most 16 columns; wider, the 128-wide tiles waste less than the staging of B
      *   costs here;
-     * - the SIMT forms for f32, f64 and i32 with at most 16 columns: n multiply-adds per
-     *   element of A stay within the FMA rate at 4 and 8 bytes an element.
-     * 16-bit inputs otherwise (SIMT: the FMA rate, not memory, would bound them), TF32 and
-     * 3xTF32 keep the tile families. */
+     * - the SIMT forms for every dtype with at most 16 columns, A K-major or M-major: n
+     *   multiply-adds per element of A stay within the FMA rate at 4 and 8 bytes an element
+     *   and within about it at 1 and 2 (16 columns of bf16 on the H200: 2.4 G elements/ms
+     *   of memory, 16 x that in FMAs against about 33 T/s), where the tile families would
+     *   first copy A (M-major, or rows off 16 bytes) and run 128-wide tiles on 16 columns.
+     * TF32 and 3xTF32 keep the tile families. */
     if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
         plan->nmax = v.n <= 8 ? 8 : 16;
-    } else if (!lowp && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
+    } else if (v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
         plan->form = kmajor ? DT_SKINNY_KMAJOR : DT_SKINNY_MMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
     } else {
