@@ -11,7 +11,7 @@
 #             3xTF32 both ways (pre-split B; DUET_GEMM_X3_INKERNEL=1: split in the kernel)
 #   sanitize-hopper  the four sanitizer tools over the sweep with DUET_GEMM_HOPPER_ALL=1
 #   paths     test_gemm_lowp --quick down each path the planner can take for the suite's small
-#             shapes: the small-problem rule off (DUET_GEMM_SMALL_STEPS=0: copies and the
+#             shapes: the small-problem rule off (DUET_GEMM_NO_SMALL=1: copies and the
 #             swizzled kernel), no copies either (DUET_GEMM_NO_PACK=1: the register-staged
 #             kernel AMD runs), and the portable kernels only (DUET_GEMM_PORTABLE=1)
 #   bench     duet-bench --only gemm-lowp (CSV in $OUT)
@@ -65,7 +65,7 @@ for phase in $PHASES; do
         done
         ;;
     paths)
-        for env_set in DUET_GEMM_SMALL_STEPS=0 "DUET_GEMM_SMALL_STEPS=0 DUET_GEMM_NO_PACK=1" \
+        for env_set in DUET_GEMM_NO_SMALL=1 "DUET_GEMM_NO_SMALL=1 DUET_GEMM_NO_PACK=1" \
             DUET_GEMM_PORTABLE=1; do
             name=$(echo "$env_set" | tr ' =' '_-')
             env $env_set "$BUILD_DIR/tests/test_gemm_lowp" --quick >"$OUT/paths-$name.log" 2>&1

@@ -326,7 +326,7 @@ static const char *family_name(dt_gemm_family f)
 static dt_gemm_gpu_plan plan_of_t(const dt_gemm *g, int which, size_t room, int small)
 {
     dt_gemm_target t = target(which, room);
-    t.small_steps = small;
+    t.small = small;
     dt_gemm_gpu_plan pl;
     dt_gemm_plan_gpu(g, &t, &pl);
     return pl;
@@ -349,11 +349,11 @@ static dt_gemm_gpu_plan plan_of(const dt_gemm *g, int which, size_t room)
                  family_name(pl_.family), pl_.pack_a + pl_.pack_b, pl_.split,                      \
                  pl_.rule ? pl_.rule : "", family_name(fam), packs, split_);                       \
     } while (0)
-/* Without the small-problem rule (small_steps 0), and with it (DT_SMALL_STEPS). */
+/* Without the small-problem rule, and with it. */
 #define WANT(what, g, which, room, fam, packs, split_)                                            \
     WANT_S(what, g, which, room, 0, fam, packs, split_)
 #define WANT_SMALL(what, g, which, fam, packs, split_)                                            \
-    WANT_S(what, g, which, SIZE_MAX, DT_SMALL_STEPS, fam, packs, split_)
+    WANT_S(what, g, which, SIZE_MAX, 1, fam, packs, split_)
 
 static void test_gpu_named(void)
 {
@@ -413,18 +413,23 @@ static void test_gpu_named(void)
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
     WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
-    /* Small problems in one launch where copies (or the swizzled kernel's fixed cost) would
-     * dominate: 33 x 70 x 64 (one wave, 4 k-steps), 382 x 7 x 1 TF32 (exact f32), 24^3 as it
-     * lies (2 k-steps, x4 within the bound); 2048 x 40 x 414 (26 k-steps) keeps its copies. */
+    /* Small problems in one launch where copies would dominate: 33 x 70 x 64 (one wave of
+     * 64 x 64 tiles, 4 k-steps: past DT_SMALL_STEPS, copies), 33 x 70 x 48 (3 k-steps: SIMT),
+     * 382 x 7 x 1 TF32 and 16 x 4096 x 60 TF32 (exact f32, as they lie too); 24^3 as it lies
+     * stays on the swizzled kernel; 3xTF32 never takes the rule. */
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
-    WANT_SMALL("f16 33x70x64 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
-    WANT_SMALL("f16 33x70x64 small gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
+    WANT_SMALL("f16 33x70x64 small", g, T_H200, DT_GEMM_TCS, 2, 1);
+    g = gpu_problem(F16, D, 33, 70, 48, 1, 1, 0);
+    WANT_SMALL("f16 33x70x48 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    WANT_SMALL("f16 33x70x48 small gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F32, TF, 382, 7, 1, 1, 0, 0);
     WANT_SMALL("tf32 382x7x1 small", g, T_H200, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(F32, TF, 16, 4096, 60, 0, 0, 0);
+    WANT_SMALL("tf32 16x4096x60 small", g, T_H200, DT_GEMM_FAST, 0, 1);
     g = gpu_problem(F32, X3, 382, 7, 1, 1, 0, 0);
     WANT_SMALL("3xtf32 382x7x1 small", g, T_H200, DT_GEMM_TC, 0, 1);
     g = gpu_problem(BF, D, 24, 24, 24, 1, 1, 0);
-    WANT_SMALL("bf16 24^3 m-major, n-major small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    WANT_SMALL("bf16 24^3 m-major, n-major small", g, T_H200, DT_GEMM_TCS, 0, 1);
     g = gpu_problem(BF, D, 2048, 40, 414, 0, 1, 0);
     WANT_SMALL("bf16 2048x40x414 small", g, T_H200, DT_GEMM_TCS, 1, -1);
     g = gpu_problem(BF, D, 2048, 5, 414, 0, 1, 0);
@@ -490,7 +495,7 @@ static void test_gpu_properties(void)
                                 dt_gemm g = gpu_problem(kinds[ki].dt, kinds[ki].math, m, n, k,
                                                         lay & 1, (lay >> 1) & 1, (lay >> 2) & 1);
                                 dt_gemm_target t = target(w, rooms[ri % 3]);
-                                t.small_steps = ri < 3 ? 0 : DT_SMALL_STEPS;
+                                t.small = ri >= 3;
                                 dt_gemm_gpu_plan pl;
                                 dt_gemm_plan_gpu(&g, &t, &pl);
                                 plans++;
@@ -518,7 +523,7 @@ static void test_gpu_properties(void)
                                     const int64_t blocks = ((m + 63) / 64) * ((n + 63) / 64);
                                     const int64_t cost =
                                         (blocks + 4 * units - 1) / (4 * units) * ((k + 15) / 16);
-                                    ok = ok && cost <= t.small_steps;
+                                    ok = ok && t.small && cost <= DT_SMALL_STEPS;
                                 }
                                 ok = ok && (lowp || f == DT_GEMM_FAST || f == DT_GEMM_SKINNY);
                                 ok = ok && (!(pl.pack_a || pl.pack_b) ||
@@ -553,7 +558,7 @@ static void test_gpu_properties(void)
                                          "target %d %s math %d %lld x %lld x %lld layout %d room "
                                          "%zu small %d: %s (%s) copies %d %d ld %lld split %d, %zu bytes",
                                          w, duet_dtype_name(g.dtype), (int)g.math, (long long)m,
-                                         (long long)n, (long long)k, lay, rooms[ri % 3], t.small_steps,
+                                         (long long)n, (long long)k, lay, rooms[ri % 3], t.small,
                                          family_name(pl.family), pl.rule ? pl.rule : "",
                                          pl.pack_a, pl.pack_b, (long long)pl.ld, pl.split,
                                          dt_gemm_gpu_plan_workspace(&pl));

@@ -364,20 +364,19 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
 
     const int tc = tc_device_has(g, t);
     const int swizzled = t->nvidia && tc && !x3; /* the swizzled kernel exists for g's dtype */
-    if (t->nvidia && !x3 && g->m >= 1 && g->n >= 1 && g->k >= 1 && t->small_steps > 0) {
+    if (t->nvidia && !x3 && g->m >= 1 && g->n >= 1 && g->k >= 1 && t->small) {
         const int64_t units = t->props->compute_units > 0 ? t->props->compute_units : 1;
         const int64_t blocks = cdiv(g->m, DT_SMALL_TILE) * cdiv(g->n, DT_SMALL_TILE) * g->batch;
         const int64_t cost = cdiv(blocks, DT_SMALL_BLOCKS_PER_UNIT * units) * cdiv(g->k, DT_SMALL_BK);
-        const int copies = !(swizzled && tcs_covers(g, elem));
-        if (cost * (copies ? 1 : 4) <= t->small_steps) {
-            if (g->dtype == DUET_DTYPE_F32) {
-                plan->family = DT_GEMM_FAST;
-                plan->math = DUET_MATH_DEFAULT;
-                plan->rule = "small TF32 problem: exact f32 in one launch";
-            } else {
-                plan->family = DT_GEMM_LOWP_SIMT;
-                plan->rule = "small problem: SIMT in one launch";
-            }
+        if (g->dtype == DUET_DTYPE_F32 && cost <= DT_SMALL_STEPS_TF32) {
+            plan->family = DT_GEMM_FAST;
+            plan->math = DUET_MATH_DEFAULT;
+            plan->rule = "small TF32 problem: exact f32 in one launch";
+            return;
+        }
+        if (g->dtype != DUET_DTYPE_F32 && cost <= DT_SMALL_STEPS && !(swizzled && tcs_covers(g, elem))) {
+            plan->family = DT_GEMM_LOWP_SIMT;
+            plan->rule = "small problem that needs copies: SIMT in one launch";
             return;
         }
     }

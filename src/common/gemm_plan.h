@@ -110,8 +110,8 @@ typedef struct dt_gemm_target {
     int hopper_all;         /* DUET_GEMM_HOPPER_ALL: wgmma at any size                      */
     int x3_inkernel;        /* DUET_GEMM_X3_INKERNEL=1: no B split pre-pass for 3xTF32       */
     int no_pack;            /* DUET_GEMM_NO_PACK=1: no K-major copies for the mma.sync kernels */
-    int small_steps;        /* bound of the one-launch rule for small problems (DT_SMALL_STEPS;
-                               DUET_GEMM_SMALL_STEPS sets it, 0 turns the rule off)         */
+    int small;              /* the one-launch rule for small problems (DT_SMALL_STEPS) is on;
+                               DUET_GEMM_NO_SMALL=1 turns it off                            */
     size_t workspace_room;  /* bytes of workspace the plan may use (SIZE_MAX: it can grow)  */
 } dt_gemm_target;
 
@@ -127,17 +127,27 @@ enum {
 };
 /*
  * Small problems in one launch. After a flushed L2 every launch of a GEMM costs about 3.5 us
- * on the H200 before it computes anything (one fill of C: 3.2-3.6 us), and the swizzled
- * kernel about 6 us on a problem of one tile, so a small problem whose operands need K-major
- * copies pays three launches (15-27 us against cuBLAS's 4-7). Such a problem runs instead on
- * a kernel that reads any layout in one launch (NVIDIA): SIMT for f16, bf16 and i8 (64 x 64
- * tiles, 16 k a step, no prefetch), exact f32 for TF32 (the f32 tiles), when
- *   waves x steps <= small_steps,  waves = ceil(64 x 64 tiles x batch / (4 x SMs)),
- *   steps = ceil(k / 16),
- * i.e. while the SIMT kernel's own latency-bound k loop stays shorter than the two copies'
- * launches. A problem that needs no copies takes it only below a quarter of that bound.
+ * on the H200 before it computes anything (one fill of C: 3.1-3.6 us), and the swizzled
+ * kernel 6-7 us on a problem of one tile, so a small problem whose operands need K-major
+ * copies pays three launches (15-27 us against cuBLAS's 4-7). On NVIDIA such a problem runs in
+ * one launch on a kernel that reads any layout when its measure
+ *   cost = waves x steps,  waves = ceil(64 x 64 tiles x batch / (4 x SMs)),  steps = ceil(k / 16)
+ * is small:
+ *   - f16, bf16, i8 that need copies, on the SIMT kernel, cost <= DT_SMALL_STEPS: its k loop
+ *     is latency-bound at about 3.5 us a step of 16 (no prefetch), so at cost 1-3 it ran in
+ *     5.6-12 us against 8.5-27 us with the copies, and lost from cost 4 on;
+ *   - TF32, copies or not, as exact f32 on the f32 tile family (a cp.async pipeline), cost <=
+ *     DT_SMALL_STEPS_TF32: 5.5-13 us against 6.2-23 us up to cost 7, level at 9.
+ * A 16-bit problem the swizzled kernel takes as it lies stays there (6.4 us on 16^3 against
+ * the SIMT kernel's 7.9).
  */
-enum { DT_SMALL_STEPS = 16, DT_SMALL_TILE = 64, DT_SMALL_BK = 16, DT_SMALL_BLOCKS_PER_UNIT = 4 };
+enum {
+    DT_SMALL_STEPS = 3,
+    DT_SMALL_STEPS_TF32 = 8,
+    DT_SMALL_TILE = 64,
+    DT_SMALL_BK = 16,
+    DT_SMALL_BLOCKS_PER_UNIT = 4
+};
 
 /* With fewer wgmma tiles (all batches) than this many quarters of the SM count, the Hopper
  * path leaves most SMs idle and the mma.sync kernel's tiles spread better: on the H100 it ran
