@@ -552,8 +552,8 @@ static void test_skinny(void)
 
 /* A narrow C (n or m <= 64): A contiguous along k on 16-byte boundaries with at most 16
  * columns takes the memory-bound family's mma.sync form on NVIDIA (kernels/gemm_skinny.cuh;
- * 8 and 16 columns and partial ones), other layouts with at most 16 columns its SIMT forms,
- * wider C the tile families; C either way (the
+ * 8 and 16 columns and partial ones), 16-bit A with rows off 16 bytes its SIMT K-major form,
+ * the rest the tile families; C either way (the
  * transposed problem when m is narrow), K from a few elements to many slices, batches with
  * broadcast operands, misaligned operands, run twice for the same bits. */
 static void test_narrow(void)
@@ -601,10 +601,12 @@ static void test_narrow(void)
                     t.n <= 16 && t.m >= t.n && x < 2 && t.off_a == 0 && t.batch == 1 &&
                     row_bytes % 16 == 0)
                     t.expect_kernel = "gemm_skinny_kmajor_mma_";
-                /* A m-contiguous: the family's SIMT M-major form, every dtype, any vendor. */
-                if (strcmp(duet_backend_name(), "cpu") != 0 && COMBOS[d].math == DUET_MATH_DEFAULT &&
-                    t.n <= 16 && t.m >= t.n && t.m > 1 && x >= 2)
-                    t.expect_kernel = "gemm_skinny_mmajor_";
+                /* A's rows off 16 bytes, 16-bit inputs: the family's SIMT K-major form. */
+                if (strcmp(duet_backend_name(), "cuda") == 0 && COMBOS[d].math == DUET_MATH_DEFAULT &&
+                    (COMBOS[d].in == DUET_DTYPE_F16 || COMBOS[d].in == DUET_DTYPE_BF16) &&
+                    t.n <= 16 && t.m >= t.n && x < 2 && t.batch == 1 && t.k > 1 &&
+                    (row_bytes % 16 != 0 || t.off_a != 0) && t.k > 48)
+                    t.expect_kernel = "gemm_skinny_kmajor_n";
                 run_in(&g, &t);
             }
     }

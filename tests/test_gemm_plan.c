@@ -84,16 +84,20 @@ static void test_named(void)
     g.b.rs = 1, g.b.cs = 4096;
     expect("bf16 16x4096x4096 (B col)", &g, &h100, DT_SKINNY_KMAJOR_MMA, 1, 16, 6);
     g.b.rs = 4096, g.b.cs = 1;
-    expect("bf16 16x4096x4096 (B row)", &g, &h100, DT_SKINNY_MMAJOR, 1, 16, 0);
+    expect("bf16 16x4096x4096 (B row)", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     /* At most 16 columns, 8 or 16 in the kernel. */
     g = problem(DUET_DTYPE_I8, 4096, 5, 4096, 0, 0);
     expect("i8 n 5", &g, &h100, DT_SKINNY_KMAJOR_MMA, 0, 8, 0);
     g = problem(DUET_DTYPE_F16, 4096, 17, 4096, 0, 0);
     expect("f16 n 17", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_F16, 4096, 16, 4096, 1, 0);
-    expect("f16 m-major", &g, &h100, DT_SKINNY_MMAJOR, 0, 16, 0);
+    expect("f16 m-major", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_I8, 4096, 3, 4096, 1, 0);
-    expect("i8 m-major", &g, &h100, DT_SKINNY_MMAJOR, 0, 4, 0);
+    expect("i8 m-major", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    g = problem(DUET_DTYPE_I8, 4096, 9, 4096, 0, 1);
+    expect("i8 misaligned n 9", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    g = problem(DUET_DTYPE_I8, 4096, 8, 4096, 0, 1);
+    expect("i8 misaligned n 8", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
     /* A's rows off 16 bytes: the SIMT form reads them element by element. */
     g = problem(DUET_DTYPE_BF16, 4096, 5, 4096, 0, 1);
     expect("bf16 misaligned", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
@@ -409,7 +413,7 @@ static void test_gpu_named(void)
     WANT("f16 1000^3 B off 16 bytes", g, T_H200, any, DT_GEMM_TCS, 1, 1);
     WANT("f16 1000^3 no room", g, T_H200, 0, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F16, D, 1, 7, 64, 1, 1, 0);
-    WANT("f16 1x7x64 (narrow)", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+    WANT("f16 1x7x64 (B^T m-major)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
     WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
@@ -434,6 +438,10 @@ static void test_gpu_named(void)
     WANT_SMALL("bf16 2048x40x414 small", g, T_H200, DT_GEMM_TCS, 1, -1);
     g = gpu_problem(BF, D, 2048, 5, 414, 0, 1, 0);
     WANT_SMALL("bf16 2048x5x414 (narrow)", g, T_H200, DT_GEMM_SKINNY, 0, 1);
+    /* A tiny narrow problem on the SIMT K-major form: the one launch of the small rule. */
+    g = gpu_problem(F16, D, 4080, 8, 15, 0, 1, 0);
+    WANT_SMALL("f16 4080x8x15 (narrow, tiny)", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    WANT("f16 4080x8x15 (narrow, tiny) no small rule", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
     g = gpu_problem(BF, D, 4096, 4096, 4096, 0, 0, 0);
     WANT_SMALL("bf16 4096^3 small", g, T_H200, DT_GEMM_WGMMA, 0, 1);
 

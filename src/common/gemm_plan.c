@@ -82,17 +82,23 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      * - the mma.sync form (sm_80+) for f16, bf16 and i8 with A's rows on 16-byte boundaries
      *   and at most 16 columns; wider, the 128-wide tiles waste less than the staging of B
      *   costs here;
-     * - the SIMT forms for every dtype with at most 16 columns, A K-major or M-major: n
-     *   multiply-adds per element of A stay within the FMA rate at 4 and 8 bytes an element
-     *   and within about it at 1 and 2 (16 columns of bf16 on the H200: 2.4 G elements/ms
-     *   of memory, 16 x that in FMAs against about 33 T/s), where the tile families would
-     *   first copy A (M-major, or rows off 16 bytes) and run 128-wide tiles on 16 columns.
+     * - the SIMT forms for f32, f64 and i32 with at most 16 columns, A K-major or M-major: n
+     *   multiply-adds per element of A stay within the FMA rate at 4 and 8 bytes an element;
+     * - the SIMT K-major form for f16 and bf16 with at most 16 columns and i8 with at most 8
+     *   where the mma.sync form does not take A (rows off 16 bytes; no mma.sync): on the H200
+     *   it ran 2048 x 5 x 414 bf16 in 18.9 us against 36.7 with A copied for the tile
+     *   families, 229 x 7 x 3510 in 18.9 against 38.4; i8 with 16 columns lost (FMA-bound).
+     *   16-bit and i8 A M-major keep the tile families: the M-major form, at 2 or 4 bytes a
+     *   lane, ran 2-6x slower than them at 16 columns and mixed at 4.
      * TF32 and 3xTF32 keep the tile families. */
     if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
         plan->nmax = v.n <= 8 ? 8 : 16;
-    } else if (v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
+    } else if (!lowp && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
         plan->form = kmajor ? DT_SKINNY_KMAJOR : DT_SKINNY_MMAJOR;
+        plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
+    } else if (lowp && kmajor && v.n <= (dt == DUET_DTYPE_I8 ? 8 : DT_SKINNY_MAX_N_SIMT)) {
+        plan->form = DT_SKINNY_KMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
     } else {
         plan->form = DT_SKINNY_NONE;
@@ -305,6 +311,26 @@ static void tcs_split(const dt_gemm *g, const dt_gemm_target *t, size_t elem,
     plan->split_bytes = (size_t)split * (size_t)g->m * (size_t)g->n * 4u;
 }
 
+/* The small-problem rule's measure (gemm_plan.h, DT_SMALL_STEPS); INT64_MAX where the rule is
+ * off or does not apply (AMD, empty problems). */
+static int64_t small_cost(const dt_gemm *g, const dt_gemm_target *t)
+{
+    if (!t->nvidia || !t->small || g->m < 1 || g->n < 1 || g->k < 1) return INT64_MAX;
+    const int64_t units = t->props->compute_units > 0 ? t->props->compute_units : 1;
+    const int64_t blocks = cdiv(g->m, DT_SMALL_TILE) * cdiv(g->n, DT_SMALL_TILE) * g->batch;
+    return cdiv(blocks, DT_SMALL_BLOCKS_PER_UNIT * units) * cdiv(g->k, DT_SMALL_BK);
+}
+
+/* Whether an f16, bf16 or i8 problem runs on the SIMT kernel by the small-problem rule: its
+ * cost within DT_SMALL_STEPS and operands the swizzled kernel would need copied. */
+static int small_simt(const dt_gemm *g, const dt_gemm_target *t)
+{
+    if (g->dtype != DUET_DTYPE_F16 && g->dtype != DUET_DTYPE_BF16 && g->dtype != DUET_DTYPE_I8)
+        return 0;
+    if (small_cost(g, t) > DT_SMALL_STEPS) return 0;
+    return !(tc_device_has(g, t) && tcs_covers(g, duet_dtype_size(g->dtype)));
+}
+
 /* The low-precision inputs (f16, bf16, i8) and f32 with a TF32 math mode, in order:
  *   1. Hopper: 3xTF32 on a split B; wgmma as the operands lie; wgmma on K-major copies;
  *   2. NVIDIA sm_80+: the swizzled kernel on K-major copies of the operands it cannot copy
@@ -364,21 +390,16 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
 
     const int tc = tc_device_has(g, t);
     const int swizzled = t->nvidia && tc && !x3; /* the swizzled kernel exists for g's dtype */
-    if (t->nvidia && !x3 && g->m >= 1 && g->n >= 1 && g->k >= 1 && t->small) {
-        const int64_t units = t->props->compute_units > 0 ? t->props->compute_units : 1;
-        const int64_t blocks = cdiv(g->m, DT_SMALL_TILE) * cdiv(g->n, DT_SMALL_TILE) * g->batch;
-        const int64_t cost = cdiv(blocks, DT_SMALL_BLOCKS_PER_UNIT * units) * cdiv(g->k, DT_SMALL_BK);
-        if (g->dtype == DUET_DTYPE_F32 && cost <= DT_SMALL_STEPS_TF32) {
-            plan->family = DT_GEMM_FAST;
-            plan->math = DUET_MATH_DEFAULT;
-            plan->rule = "small TF32 problem: exact f32 in one launch";
-            return;
-        }
-        if (g->dtype != DUET_DTYPE_F32 && cost <= DT_SMALL_STEPS && !(swizzled && tcs_covers(g, elem))) {
-            plan->family = DT_GEMM_LOWP_SIMT;
-            plan->rule = "small problem that needs copies: SIMT in one launch";
-            return;
-        }
+    if (g->dtype == DUET_DTYPE_F32 && !x3 && small_cost(g, t) <= DT_SMALL_STEPS_TF32) {
+        plan->family = DT_GEMM_FAST;
+        plan->math = DUET_MATH_DEFAULT;
+        plan->rule = "small TF32 problem: exact f32 in one launch";
+        return;
+    }
+    if (small_simt(g, t)) {
+        plan->family = DT_GEMM_LOWP_SIMT;
+        plan->rule = "small problem that needs copies: SIMT in one launch";
+        return;
     }
     if (swizzled && !t->no_pack && g->m >= 1 && g->n >= 1 && g->k >= 1 && !tcs_covers(g, elem)) {
         const dt_operand_class ca =
@@ -436,8 +457,18 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->math = g->math;
     plan->split = 1;
     plan->kslice = g->k;
-    /* A narrow C (the narrow side <= 16) is a matter of reading A once. */
-    if (dt_gemm_plan_skinny(g, t->props, &plan->skinny)) {
+    /* A narrow C (the narrow side <= 16) is a matter of reading A once; a tiny one on the
+     * SIMT K-major form of 16-bit or i8 inputs runs faster on the small-problem rule's one
+     * launch (8 x 4080 x 15 f16: 7.8 us against 10.4). */
+    const int skinny = dt_gemm_plan_skinny(g, t->props, &plan->skinny);
+    if (skinny && plan->skinny.form == DT_SKINNY_KMAJOR && g->dtype != DUET_DTYPE_F32 &&
+        g->dtype != DUET_DTYPE_F64 && g->dtype != DUET_DTYPE_I32 && small_simt(g, t)) {
+        memset(&plan->skinny, 0, sizeof plan->skinny);
+        plan->family = DT_GEMM_LOWP_SIMT;
+        plan->rule = "small problem that needs copies: SIMT in one launch";
+        return;
+    }
+    if (skinny) {
         dt_skinny_plan *s = &plan->skinny;
         if (s->split > 1 && s->workspace > t->workspace_room) {
             /* One slice needs no workspace. */
