@@ -129,12 +129,11 @@ SOURCES["narrow"] = {
     "files": ["gemm-narrow-probe-2026-11-28-h200.csv"],
     "date": "2026-11-28", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
                                       "cuBLAS 13"),
-    "commit": "e996c8a",
+    "commit": "62d804a",
     "build": ("cmake -S . -B build -DDUET_BUILD_LAB=ON && cmake --build build -j16 "
               "(native: sm_90 with the Hopper kernels for sm_90a)"),
-    "command": "./build/lab/gemm_narrow_probe 30 full",
-    "changed": ("Measured on e996c8a's tree before the split rule's traffic term was added; "
-                "the term leaves every split of these rows as measured.")}
+    "command": "./build/lab/gemm_narrow_probe 20 full",
+    "changed": None}
 
 # What each sweep file measured, where that differs from the library of the page's date.
 SWEEP_NOTES = {
@@ -143,10 +142,9 @@ SWEEP_NOTES = {
         "16-bit, i8 and TF32 rows left the tree with the split-K and packing of e996c8a, and "
         "f16>f32 is not re-measured yet)."),
     "gemm-sweep-lowp-2026-11-28-h200.csv": (
-        "bf16>f32, bf16>bf16, f16>f16, i8>i32 and TF32 at e996c8a's kernels with an earlier "
-        "slot count of its split rule (one block per SM; the rule now counts two where they fit "
-        "and bounds the partial sums' traffic): `duet-bench --sweep 30 --seed 1 --sweep-dtypes "
-        "bf16,f16,bf16-f32,i8,tf32`, H200."),
+        "bf16>f32, bf16>bf16, f16>f16, i8>i32 and TF32 at 62d804a (the GEMM planner, its "
+        "small-problem rule and the narrow family's SIMT K-major form for 16-bit and i8): "
+        "`duet-bench --sweep 30 --seed 1 --sweep-dtypes bf16,f16,bf16-f32,i8,tf32`, H200."),
 }
 
 # What the page says about parts of the library that no file of docs/results/ describes.
@@ -876,15 +874,9 @@ def cpu_section(md):
 
 
 def narrow_taken(kernel):
-    """Whether dt_gemm_plan_skinny (src/common/gemm_plan.c) takes the row's problem now: the
-    mma.sync form for f16/bf16/i8 up to 16 columns, the SIMT forms for f32/f64/i32."""
-    m = re.match(r"gemm_skinny_(kmajor_mma|kmajor|mmajor)_n(\d+)_([a-z0-9]+)_", kernel)
-    if not m:
-        return False
-    form, nmax, dt = m.group(1), int(m.group(2)), m.group(3)
-    if form == "kmajor_mma":
-        return dt in ("f16", "bf16", "i8") and nmax <= 16
-    return dt in ("f32", "f64", "i32")
+    """Whether the row ran on the memory-bound family (dt_gemm_plan_skinny in
+    src/common/gemm_plan.c): its kernels are named gemm_skinny_{form}_n{N}_..."""
+    return re.match(r"gemm_skinny_(kmajor_mma|kmajor|mmajor)_n(\d+)_", kernel) is not None
 
 
 def narrow_section(md):
@@ -896,7 +888,7 @@ def narrow_section(md):
         rows = list(csv.DictReader(fh))
     md.append("## GEMM of a narrow C (n or m <= 64)\n")
     md.append("duet_gemm beside `cublasGemmEx` in one process on one stream (L2 flushed before "
-              "every call, median of 30), row-major A (k-contiguous unless the case says "
+              "every call, median of 20), row-major A (k-contiguous unless the case says "
               "m-major), B column-major unless the case says n-major, C row-major; `%copy` is A, "
               "B and C's bytes over the time, against the measured device-to-device copy "
               "bandwidth (4,234 GB/s).\n")
@@ -913,11 +905,12 @@ def narrow_section(md):
     md.append("Every row's result matches cuBLAS's (bf16 relative difference below 3e-3, f32 "
               "below 1e-6, f64 below 1e-15, i8 exact) and is bitwise repeatable. The family "
               "reaches 0.75-0.85x of cuBLAS on the 16-bit and i8 decode shapes and 0.89-1.19x on "
-              "f32; it is latency-bound (22-49% of the copy bandwidth on the 16-bit rows). The "
-              "rows it does not take (32 and 64 columns, 16-bit A m-major, rows off 16 bytes, "
-              "TF32) run on the swizzled tensor-core kernel split along k (`_splitk`; operands "
-              "it cannot copy packed first, `_packed`) at 0.33-0.81x: open work. `warm` columns: "
-              "the same calls without the L2 flush.\n\n")
+              "f32; it is latency-bound (22-49% of the copy bandwidth on the 16-bit rows). "
+              "16-bit A with rows off 16 bytes takes its SIMT K-major form, FMA-bound at 16 "
+              "columns (k 700: 0.32x). The rows it does not take (32 and 64 columns, 16-bit A "
+              "m-major, TF32) run on the swizzled tensor-core kernel split along k (`_splitk`; "
+              "operands it cannot copy packed first, `_packed`) at 0.58-0.81x: open work. "
+              "`warm` columns: the same calls without the L2 flush.\n\n")
 
 
 def sweep_section(md, paths):
