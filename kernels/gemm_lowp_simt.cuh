@@ -8,12 +8,14 @@
  * The fallback of the tensor-core kernel where the device has no matrix instruction for the
  * input kind (RDNA, gfx908's bf16, NVIDIA before sm_80): inputs converted on load to f32 (or
  * to 32-bit integers for i8) in shared tiles, a 64 x 64 tile of C per block of 256 threads,
- * 4 x 4 outputs per thread, the same epilogue as gemm_tc.cuh. Correct everywhere, not tuned:
- * the devices that need it are the ones duet cannot measure here.
+ * 4 x 4 outputs per thread, the same epilogue as gemm_tc.cuh, the next k step's operands
+ * prefetched into registers. On NVIDIA GPUs with matrix units it also runs small problems in
+ * one launch (src/common/gemm_plan.h, DT_SMALL_STEPS).
  */
 
 #define LS_TILE 64
 #define LS_BK 16
+#define LS_PER (LS_TILE * LS_BK / 256) /* elements of each operand a thread loads a step */
 
 template <int KIND> struct ls_acc {
     typedef float type;
@@ -57,20 +59,37 @@ DUET_GLOBAL void __launch_bounds__(256) gemm_lowp_simt_kernel(const tc_args p)
             for (int i = 0; i < 4; ++i)
 #pragma unroll
                 for (int j = 0; j < 4; ++j) acc[i][j] = acc_t(0);
-            for (int64_t k0 = 0; k0 < p.k; k0 += LS_BK) {
-                for (int i = tid; i < LS_TILE * LS_BK; i += 256) {
+            /* The next step's operands are read into registers while the current step
+             * multiplies: all of a step's loads are in flight at once, and their latency
+             * overlaps the arithmetic (stored to shared memory only after the barrier that
+             * ends the previous step's reads). */
+            acc_t ra[LS_PER], rb[LS_PER];
+            auto fetch = [&](int64_t k0) {
+#pragma unroll
+                for (int u = 0; u < LS_PER; ++u) {
+                    const int i = tid + u * 256;
                     const int x = i % LS_TILE, kk = i / LS_TILE;
                     const int64_t k = k0 + kk, gm = m0 + x, gn = n0 + x;
-                    As[kk][x] = gm < p.m && k < p.k
-                                    ? ls_value<KIND>(p.a.base + (bz * p.a.bs + gm * p.a.sx +
-                                                                 k * p.a.sk) * ELEM)
-                                    : acc_t(0);
-                    Bs[kk][x] = gn < p.n && k < p.k
-                                    ? ls_value<KIND>(p.b.base + (bz * p.b.bs + gn * p.b.sx +
-                                                                 k * p.b.sk) * ELEM)
-                                    : acc_t(0);
+                    ra[u] = gm < p.m && k < p.k
+                                ? ls_value<KIND>(p.a.base +
+                                                 (bz * p.a.bs + gm * p.a.sx + k * p.a.sk) * ELEM)
+                                : acc_t(0);
+                    rb[u] = gn < p.n && k < p.k
+                                ? ls_value<KIND>(p.b.base +
+                                                 (bz * p.b.bs + gn * p.b.sx + k * p.b.sk) * ELEM)
+                                : acc_t(0);
+                }
+            };
+            fetch(0);
+            for (int64_t k0 = 0; k0 < p.k; k0 += LS_BK) {
+#pragma unroll
+                for (int u = 0; u < LS_PER; ++u) {
+                    const int i = tid + u * 256;
+                    As[i / LS_TILE][i % LS_TILE] = ra[u];
+                    Bs[i / LS_TILE][i % LS_TILE] = rb[u];
                 }
                 duet_barrier();
+                if (k0 + LS_BK < p.k) fetch(k0 + LS_BK);
 #pragma unroll
                 for (int kk = 0; kk < LS_BK; ++kk) {
                     acc_t a[4], b[4];

@@ -417,12 +417,21 @@ static void test_gpu_named(void)
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
     WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
-    /* Small problems in one launch where copies would dominate: 33 x 70 x 64 (one wave of
-     * 64 x 64 tiles, 4 k-steps: past DT_SMALL_STEPS, copies), 33 x 70 x 48 (3 k-steps: SIMT),
+    /* Small problems in one launch where copies would dominate: 33 x 70 x 64 and 33 x 70 x 128
+     * (one wave of 64 x 64 tiles, 4 and 8 k-steps: SIMT), 33 x 70 x 144 (9 k-steps: copies),
      * 382 x 7 x 1 TF32 and 16 x 4096 x 60 TF32 (exact f32, as they lie too); 24^3 as it lies
-     * stays on the swizzled kernel; 3xTF32 never takes the rule. */
+     * stays on the swizzled kernel; 3xTF32 never takes the rule; a narrow C only up to
+     * DT_SMALL_STEPS_NARROW. */
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
-    WANT_SMALL("f16 33x70x64 small", g, T_H200, DT_GEMM_TCS, 2, 1);
+    WANT_SMALL("f16 33x70x64 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(F16, D, 33, 70, 128, 1, 1, 0);
+    WANT_SMALL("f16 33x70x128 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(F16, D, 33, 70, 144, 1, 1, 0);
+    WANT_SMALL("f16 33x70x144 small", g, T_H200, DT_GEMM_TCS, 2, 1);
+    g = gpu_problem(BF, D, 129, 3, 77, 0, 0, 1);
+    WANT_SMALL("bf16 129x3x77 (narrow, 5 k-steps)", g, T_H200, DT_GEMM_SKINNY, 0, 1);
+    g = gpu_problem(BF, D, 129, 3, 47, 0, 0, 1);
+    WANT_SMALL("bf16 129x3x47 (narrow, 3 k-steps)", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
     g = gpu_problem(F16, D, 33, 70, 48, 1, 1, 0);
     WANT_SMALL("f16 33x70x48 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
     WANT_SMALL("f16 33x70x48 small gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);

@@ -322,12 +322,12 @@ static int64_t small_cost(const dt_gemm *g, const dt_gemm_target *t)
 }
 
 /* Whether an f16, bf16 or i8 problem runs on the SIMT kernel by the small-problem rule: its
- * cost within DT_SMALL_STEPS and operands the swizzled kernel would need copied. */
-static int small_simt(const dt_gemm *g, const dt_gemm_target *t)
+ * cost within `bound` and operands the swizzled kernel would need copied. */
+static int small_simt(const dt_gemm *g, const dt_gemm_target *t, int64_t bound)
 {
     if (g->dtype != DUET_DTYPE_F16 && g->dtype != DUET_DTYPE_BF16 && g->dtype != DUET_DTYPE_I8)
         return 0;
-    if (small_cost(g, t) > DT_SMALL_STEPS) return 0;
+    if (small_cost(g, t) > bound) return 0;
     return !(tc_device_has(g, t) && tcs_covers(g, duet_dtype_size(g->dtype)));
 }
 
@@ -396,7 +396,7 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         plan->rule = "small TF32 problem: exact f32 in one launch";
         return;
     }
-    if (small_simt(g, t)) {
+    if (small_simt(g, t, DT_SMALL_STEPS)) {
         plan->family = DT_GEMM_LOWP_SIMT;
         plan->rule = "small problem that needs copies: SIMT in one launch";
         return;
@@ -459,10 +459,11 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->kslice = g->k;
     /* A narrow C (the narrow side <= 16) is a matter of reading A once; a tiny one on the
      * SIMT K-major form of 16-bit or i8 inputs runs faster on the small-problem rule's one
-     * launch (8 x 4080 x 15 f16: 7.8 us against 10.4). */
+     * launch (8 x 4080 x 15 f16: 7.4 us against 10.4), up to DT_SMALL_STEPS_NARROW. */
     const int skinny = dt_gemm_plan_skinny(g, t->props, &plan->skinny);
     if (skinny && plan->skinny.form == DT_SKINNY_KMAJOR && g->dtype != DUET_DTYPE_F32 &&
-        g->dtype != DUET_DTYPE_F64 && g->dtype != DUET_DTYPE_I32 && small_simt(g, t)) {
+        g->dtype != DUET_DTYPE_F64 && g->dtype != DUET_DTYPE_I32 &&
+        small_simt(g, t, DT_SMALL_STEPS_NARROW)) {
         memset(&plan->skinny, 0, sizeof plan->skinny);
         plan->family = DT_GEMM_LOWP_SIMT;
         plan->rule = "small problem that needs copies: SIMT in one launch";

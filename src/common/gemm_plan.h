@@ -133,16 +133,20 @@ enum {
  * one launch on a kernel that reads any layout when its measure
  *   cost = waves x steps,  waves = ceil(64 x 64 tiles x batch / (4 x SMs)),  steps = ceil(k / 16)
  * is small:
- *   - f16, bf16, i8 that need copies, on the SIMT kernel, cost <= DT_SMALL_STEPS: its k loop
- *     is latency-bound at about 3.5 us a step of 16 (no prefetch), so at cost 1-3 it ran in
- *     5.6-12 us against 8.5-27 us with the copies, and lost from cost 4 on;
+ *   - f16, bf16, i8 that need copies, on the SIMT kernel, cost <= DT_SMALL_STEPS: a step of 16
+ *     k costs it about 2 us (latency-bound; the next step's loads overlap the current one's
+ *     arithmetic), so at cost 1-6 it ran in 5-17 us against 16-28 us with the copies;
+ *   - a narrow C that the memory-bound family's SIMT form would take, only up to
+ *     DT_SMALL_STEPS_NARROW: that family splits k over the device and won from cost 5 on
+ *     (1 x 1328 x 101 bf16 at cost 7: 12.8 us against 15.5);
  *   - TF32, copies or not, as exact f32 on the f32 tile family (a cp.async pipeline), cost <=
  *     DT_SMALL_STEPS_TF32: 5.5-13 us against 6.2-23 us up to cost 7, level at 9.
  * A 16-bit problem the swizzled kernel takes as it lies stays there (6.4 us on 16^3 against
  * the SIMT kernel's 7.9).
  */
 enum {
-    DT_SMALL_STEPS = 3,
+    DT_SMALL_STEPS = 8,
+    DT_SMALL_STEPS_NARROW = 3,
     DT_SMALL_STEPS_TF32 = 8,
     DT_SMALL_TILE = 64,
     DT_SMALL_BK = 16,
