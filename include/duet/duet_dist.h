@@ -143,7 +143,8 @@ typedef struct duet_dist_gemm_options {
  * No batches. The grid reads and writes them on its own streams: work that writes them
  * must be complete (synchronized) before the call. Returns when C is complete on this rank.
  *
- * SUMMA: when A's rows are dealt like C's (op_a N, a->mb == c->mb, a->rsrc == c->rsrc) and
+ * A 1 x 1 grid runs one local duet_gemm of the whole matrices. Otherwise SUMMA: when A's rows
+ * are dealt like C's (op_a N, a->mb == c->mb, a->rsrc == c->rsrc) and
  * B's columns like C's (op_b N, b->nb == c->nb, b->csrc == c->csrc), the k panels go
  * straight from A and B; otherwise the operand is first moved (one MPI_Alltoallv through host
  * memory) into a temporary distributed matrix that is, transposed when its op is T. Then, for

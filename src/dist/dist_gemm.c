@@ -427,8 +427,9 @@ static int64_t group_width(duet_dtype dt, int64_t K, int64_t lrows, int64_t lcol
     return w < 1 ? 1 : w;
 }
 
-/* This rank's local block of C (lrows x lcols at dc's offset and lld), for the local GEMMs. */
-static duet_matrix local_c(const duet_dist_desc *dc, duet_buffer *c, int64_t lrows, int64_t lcols)
+/* This rank's local block of a distributed matrix (lrows x lcols at dc's offset, lld and
+ * layout in buffer c), for the local GEMMs. */
+static duet_matrix local_matrix(const duet_dist_desc *dc, duet_buffer *c, int64_t lrows, int64_t lcols)
 {
     duet_matrix mc;
     memset(&mc, 0, sizeof mc);
@@ -453,7 +454,7 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
     int64_t ngroups = 0;
     for (int64_t k0 = 0; k0 < K; ngroups++) k0 += next_group(g, a, b, k0, K, kwcap).kw;
 
-    duet_matrix mc = local_c(dc, c, lrows, lcols);
+    duet_matrix mc = local_matrix(dc, c, lrows, lcols);
     duet_op_options lo;
     memset(&lo, 0, sizeof lo);
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
@@ -572,7 +573,7 @@ static duet_status summa_mpi_device(duet_dist_grid *g, const operand *a, const o
 {
     int64_t ngroups = 0;
     for (int64_t k0 = 0; k0 < K; ngroups++) k0 += next_group(g, a, b, k0, K, kwcap).kw;
-    duet_matrix mc = local_c(dc, c, lrows, lcols);
+    duet_matrix mc = local_matrix(dc, c, lrows, lcols);
     duet_op_options lo;
     memset(&lo, 0, sizeof lo);
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
@@ -623,7 +624,7 @@ static duet_status summa_nccl(duet_dist_grid *g, const operand *a, const operand
                               const duet_dist_gemm_options *opt, duet_status st, const char *fn)
 {
     const size_t es = duet_dtype_size(a->d.dtype);
-    duet_matrix mc = local_c(dc, c, lrows, lcols);
+    duet_matrix mc = local_matrix(dc, c, lrows, lcols);
     duet_op_options lo;
     memset(&lo, 0, sizeof lo);
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
@@ -744,6 +745,8 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
 
     int64_t lrows = 0, lcols = 0, kwcap = 1;
     if (st == DUET_SUCCESS) dd_local_shape(g, desc_c, &lrows, &lcols);
+    /* A grid of one rank holds A, B and C whole: one local duet_gemm, no panels. */
+    const int single = g->prow == 1 && g->pcol == 1;
 
     /* ---- plan: which operands move first, the panels' K blocking, the buffers ---- */
     operand oa, ob, ta, tb;
@@ -755,7 +758,7 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
     redist_mem ma_mem, mb_mem;
     memset(&ma_mem, 0, sizeof ma_mem);
     memset(&mb_mem, 0, sizeof mb_mem);
-    if (st == DUET_SUCCESS && reads_ab) {
+    if (st == DUET_SUCCESS && reads_ab && !single) {
         oa.d = *desc_a;
         oa.buf = a;
         dd_local_shape(g, desc_a, &oa.lrows, &oa.lcols);
@@ -870,11 +873,25 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
                 duet_matrix_make(g->dummy, desc_b->dtype, DUET_LAYOUT_ROW_MAJOR, 0, lcols);
             ma.ld = max64(1, lrows);
             mb.ld = max64(1, lcols);
-            duet_matrix mc = local_c(desc_c, c, lrows, lcols);
+            duet_matrix mc = local_matrix(desc_c, c, lrows, lcols);
             st = duet_gemm(g->stream, DUET_OP_N, DUET_OP_N, 0.0, &ma, &mb, beta, &mc, NULL);
             if (st == DUET_SUCCESS) st = duet_stream_synchronize(g->stream);
             if (st != DUET_SUCCESS) st = dd_fail_duet(st, fn, "the local C = beta * C");
         }
+        st = dd_agree(g->comm, st, NULL, NULL, 0, fn);
+        goto done;
+    }
+
+    if (single) {
+        duet_matrix ma = local_matrix(desc_a, a, desc_a->m, desc_a->n);
+        duet_matrix mb = local_matrix(desc_b, b, desc_b->m, desc_b->n);
+        duet_matrix mc = local_matrix(desc_c, c, lrows, lcols);
+        duet_op_options lo;
+        memset(&lo, 0, sizeof lo);
+        lo.math = options ? options->math : DUET_MATH_DEFAULT;
+        st = duet_gemm(g->stream, op_a, op_b, alpha, &ma, &mb, beta, &mc, &lo);
+        if (st == DUET_SUCCESS) st = duet_stream_synchronize(g->stream);
+        if (st != DUET_SUCCESS) st = dd_fail_duet(st, fn, "the local GEMM of a 1 x 1 grid");
         st = dd_agree(g->comm, st, NULL, NULL, 0, fn);
         goto done;
     }
