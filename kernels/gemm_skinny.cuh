@@ -233,19 +233,21 @@ DUET_INLINE void sk_load_a_chunk(uint32_t (&va)[S::CH][2][4], const unsigned cha
         } else {
 #pragma unroll
             for (int w = 0; w < 4; ++w) va[s][0][w] = va[s][1][w] = 0u;
+            /* A predicate per element rather than an early exit, so that the loop unrolls
+             * whole and every index into va is a constant. */
 #pragma unroll
             for (int e = 0; e < S::VEC; ++e) {
-                if (k + e >= kend) break;
+                const bool ink = k + e < kend;
                 if constexpr (S::ELEM == 8) {
-                    const uint64_t u0 = in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
-                    const uint64_t u1 = in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
+                    const uint64_t u0 = ink && in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
+                    const uint64_t u1 = ink && in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
                     va[s][0][2 * e] = (uint32_t)u0, va[s][0][2 * e + 1] = (uint32_t)(u0 >> 32);
                     va[s][1][2 * e] = (uint32_t)u1, va[s][1][2 * e + 1] = (uint32_t)(u1 >> 32);
                 } else {
                     constexpr int PER = 4 / S::ELEM;
                     const int sh = 8 * S::ELEM * (e % PER);
-                    if (in0) va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh;
-                    if (in1) va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh;
+                    if (ink && in0) va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh;
+                    if (ink && in1) va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh;
                 }
             }
         }
@@ -332,8 +334,15 @@ DUET_INLINE void sk_stage_b_vec(const sk_args &p, const unsigned char *pb, unsig
     }
 }
 
+/* Blocks of the K-major kernel resident per SM or CU, its launch bound: three on 32-lane
+ * warps; two on 64-lane wavefronts (CDNA), where three leave 168 VGPRs a lane and every SIMT
+ * instance spilled 156-668 bytes to scratch on gfx90a; at two (256 VGPRs) only f64 with 16
+ * columns still spills (docs/hip-resources.md). The plan (src/common/gemm_plan.c) aims its
+ * split at the same count. */
+#define SK_KMAJOR_BLOCKS (DUET_WARP_SIZE == 64 ? 2 : 3)
+
 template <int DT, int NMAX, bool MMA>
-DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 3)
+DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
     gemm_skinny_kmajor_kernel(const sk_args p)
 {
     typedef sk_kmajor_shape<DT, NMAX, MMA> S;

@@ -75,9 +75,9 @@ static void test_named(void)
     dt_gemm g = problem(DUET_DTYPE_BF16, 4096, 16, 4096, 0, 0);
     expect("bf16 4096x16x4096", &g, &h100, DT_SKINNY_KMAJOR_MMA, 0, 16, 6);
     expect("bf16 4096x16x4096", &g, &a100, DT_SKINNY_KMAJOR_MMA, 0, 16, 0);
-    /* No mma.sync, or another vendor: the SIMT form. */
+    /* No mma.sync: the SIMT form; another vendor: the tile families. */
     expect("bf16 4096x16x4096", &g, &t4, DT_SKINNY_KMAJOR, 0, 16, 0);
-    expect("bf16 4096x16x4096", &g, &mi, DT_SKINNY_KMAJOR, 0, 16, 0);
+    expect("bf16 4096x16x4096", &g, &mi, DT_SKINNY_NONE, 0, 0, 0);
     /* The narrow side first: solved transposed, B^T is the long operand (k-contiguous when B
      * is column-major). */
     g = problem(DUET_DTYPE_BF16, 16, 4096, 4096, 0, 0);
@@ -178,12 +178,14 @@ static void test_properties(void)
                                          (long long)p.kchunk, (long long)p.kslice);
                             }
                             /* The rule: K-major, as many slices as the grid holds within
-                             * one wave of three blocks per unit (a grid that fit one wave
-                             * unsplit still does); M-major, as many as bring it to four
-                             * blocks per unit; at most one per chunk, slices of whole chunks. */
+                             * one wave of three blocks per unit, two on wave64 (a grid that
+                             * fit one wave unsplit still does); M-major, as many as bring it
+                             * to four blocks per unit; at most one per chunk, slices of whole
+                             * chunks. */
                             const int mm = p.form == DT_SKINNY_MMAJOR;
                             const int64_t blocks = (wide + p.block_rows - 1) / p.block_rows * g.batch;
-                            const int64_t target = (mm ? 4 : 3) * (int64_t)devs[d].compute_units;
+                            const int64_t target = (mm ? 4 : devs[d].warp_size == 64 ? 2 : 3) *
+                                                   (int64_t)devs[d].compute_units;
                             const int64_t chunks = (g.k + p.kchunk - 1) / p.kchunk;
                             int64_t want = blocks >= target ? 1 : mm ? (target + blocks - 1) / blocks : target / blocks;
                             if (want > chunks) want = chunks;

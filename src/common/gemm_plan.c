@@ -6,10 +6,12 @@
 #include <string.h>
 
 /* The grid the split aims at, in blocks of four warps per SM or compute unit. K-major: one
- * wave of the three blocks its launch bound keeps resident (enough loads in flight, no second,
+ * wave of the blocks its launch bound keeps resident (kernels/gemm_skinny.cuh,
+ * SK_KMAJOR_BLOCKS: three, two on 64-lane wavefronts; enough loads in flight, no second,
  * partial wave). M-major: at least four (its blocks are light, and more of them in flight
  * measured faster than one wave of three). */
 #define SKINNY_KMAJOR_BLOCKS_PER_UNIT 3
+#define SKINNY_KMAJOR_BLOCKS_PER_UNIT_WAVE64 2
 #define SKINNY_MMAJOR_BLOCKS_PER_UNIT 4
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -84,8 +86,10 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      *   costs here;
      * - the SIMT forms for f32, f64 and i32 with at most 16 columns, A K-major or M-major: n
      *   multiply-adds per element of A stay within the FMA rate at 4 and 8 bytes an element;
-     * - the SIMT K-major form for f16 and bf16 with at most 16 columns and i8 with at most 8
-     *   where the mma.sync form does not take A (rows off 16 bytes; no mma.sync): on the H200
+     * - on NVIDIA, the SIMT K-major form for f16 and bf16 with at most 16 columns and i8 with
+     *   at most 8 where the mma.sync form does not take A (rows off 16 bytes; sm_75). On AMD
+     *   16-bit instances of 8 and 16 columns spill to scratch (docs/hip-resources.md) and
+     *   nothing was measured, so 16-bit and i8 keep the tile families there. On the H200
      *   it ran 2048 x 5 x 414 bf16 in 18.9 us against 36.7 with A copied for the tile
      *   families, 229 x 7 x 3510 in 18.9 against 38.4; i8 with 16 columns lost (FMA-bound).
      *   16-bit and i8 A M-major keep the tile families: the M-major form, at 2 or 4 bytes a
@@ -97,7 +101,7 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     } else if (!lowp && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
         plan->form = kmajor ? DT_SKINNY_KMAJOR : DT_SKINNY_MMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
-    } else if (lowp && kmajor && v.n <= (dt == DUET_DTYPE_I8 ? 8 : DT_SKINNY_MAX_N_SIMT)) {
+    } else if (nvidia && lowp && kmajor && v.n <= (dt == DUET_DTYPE_I8 ? 8 : DT_SKINNY_MAX_N_SIMT)) {
         plan->form = DT_SKINNY_KMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
     } else {
@@ -126,7 +130,8 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     const int64_t blocks = cdiv(v.m, plan->block_rows) * v.batch;
     const int64_t units = props->compute_units > 0 ? props->compute_units : 1;
     const int mmajor_form = plan->form == DT_SKINNY_MMAJOR;
-    const int64_t target = (mmajor_form ? SKINNY_MMAJOR_BLOCKS_PER_UNIT : SKINNY_KMAJOR_BLOCKS_PER_UNIT) * units;
+    const int64_t kmajor_blocks = warp == 64 ? SKINNY_KMAJOR_BLOCKS_PER_UNIT_WAVE64 : SKINNY_KMAJOR_BLOCKS_PER_UNIT;
+    const int64_t target = (mmajor_form ? SKINNY_MMAJOR_BLOCKS_PER_UNIT : kmajor_blocks) * units;
     int64_t split = blocks >= target ? 1 : mmajor_form ? cdiv(target, blocks) : target / blocks;
     const int64_t chunks = cdiv(v.k, plan->kchunk);
     if (split > chunks) split = chunks;
