@@ -293,11 +293,11 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
     return DUET_SUCCESS;
 }
 
-/* NCCL: the owner's panel straight into a device panel buffer at element dst_off, queued on the
- * second stream. */
-static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int operand_id,
-                                     const panel *p, duet_buffer *dst, size_t dst_off,
-                                     const char *fn)
+/* The owner's panel straight into a device panel buffer at element dst_off, queued on stream s
+ * (the device transports, and the host-staged one for an operand that stays on its rank). */
+static duet_status pack_panel_device_on(duet_dist_grid *g, duet_stream *s, const operand *op,
+                                        int operand_id, const panel *p, duet_buffer *dst,
+                                        size_t dst_off, const char *fn)
 {
     const duet_dist_desc *d = &op->d;
     const size_t es = duet_dtype_size(d->dtype);
@@ -309,7 +309,7 @@ static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int o
                             : (d->layout == DUET_LAYOUT_ROW_MAJOR && (d->lld == cols || rows == 1));
     duet_status st;
     if (packed) {
-        st = duet_buffer_copy(g->pack_stream, dst, dst_off * es, op->buf, first * es,
+        st = duet_buffer_copy(s, dst, dst_off * es, op->buf, first * es,
                               (size_t)(rows * cols) * es);
     } else {
         duet_matrix in;
@@ -325,9 +325,17 @@ static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int o
         duet_matrix out = duet_matrix_make(
             dst, d->dtype, is_a ? DUET_LAYOUT_ROW_MAJOR : DUET_LAYOUT_COL_MAJOR, cols, rows);
         out.offset = dst_off;
-        st = duet_transpose(g->pack_stream, &in, &out, NULL);
+        st = duet_transpose(s, &in, &out, NULL);
     }
     return st == DUET_SUCCESS ? st : dd_fail_duet(st, fn, "packing a panel");
+}
+
+/* The same on the second stream (the device transports). */
+static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int operand_id,
+                                     const panel *p, duet_buffer *dst, size_t dst_off,
+                                     const char *fn)
+{
+    return pack_panel_device_on(g, g->pack_stream, op, operand_id, p, dst, dst_off, fn);
 }
 
 /* A group of consecutive panels that one local GEMM takes: their A parts side by side
@@ -341,7 +349,9 @@ typedef struct panel_group {
 } panel_group;
 
 /* Owners pack the group's panels into host[.][parity] (after the upload that last read it),
- * then every rank posts the broadcasts, two per panel, each into its slice. */
+ * then every rank posts the broadcasts, two per panel, each into its slice. An operand whose
+ * broadcast would reach only its owner (A on a grid of one column, B on one of one row) is not
+ * staged: summa packs it on the device instead (no copy to the host and back). */
 static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
                        const panel_group *grp, int parity, MPI_Datatype elem,
                        MPI_Request req[2 * DD_GROUP_MAX], duet_status *st, const char *fn)
@@ -357,15 +367,18 @@ static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
     for (int i = 0; i < grp->n; i++) {
         const panel *p = &grp->p[i];
         const int64_t off = p->k0 - grp->k0; /* the panel's first k within the group */
-        if (*st == DUET_SUCCESS && g->mycol == p->acol)
+        const int stage_a = g->pcol > 1, stage_b = g->prow > 1;
+        if (*st == DUET_SUCCESS && stage_a && g->mycol == p->acol)
             *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, fn);
-        if (*st == DUET_SUCCESS && g->myrow == p->brow)
+        if (*st == DUET_SUCCESS && stage_b && g->myrow == p->brow)
             *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, fn);
         /* Counts are the same on every rank of a grid row (A) or column (B). */
         const int na = (int)(a->lrows * p->kw), nb = (int)(b->lcols * p->kw);
-        int err = MPI_Ibcast((unsigned char *)g->host[DD_A][parity] + (size_t)(a->lrows * off) * es,
+        int err = MPI_SUCCESS;
+        if (stage_a)
+            err = MPI_Ibcast((unsigned char *)g->host[DD_A][parity] + (size_t)(a->lrows * off) * es,
                              na, elem, p->acol, g->row_comm, &req[2 * i]);
-        if (err == MPI_SUCCESS)
+        if (err == MPI_SUCCESS && stage_b)
             err = MPI_Ibcast((unsigned char *)g->host[DD_B][parity] + (size_t)(b->lcols * off) * es,
                              nb, elem, p->brow, g->col_comm, &req[2 * i + 1]);
         if (err != MPI_SUCCESS && *st == DUET_SUCCESS) *st = dd_mpi_fail(err, fn, "MPI_Ibcast");
@@ -484,10 +497,21 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
         /* The upload runs on its own stream, beside group t - 1's GEMM: after the GEMM that
          * last read these device buffers (group t - 2), and before group t's GEMM. */
         duet_status s2 = duet_stream_wait_event(g->up_stream, g->ev_gemm[par]);
-        if (s2 == DUET_SUCCESS)
+        /* An operand that stays on its rank is packed there, on the same stream. */
+        for (int i = 0; i < cur->n && s2 == DUET_SUCCESS && (g->pcol == 1 || g->prow == 1); i++) {
+            const panel *p = &cur->p[i];
+            const int64_t off = p->k0 - cur->k0;
+            if (g->pcol == 1)
+                s2 = pack_panel_device_on(g, g->up_stream, a, DD_A, p, g->dev[DD_A][par],
+                                          (size_t)(lrows * off), fn);
+            if (s2 == DUET_SUCCESS && g->prow == 1)
+                s2 = pack_panel_device_on(g, g->up_stream, b, DD_B, p, g->dev[DD_B][par],
+                                          (size_t)(lcols * off), fn);
+        }
+        if (s2 == DUET_SUCCESS && g->pcol > 1)
             s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_A][par], 0, g->host[DD_A][par],
                                          abytes);
-        if (s2 == DUET_SUCCESS)
+        if (s2 == DUET_SUCCESS && g->prow > 1)
             s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_B][par], 0, g->host[DD_B][par],
                                          bbytes);
         if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->up_stream);
