@@ -168,8 +168,6 @@ int dt_gemm_tile_split(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn, 
 
 /* ---- the GPU backends' plan (gemm_plan.h: dt_gemm_plan_gpu) ---------------------------------- */
 
-static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
-static int stride16(int64_t stride, size_t elem) { return ((uint64_t)stride * elem) % 16 == 0; }
 static size_t round256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
 /* k rounded up to whole 16-byte rows of elem-byte elements (k >= 1). */
 static int64_t ld16(int64_t k, size_t elem)
@@ -181,9 +179,8 @@ static int64_t ld16(int64_t k, size_t elem)
 dt_operand_class dt_operand_class_of(const void *base, int64_t sx, int64_t sk, int64_t bs,
                                      int64_t batch, size_t elem)
 {
-    const int bs_ok = batch <= 1 || stride16(bs, elem);
-    if (sk == 1 && aligned16(base) && stride16(sx, elem) && bs_ok) return DT_OPERAND_K16;
-    if (sx == 1 && aligned16(base) && stride16(sk, elem) && bs_ok) return DT_OPERAND_X16;
+    if (sk == 1 && aligned(base, sx, bs, batch, elem, 16)) return DT_OPERAND_K16;
+    if (sx == 1 && aligned(base, sk, bs, batch, elem, 16)) return DT_OPERAND_X16;
     return DT_OPERAND_ANY;
 }
 
@@ -225,9 +222,8 @@ static int wgmma_covers(const dt_gemm *g, const dt_gemm_target *t)
     const int a_mn = g->a.cs != 1, b_mn = g->b.rs != 1;
     if ((a_mn && (elem != 2 || g->a.rs != 1)) || (b_mn && (elem != 2 || g->b.cs != 1))) return 0;
     const int64_t lda = a_mn ? g->a.cs : g->a.rs, ldb = b_mn ? g->b.rs : g->b.cs;
-    if (!aligned16(g->a.base) || !aligned16(g->b.base) || !stride16(lda, elem) ||
-        !stride16(ldb, elem) ||
-        (batch > 1 && (!stride16(g->a.bs, elem) || !stride16(g->b.bs, elem))))
+    if (!aligned(g->a.base, lda, g->a.bs, batch, elem, 16) ||
+        !aligned(g->b.base, ldb, g->b.bs, batch, elem, 16))
         return 0;
     const int64_t sms = props->compute_units > 0 ? props->compute_units : 1;
     const int64_t tiles =
@@ -282,15 +278,27 @@ static int tc_device_has(const dt_gemm *g, const dt_gemm_target *t)
     }
 }
 
-/* Whether the swizzled kernel copies both operands with cp.async as they lie: 16-bit inputs
- * in 16-byte runs along k or along m/n, TF32 and i8 along k only. */
+/* The classes of g's A and B (B as n x k). */
+static void operand_classes(const dt_gemm *g, size_t elem, dt_operand_class *ca,
+                            dt_operand_class *cb)
+{
+    *ca = dt_operand_class_of(g->a.base, g->a.rs, g->a.cs, g->a.bs, g->batch, elem);
+    *cb = dt_operand_class_of(g->b.base, g->b.cs, g->b.rs, g->b.bs, g->batch, elem);
+}
+
+/* Whether the swizzled kernel copies an operand of class c with cp.async as it lies: 16-bit
+ * inputs in 16-byte runs along k or along m/n, TF32 and i8 along k only. */
+static int tcs_takes(const dt_gemm *g, dt_operand_class c)
+{
+    return is_16bit(g->dtype) ? c != DT_OPERAND_ANY : c == DT_OPERAND_K16;
+}
+
+/* Whether the swizzled kernel takes both of g's operands as they lie. */
 static int tcs_covers(const dt_gemm *g, size_t elem)
 {
-    const dt_operand_class ca = dt_operand_class_of(g->a.base, g->a.rs, g->a.cs, g->a.bs, g->batch, elem);
-    const dt_operand_class cb = dt_operand_class_of(g->b.base, g->b.cs, g->b.rs, g->b.bs, g->batch, elem);
-    if (g->k < 1) return 0;
-    if (is_16bit(g->dtype)) return ca != DT_OPERAND_ANY && cb != DT_OPERAND_ANY;
-    return ca == DT_OPERAND_K16 && cb == DT_OPERAND_K16;
+    dt_operand_class ca, cb;
+    operand_classes(g, elem, &ca, &cb);
+    return g->k >= 1 && tcs_takes(g, ca) && tcs_takes(g, cb);
 }
 
 /* The swizzled kernel's split-K (dt_gemm_tile_split on its tiles, with the blocks its shared
@@ -330,8 +338,7 @@ static int64_t small_cost(const dt_gemm *g, const dt_gemm_target *t)
  * cost within `bound` and operands the swizzled kernel would need copied. */
 static int small_simt(const dt_gemm *g, const dt_gemm_target *t, int64_t bound)
 {
-    if (g->dtype != DUET_DTYPE_F16 && g->dtype != DUET_DTYPE_BF16 && g->dtype != DUET_DTYPE_I8)
-        return 0;
+    if (!is_16bit(g->dtype) && g->dtype != DUET_DTYPE_I8) return 0;
     if (small_cost(g, t) > bound) return 0;
     return !(tc_device_has(g, t) && tcs_covers(g, duet_dtype_size(g->dtype)));
 }
@@ -350,7 +357,7 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     const int x3 = g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_3XTF32;
     dt_gemm p;
 
-    if (x3 && !t->x3_inkernel && g->k >= 1 && g->m >= 1 && g->n >= 1) {
+    if (x3 && !t->x3_inkernel) {
         const int64_t ldk = ld16(g->k, 4);
         as_packed(g, 0, 1, ldk, &p);
         int pack_a = 0;
@@ -393,8 +400,6 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         }
     }
 
-    const int tc = tc_device_has(g, t);
-    const int swizzled = t->nvidia && tc && !x3; /* the swizzled kernel exists for g's dtype */
     if (g->dtype == DUET_DTYPE_F32 && !x3 && small_cost(g, t) <= DT_SMALL_STEPS_TF32) {
         plan->family = DT_GEMM_FAST;
         plan->math = DUET_MATH_DEFAULT;
@@ -406,13 +411,13 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         plan->rule = "small problem that needs copies: SIMT in one launch";
         return;
     }
-    if (swizzled && !t->no_pack && g->m >= 1 && g->n >= 1 && g->k >= 1 && !tcs_covers(g, elem)) {
-        const dt_operand_class ca =
-            dt_operand_class_of(g->a.base, g->a.rs, g->a.cs, g->a.bs, g->batch, elem);
-        const dt_operand_class cb =
-            dt_operand_class_of(g->b.base, g->b.cs, g->b.rs, g->b.bs, g->batch, elem);
-        const int pack_a = is_16bit(g->dtype) ? ca == DT_OPERAND_ANY : ca != DT_OPERAND_K16;
-        const int pack_b = is_16bit(g->dtype) ? cb == DT_OPERAND_ANY : cb != DT_OPERAND_K16;
+    const int tc = tc_device_has(g, t);
+    const int swizzled = t->nvidia && tc && !x3; /* the swizzled kernel exists for g's dtype */
+    const int covered = swizzled && tcs_covers(g, elem);
+    if (swizzled && !covered && !t->no_pack && g->m >= 1 && g->n >= 1 && g->k >= 1) {
+        dt_operand_class ca, cb;
+        operand_classes(g, elem, &ca, &cb);
+        const int pack_a = !tcs_takes(g, ca), pack_b = !tcs_takes(g, cb);
         const int64_t ld = ld16(g->k, elem);
         const size_t a_bytes = pack_a ? packed_bytes(g, g->m, g->a.bs, ld, elem) : 0;
         const size_t b_bytes = pack_b ? packed_bytes(g, g->n, g->b.bs, ld, elem) : 0;
@@ -430,7 +435,7 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
             return;
         }
     }
-    if (swizzled && tcs_covers(g, elem)) {
+    if (covered) {
         plan->family = DT_GEMM_TCS;
         tcs_split(g, t, elem, plan);
         if (plan->split_bytes > room) {
@@ -466,9 +471,7 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
      * SIMT K-major form of 16-bit or i8 inputs runs faster on the small-problem rule's one
      * launch (8 x 4080 x 15 f16: 7.4 us against 10.4), up to DT_SMALL_STEPS_NARROW. */
     const int skinny = dt_gemm_plan_skinny(g, t->props, &plan->skinny);
-    if (skinny && plan->skinny.form == DT_SKINNY_KMAJOR && g->dtype != DUET_DTYPE_F32 &&
-        g->dtype != DUET_DTYPE_F64 && g->dtype != DUET_DTYPE_I32 &&
-        small_simt(g, t, DT_SMALL_STEPS_NARROW)) {
+    if (skinny && plan->skinny.form == DT_SKINNY_KMAJOR && small_simt(g, t, DT_SMALL_STEPS_NARROW)) {
         memset(&plan->skinny, 0, sizeof plan->skinny);
         plan->family = DT_GEMM_LOWP_SIMT;
         plan->rule = "small problem that needs copies: SIMT in one launch";

@@ -363,11 +363,11 @@ static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
         g->ev_up_recorded[parity] = 0;
     }
     const size_t es = duet_dtype_size(a->d.dtype);
+    const int stage_a = g->pcol > 1, stage_b = g->prow > 1;
     for (int i = 0; i < 2 * DD_GROUP_MAX; i++) req[i] = MPI_REQUEST_NULL;
     for (int i = 0; i < grp->n; i++) {
         const panel *p = &grp->p[i];
         const int64_t off = p->k0 - grp->k0; /* the panel's first k within the group */
-        const int stage_a = g->pcol > 1, stage_b = g->prow > 1;
         if (*st == DUET_SUCCESS && stage_a && g->mycol == p->acol)
             *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, fn);
         if (*st == DUET_SUCCESS && stage_b && g->myrow == p->brow)
@@ -498,20 +498,21 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
          * last read these device buffers (group t - 2), and before group t's GEMM. */
         duet_status s2 = duet_stream_wait_event(g->up_stream, g->ev_gemm[par]);
         /* An operand that stays on its rank is packed there, on the same stream. */
-        for (int i = 0; i < cur->n && s2 == DUET_SUCCESS && (g->pcol == 1 || g->prow == 1); i++) {
+        const int local_a = g->pcol == 1, local_b = g->prow == 1;
+        for (int i = 0; i < cur->n && s2 == DUET_SUCCESS && (local_a || local_b); i++) {
             const panel *p = &cur->p[i];
             const int64_t off = p->k0 - cur->k0;
-            if (g->pcol == 1)
+            if (local_a)
                 s2 = pack_panel_device_on(g, g->up_stream, a, DD_A, p, g->dev[DD_A][par],
                                           (size_t)(lrows * off), fn);
-            if (s2 == DUET_SUCCESS && g->prow == 1)
+            if (s2 == DUET_SUCCESS && local_b)
                 s2 = pack_panel_device_on(g, g->up_stream, b, DD_B, p, g->dev[DD_B][par],
                                           (size_t)(lcols * off), fn);
         }
-        if (s2 == DUET_SUCCESS && g->pcol > 1)
+        if (s2 == DUET_SUCCESS && !local_a)
             s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_A][par], 0, g->host[DD_A][par],
                                          abytes);
-        if (s2 == DUET_SUCCESS && g->prow > 1)
+        if (s2 == DUET_SUCCESS && !local_b)
             s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_B][par], 0, g->host[DD_B][par],
                                          bbytes);
         if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->up_stream);
