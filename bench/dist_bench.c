@@ -19,13 +19,16 @@
  * Rank r takes device r % count. Prints one line on rank 0:
  *   dist-bench: ranks P grid PxQ dtype D transport mpi-host|mpi-device|nccl n N block B
  *               time_s T tflops F
- *               gemm_time_s G gemm_tflops_x_p R efficiency E
+ *               gemm_time_s G gemm_tflops_x_p R efficiency E check ok
  * where T is the median over the iterations of the slowest rank's time; G is the same for one
  * duet_gemm per rank of the rank's share of the work as one problem (its rows of C by its
  * columns of C by N), run in the same process after the distributed one, so R is what P
  * devices give at one device's duet_gemm speed and E = G / T is the efficiency the scaling
- * is judged by. Matrices hold a constant pattern written on the device (no host generation of
- * N^2 values). */
+ * is judged by. A and B hold values in [-0.5, 0.5) from a hash of each element's global
+ * position (never zero; exact in the dtype), generated on each rank for its local elements and
+ * uploaded in pieces (the baseline's operands likewise, from their local positions); after the
+ * timed runs 16 elements of C, spread over the ranks, are checked against a long-double sum of
+ * the same values: the line ends "check ok", or the bench fails (exit 1). */
 
 static void usage(FILE *f)
 {
@@ -56,7 +59,11 @@ static void usage(FILE *f)
             "  --progress  a line on rank 0's stderr per iteration (default: when its stderr is a\n"
             "              terminal)\n"
             "\n"
-            "exit status: 0 done, 1 a call failed, 2 bad usage.\n");
+            "A and B hold a hashed pattern of their elements' positions; after the timed runs\n"
+            "16 elements of C are checked against a long-double sum (the line ends \"check ok\").\n"
+            "\n"
+            "exit status: 0 done, 1 a call failed or a checked element of C is wrong, 2 bad\n"
+            "usage.\n");
 }
 
 /* An option's integer value in [lo, hi]; else one line on rank 0's stderr and 0. */
@@ -90,6 +97,129 @@ static duet_status fill(duet_buffer *buf, duet_dtype dt, int64_t elems, double v
     if (elems == 0) return DUET_SUCCESS;
     duet_matrix m = duet_matrix_make(buf, dt, DUET_LAYOUT_COL_MAJOR, elems, 1);
     return duet_fill(NULL, v, &m, NULL);
+}
+
+/* The value of element (i, j) of operand `which` (0: A, 1: B): a hash of the position, 24 bits
+ * in [-0.5, 0.5) and never 0, rounded to bf16 (to nearest even) for a bf16 operand so that the
+ * host's reference uses the stored value. */
+static double pattern(int which, int64_t i, int64_t j, duet_dtype dt)
+{
+    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Full ^
+                 (uint64_t)(which + 1) * 0x165667B19E3779F9ull;
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    double v = (double)(h >> 40) / 16777216.0 - 0.5;
+    if (v == 0.0) v = 0.25;
+    if (dt == DUET_DTYPE_BF16) {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+        memcpy(&f, &u, 4);
+        v = f;
+    }
+    return v;
+}
+
+/* Global index of local index l along a dimension of nb-blocks over nprocs processes. */
+static int64_t local_to_global(int64_t l, int64_t nb, int iproc, int isrc, int nprocs)
+{
+    const int dist = (nprocs + iproc - isrc) % nprocs;
+    return ((l / nb) * nprocs + dist) * nb + l % nb;
+}
+
+/* Writes operand `which`'s pattern into buf, a column-major rows x cols local matrix (ld rows)
+ * whose local (li, lj) is global (row_of(li), col_of(lj)): with desc the block-cyclic map of
+ * this rank (myrow, mycol), without it the identity (the baseline's operands). */
+static duet_status fill_pattern(duet_buffer *buf, duet_dtype dt, int which, int64_t rows,
+                                int64_t cols, const duet_dist_desc *desc, int myrow, int mycol,
+                                int prow, int pcol)
+{
+    enum { PIECE = 1 << 22 };
+    const size_t es = duet_dtype_size(dt);
+    if (rows == 0 || cols == 0) return DUET_SUCCESS;
+    unsigned char *h = malloc((size_t)PIECE * es);
+    if (!h) return DUET_ERROR_OUT_OF_MEMORY;
+    duet_status st = DUET_SUCCESS;
+    const int64_t total = rows * cols;
+    for (int64_t first = 0; first < total && st == DUET_SUCCESS; first += PIECE) {
+        const int64_t cnt = total - first < PIECE ? total - first : PIECE;
+        int64_t li = first % rows, lj = first / rows, gj = -1;
+        for (int64_t e = 0; e < cnt; e++, li++) {
+            if (li == rows) li = 0, lj++;
+            if (e == 0 || li == 0)
+                gj = desc ? local_to_global(lj, desc->nb, mycol, desc->csrc, pcol) : lj;
+            const int64_t gi = desc ? local_to_global(li, desc->mb, myrow, desc->rsrc, prow) : li;
+            const double v = pattern(which, gi, gj, dt);
+            if (dt == DUET_DTYPE_F64) {
+                memcpy(h + e * es, &v, 8);
+            } else {
+                const float f = (float)v;
+                uint32_t u;
+                memcpy(&u, &f, 4);
+                if (dt == DUET_DTYPE_F32) {
+                    memcpy(h + e * es, &u, 4);
+                } else {
+                    const uint16_t hi = (uint16_t)(u >> 16); /* exact: pattern rounded it */
+                    memcpy(h + e * es, &hi, 2);
+                }
+            }
+        }
+        st = duet_buffer_write(NULL, buf, (size_t)first * es, h, (size_t)cnt * es);
+    }
+    free(h);
+    return st;
+}
+
+/* Checks 16 elements of C = A B (n x n, beta 0) spread over the matrix: each owner reads its
+ * element and compares it with a long-double sum of the pattern's products, within the
+ * accumulation's bound (2 n + 4) u sum |a b| (u: 2^-53 for f64, 2^-24 for f32 accumulation).
+ * Returns the number of bad elements over all ranks (the same on every rank). */
+static int check_c(const duet_dist_grid *grid, const duet_dist_desc *dc, duet_buffer *c,
+                   duet_dtype ab, int64_t n, int rank)
+{
+    int bad = 0;
+    const double u = ab == DUET_DTYPE_F64 ? 0x1p-53 : 0x1p-24;
+    for (int q = 0; q < 16; q++) {
+        const int64_t i = (int64_t)((uint64_t)(q * 7 + 3) * (uint64_t)n / 113) % n;
+        const int64_t j = (int64_t)((uint64_t)(q * 11 + 5) * (uint64_t)n / 127) % n;
+        int owner = -1;
+        int64_t li = 0, lj = 0;
+        if (duet_dist_locate(grid, dc, i, j, NULL, NULL, &owner, &li, &lj) != DUET_SUCCESS ||
+            owner != rank)
+            continue;
+        const size_t cs = duet_dtype_size(dc->dtype);
+        unsigned char raw[8];
+        if (duet_buffer_read(NULL, c, (size_t)(lj * dc->lld + li) * cs, raw, cs) != DUET_SUCCESS) {
+            bad++;
+            continue;
+        }
+        double got;
+        if (dc->dtype == DUET_DTYPE_F64) {
+            memcpy(&got, raw, 8);
+        } else {
+            float f;
+            memcpy(&f, raw, 4);
+            got = f;
+        }
+        long double ref = 0.0L, mag = 0.0L;
+        for (int64_t k = 0; k < n; k++) {
+            const long double p = (long double)pattern(0, i, k, ab) * pattern(1, k, j, ab);
+            ref += p;
+            mag += p < 0 ? -p : p;
+        }
+        const double bound = (double)((2.0L * n + 4) * u * mag) + 1e-300;
+        if (!(fabs(got - (double)ref) <= bound)) {
+            if (bad < 4)
+                fprintf(stderr, "dist-bench: rank %d: C(%lld, %lld) = %.17g, want %.17g (bound %.3g)\n",
+                        rank, (long long)i, (long long)j, got, (double)ref, bound);
+            bad++;
+        }
+    }
+    int all = 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return all;
 }
 
 int main(int argc, char **argv)
@@ -227,6 +357,9 @@ int main(int argc, char **argv)
     }
     duet_dist_transport used = DUET_DIST_TRANSPORT_AUTO;
     duet_dist_grid_transport(grid, &used);
+    int myrow = 0, mycol = 0;
+    duet_dist_grid_info(grid, NULL, NULL, &myrow, &mycol);
+    if (progress && rank == 0) fprintf(stderr, "dist-bench progress: filling A and B\n");
     duet_dist_desc d[3];
     duet_buffer *buf[3] = {NULL, NULL, NULL};
     for (int x = 0; x < 3; x++) {
@@ -240,7 +373,10 @@ int main(int argc, char **argv)
         d[x].lld = lr > 1 ? lr : 1;
         size_t bytes = (size_t)(lr * lc) * duet_dtype_size(d[x].dtype);
         st = duet_buffer_create(ctx, bytes ? bytes : 64, &buf[x]);
-        if (st == DUET_SUCCESS) st = fill(buf[x], d[x].dtype, lr * lc, x == 2 ? 0.0 : 0.5);
+        if (st == DUET_SUCCESS)
+            st = x == 2 ? fill(buf[x], d[x].dtype, lr * lc, 0.0)
+                        : fill_pattern(buf[x], d[x].dtype, x, lr, lc, &d[x], myrow, mycol, prow,
+                                       pcol);
         if (st != DUET_SUCCESS) {
             fprintf(stderr, "dist-bench: rank %d: %s\n", rank, duet_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -267,6 +403,12 @@ int main(int argc, char **argv)
     }
     qsort(times, (size_t)iters, sizeof *times, cmp_double);
     const double t = times[iters / 2];
+    if (progress && rank == 0) fprintf(stderr, "dist-bench progress: checking C\n");
+    const int bad_c = check_c(grid, &d[2], buf[2], ab, n, rank);
+    if (bad_c) {
+        if (rank == 0) fprintf(stderr, "dist-bench: %d of 16 checked elements of C are wrong\n", bad_c);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     const double flops = 2.0 * (double)n * (double)n * (double)n;
     /* The baseline: this rank's share of the work as one duet_gemm on its own device. */
     double tg = 0.0;
@@ -281,8 +423,8 @@ int main(int argc, char **argv)
         if (st == DUET_SUCCESS)
             st = duet_buffer_create(ctx, (size_t)(lr > 0 ? lr : 1) * (size_t)(lc > 0 ? lc : 1) * cs,
                                     &lcb);
-        if (st == DUET_SUCCESS) st = fill(la, ab, lr * n, 0.5);
-        if (st == DUET_SUCCESS) st = fill(lb, ab, n * lc, 0.5);
+        if (st == DUET_SUCCESS) st = fill_pattern(la, ab, 0, lr, n, NULL, 0, 0, 1, 1);
+        if (st == DUET_SUCCESS) st = fill_pattern(lb, ab, 1, n, lc, NULL, 0, 0, 1, 1);
         if (st != DUET_SUCCESS) {
             fprintf(stderr, "dist-bench: rank %d: %s\n", rank, duet_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -327,7 +469,7 @@ int main(int argc, char **argv)
         if (baseline)
             printf(" gemm_time_s %.4f gemm_tflops_x_p %.2f efficiency %.3f", tg,
                    tg > 0 ? flops / tg * 1e-12 : 0.0, tg > 0 ? tg / t : 0.0);
-        printf("\n");
+        printf(" check ok\n");
     }
     free(times);
     for (int x = 0; x < 3; x++) duet_buffer_destroy(buf[x]);
