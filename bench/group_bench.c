@@ -12,7 +12,9 @@
  * the one-member time. The first call of each group (which grows the panels) is not timed.
  * Beside it: the efficiency against p devices at one device's duet_gemm speed (the same
  * problem, operands already on the first device, timed first), and on CUDA builds for f32 and
- * f64 cuBLASXt (cublasXtSgemm/Dgemm) on the same host matrices and devices.
+ * f64 cuBLASXt (cublasXtSgemm/Dgemm) on the same host matrices and devices. A and B hold values
+ * from a hash of each element's position (never zero, exact in the dtype); after each group
+ * size's runs 16 elements of C are checked against a long-double sum (exit 1 when one is off).
  */
 #include "duet/duet.h"
 #if defined(DUET_BENCH_CUBLASXT)
@@ -20,6 +22,7 @@
 #endif
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +74,11 @@ static void usage(FILE *f)
             "  --progress    a line on stderr as each member count starts (default: when\n"
             "                stderr is a terminal)\n"
             "\n"
-            "exit status: 0 done, 1 a call failed, 2 bad usage, 77 no device.\n");
+            "A and B hold a hashed pattern of their elements' positions; after each group\n"
+            "size's runs 16 elements of C are checked against a long-double sum.\n"
+            "\n"
+            "exit status: 0 done, 1 a call failed or a checked element of C is wrong, 2 bad\n"
+            "usage, 77 no device.\n");
 }
 
 /* A value option without its value, or a value that is not an integer in [lo, hi]: one line
@@ -111,26 +118,120 @@ static int parse_dtype(const char *s, duet_dtype *ab, duet_dtype *c)
     return 0;
 }
 
-static void fill_ones(unsigned char *p, size_t count, duet_dtype dt)
+/* The value of element (i, j) of operand `which` (0: A, 1: B), never 0 and exact in dt: 24
+ * bits in [-0.5, 0.5) for f32 and f64, rounded to nearest even for bf16, multiples of 2^-11
+ * for f16, integers in [-7, 7] for i8. */
+static double pattern(int which, int64_t i, int64_t j, duet_dtype dt)
 {
-    const double one_f64 = 1.0;
-    const float one_f32 = 1.0f;
-    const uint16_t one_bf16 = 0x3F80, one_f16 = 0x3C00;
-    const int8_t one_i8 = 1;
-    const void *one = dt == DUET_DTYPE_F64    ? (const void *)&one_f64
-                      : dt == DUET_DTYPE_F32  ? (const void *)&one_f32
-                      : dt == DUET_DTYPE_BF16 ? (const void *)&one_bf16
-                      : dt == DUET_DTYPE_F16  ? (const void *)&one_f16
-                                              : (const void *)&one_i8;
+    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Full ^
+                 (uint64_t)(which + 1) * 0x165667B19E3779F9ull;
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    if (dt == DUET_DTYPE_I8) {
+        const int v = (int)(h >> 60) - 7; /* -7 .. 8 */
+        return v == 0 || v == 8 ? 1.0 : (double)v;
+    }
+    double v = dt == DUET_DTYPE_F16 ? (double)(h >> 53) / 2048.0 - 0.5
+                                    : (double)(h >> 40) / 16777216.0 - 0.5;
+    if (v == 0.0) v = 0.25;
+    if (dt == DUET_DTYPE_BF16) {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+        memcpy(&f, &u, 4);
+        v = f;
+    }
+    return v;
+}
+
+/* v (a pattern value, exact in dt) stored as dt at p. */
+static void store_value(unsigned char *p, double v, duet_dtype dt)
+{
+    if (dt == DUET_DTYPE_F64) {
+        memcpy(p, &v, 8);
+    } else if (dt == DUET_DTYPE_I8) {
+        const int8_t x = (int8_t)v;
+        memcpy(p, &x, 1);
+    } else {
+        const float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        if (dt == DUET_DTYPE_F32) {
+            memcpy(p, &u, 4);
+        } else if (dt == DUET_DTYPE_BF16) {
+            const uint16_t hi = (uint16_t)(u >> 16);
+            memcpy(p, &hi, 2);
+        } else {
+            /* f16 of a multiple of 2^-11 in [-0.5, 0.5): exact, possibly subnormal. */
+            const double a = v < 0 ? -v : v;
+            uint16_t bits = v < 0 ? 0x8000u : 0u;
+            int e = 0;
+            double m = a;
+            while (m < 1.0 && e > -14) m *= 2.0, e--;
+            if (m < 1.0) /* subnormal: a = frac * 2^-14, frac = m in [0, 1) */
+                bits |= (uint16_t)(m * 1024.0);
+            else
+                bits |= (uint16_t)(((e + 15) << 10) | (uint16_t)((m - 1.0) * 1024.0));
+            memcpy(p, &bits, 2);
+        }
+    }
+}
+
+/* A row-major rows x cols matrix of operand `which`'s pattern. */
+static void fill_pattern(unsigned char *p, int which, int64_t rows, int64_t cols, duet_dtype dt)
+{
     const size_t es = duet_dtype_size(dt);
-    for (size_t i = 0; i < count; i++) memcpy(p + i * es, one, es);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            store_value(p + (size_t)(i * cols + j) * es, pattern(which, i, j, dt), dt);
+}
+
+/* 16 elements of the row-major n x n C = A B (k deep) against a long-double sum of the
+ * pattern, within (2k + 4) u sum |a b| (exact for i8); returns how many are off. */
+static int check_c(const unsigned char *c, duet_dtype ab, duet_dtype ct, int64_t n, int64_t k)
+{
+    int bad = 0;
+    const long double u = ab == DUET_DTYPE_F64 ? 0x1p-53L : ab == DUET_DTYPE_I8 ? 0.0L : 0x1p-24L;
+    for (int q = 0; q < 16; q++) {
+        const int64_t i = (int64_t)((uint64_t)(q * 7 + 3) * (uint64_t)n / 113) % n;
+        const int64_t j = (int64_t)((uint64_t)(q * 11 + 5) * (uint64_t)n / 127) % n;
+        long double ref = 0.0L, mag = 0.0L;
+        for (int64_t l = 0; l < k; l++) {
+            const long double pr = (long double)pattern(0, i, l, ab) * pattern(1, l, j, ab);
+            ref += pr;
+            mag += pr < 0 ? -pr : pr;
+        }
+        const unsigned char *e = c + (size_t)(i * n + j) * duet_dtype_size(ct);
+        double got;
+        if (ct == DUET_DTYPE_F64) {
+            memcpy(&got, e, 8);
+        } else if (ct == DUET_DTYPE_I32) {
+            int32_t x;
+            memcpy(&x, e, 4);
+            got = x;
+        } else {
+            float f;
+            memcpy(&f, e, 4);
+            got = f;
+        }
+        const double bound = (double)((2.0L * k + 4) * u * mag);
+        if (!(fabs(got - (double)ref) <= bound)) {
+            if (bad < 4)
+                fprintf(stderr, "duet-group-bench: C(%lld, %lld) = %.17g, want %.17g (bound %.3g)\n",
+                        (long long)i, (long long)j, got, (double)ref, bound);
+            bad++;
+        }
+    }
+    return bad;
 }
 
 /* One device's duet_gemm rate (flop/s) on the problem with every operand on the device: the
  * best of iters calls after one untimed. Where the problem does not fit, fewer rows of C (and
  * of A), halved until it does. 0 when even one row does not fit. */
 static double gemm_rate(duet_context *ctx, duet_dtype ab, duet_dtype ct, int64_t n, int64_t k,
-                        int iters)
+                        int iters, const unsigned char *ha, const unsigned char *hb)
 {
     const size_t ea = duet_dtype_size(ab), ec = duet_dtype_size(ct);
     for (int64_t m = n; m >= 1; m /= 2) {
@@ -147,8 +248,9 @@ static double gemm_rate(duet_context *ctx, duet_dtype ab, duet_dtype ct, int64_t
         duet_matrix ma = duet_matrix_make(da, ab, DUET_LAYOUT_ROW_MAJOR, m, k);
         duet_matrix mb = duet_matrix_make(db, ab, DUET_LAYOUT_ROW_MAJOR, k, n);
         duet_matrix mc = duet_matrix_make(dc, ct, DUET_LAYOUT_ROW_MAJOR, m, n);
-        CHECK(duet_fill(NULL, 1.0, &ma, NULL));
-        CHECK(duet_fill(NULL, 1.0, &mb, NULL));
+        /* The host matrices' first m rows of A and all of B: the values the group runs on. */
+        CHECK(duet_buffer_write(NULL, da, 0, ha, (size_t)m * (size_t)k * ea));
+        CHECK(duet_buffer_write(NULL, db, 0, hb, (size_t)k * (size_t)n * ea));
         CHECK(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &ma, &mb, 0.0, &mc, NULL));
         CHECK(duet_context_synchronize(ctx));
         double best = 1e30;
@@ -323,9 +425,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot allocate %zu bytes of host memory\n", a_bytes + b_bytes + c_bytes);
         return 1;
     }
-    /* Ones (exact in every dtype; the first touch of every page happens here). */
-    fill_ones(a, (size_t)n * (size_t)k, ab);
-    fill_ones(b, (size_t)k * (size_t)n, ab);
+    /* The pattern (the first touch of every page happens here). */
+    fill_pattern(a, 0, n, k, ab);
+    fill_pattern(b, 1, k, n, ab);
     memset(c, 0, c_bytes);
     if (!pageable) {
         CHECK(duet_host_register(ctx[0], a, a_bytes));
@@ -343,7 +445,7 @@ int main(int argc, char **argv)
     const int on_cpu = !strcmp(duet_backend_name(), "cpu");
     const double unit = on_cpu ? 1e-9 : 1e-12;
     if (progress) fprintf(stderr, "duet-group-bench progress: one device's duet_gemm (baseline)\n");
-    const double r1 = gemm_rate(ctx[0], ab, ct, n, k, iters);
+    const double r1 = gemm_rate(ctx[0], ab, ct, n, k, iters, a, b);
     printf("one device's duet_gemm, operands on the device: %.3f %s\n", r1 * unit,
            on_cpu ? "GFLOP/s" : "TFLOP/s");
 #if defined(DUET_BENCH_CUBLASXT)
@@ -372,6 +474,13 @@ int main(int argc, char **argv)
             if (dt < best) best = dt;
         }
         CHECK(duet_group_destroy(g));
+        const int bad = check_c(c, ab, ct, n, k);
+        if (bad) {
+            fprintf(stderr, "duet-group-bench: %d member%s: %d of 16 checked elements of C are wrong\n",
+                    m, m > 1 ? "s" : "", bad);
+            return 1;
+        }
+        memset(c, 0, c_bytes);
         if (m == 1) t1 = best;
         const double flops = 2.0 * (double)n * (double)n * (double)k;
         printf("%8d %12.2f %12.3f %9.1f%% %9.1f%%", m, best * 1e3, flops / best * unit,
