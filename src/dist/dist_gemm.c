@@ -509,14 +509,39 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
             grp[par ^ 1] = next_group(g, a, b, cur->k0 + cur->kw, K, kwcap);
             post_group(g, a, b, &grp[par ^ 1], par ^ 1, elem, req[par ^ 1], &st, fn);
         }
-        int err = MPI_Waitall(2 * cur->n, req[par], MPI_STATUSES_IGNORE);
-        if (err != MPI_SUCCESS && st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Waitall");
-        if (st != DUET_SUCCESS || lrows == 0 || lcols == 0) continue;
         const int64_t kw = cur->kw;
-        const size_t abytes = (size_t)(lrows * kw) * es, bbytes = (size_t)(lcols * kw) * es;
-        /* The upload runs on its own stream, beside group t - 1's GEMM: after the GEMM that
-         * last read these device buffers (group t - 2), and before group t's GEMM. */
-        duet_status s2 = duet_stream_wait_event(g->up_stream, g->ev_gemm[par]);
+        const int upload = st == DUET_SUCCESS && lrows > 0 && lcols > 0;
+        /* The uploads run on their own stream, beside group t - 1's GEMM: after the GEMM that
+         * last read these device buffers (group t - 2), and before group t's GEMM. Each
+         * panel's slice goes up as soon as its broadcast is complete, while the group's other
+         * broadcasts go on (MPI progresses them in MPI_Waitany). */
+        duet_status s2 = upload ? duet_stream_wait_event(g->up_stream, g->ev_gemm[par])
+                                : DUET_SUCCESS;
+        for (;;) {
+            int idx = MPI_UNDEFINED;
+            const int err = MPI_Waitany(2 * cur->n, req[par], &idx, MPI_STATUS_IGNORE);
+            if (err != MPI_SUCCESS) {
+                if (st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Waitany");
+                /* The others still complete before their buffers are reused. */
+                MPI_Waitall(2 * cur->n, req[par], MPI_STATUSES_IGNORE);
+                break;
+            }
+            if (idx == MPI_UNDEFINED) break; /* all complete */
+            if (!upload || s2 != DUET_SUCCESS) continue;
+            const panel *p = &cur->p[idx / 2];
+            const int64_t off = p->k0 - cur->k0;
+            if (idx % 2 == 0)
+                s2 = duet_buffer_write_async(
+                    g->up_stream, g->dev[DD_A][par], (size_t)(lrows * off) * es,
+                    (unsigned char *)g->host[DD_A][par] + (size_t)(lrows * off) * es,
+                    (size_t)(lrows * p->kw) * es);
+            else
+                s2 = duet_buffer_write_async(
+                    g->up_stream, g->dev[DD_B][par], (size_t)(lcols * off) * es,
+                    (unsigned char *)g->host[DD_B][par] + (size_t)(lcols * off) * es,
+                    (size_t)(lcols * p->kw) * es);
+        }
+        if (st != DUET_SUCCESS || !upload) continue;
         /* An operand that stays on its rank is packed there, on the same stream. */
         const int local_a = g->pcol == 1, local_b = g->prow == 1;
         for (int i = 0; i < cur->n && s2 == DUET_SUCCESS && (local_a || local_b); i++) {
@@ -529,12 +554,6 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
                 s2 = pack_panel_device_on(g, g->up_stream, b, DD_B, p, g->dev[DD_B][par],
                                           (size_t)(lcols * off), fn);
         }
-        if (s2 == DUET_SUCCESS && !local_a)
-            s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_A][par], 0, g->host[DD_A][par],
-                                         abytes);
-        if (s2 == DUET_SUCCESS && !local_b)
-            s2 = duet_buffer_write_async(g->up_stream, g->dev[DD_B][par], 0, g->host[DD_B][par],
-                                         bbytes);
         if (s2 == DUET_SUCCESS) s2 = duet_event_record(g->ev_up[par], g->up_stream);
         if (s2 == DUET_SUCCESS) g->ev_up_recorded[par] = 1;
         if (s2 == DUET_SUCCESS) s2 = duet_stream_wait_event(g->stream, g->ev_up[par]);
