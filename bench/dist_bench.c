@@ -145,12 +145,13 @@ static duet_status fill_pattern(duet_buffer *buf, duet_dtype dt, int which, int6
     const int64_t total = rows * cols;
     for (int64_t first = 0; first < total && st == DUET_SUCCESS; first += PIECE) {
         const int64_t cnt = total - first < PIECE ? total - first : PIECE;
-        int64_t li = first % rows, lj = first / rows, gj = -1;
-        for (int64_t e = 0; e < cnt; e++, li++) {
-            if (li == rows) li = 0, lj++;
-            if (e == 0 || li == 0)
-                gj = desc ? local_to_global(lj, desc->nb, mycol, desc->csrc, pcol) : lj;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+        for (int64_t e = 0; e < cnt; e++) {
+            const int64_t li = (first + e) % rows, lj = (first + e) / rows;
             const int64_t gi = desc ? local_to_global(li, desc->mb, myrow, desc->rsrc, prow) : li;
+            const int64_t gj = desc ? local_to_global(lj, desc->nb, mycol, desc->csrc, pcol) : lj;
             const double v = pattern(which, gi, gj, dt);
             if (dt == DUET_DTYPE_F64) {
                 memcpy(h + e * es, &v, 8);

@@ -183,6 +183,9 @@ static void store_value(unsigned char *p, double v, duet_dtype dt)
 static void fill_pattern(unsigned char *p, int which, int64_t rows, int64_t cols, duet_dtype dt)
 {
     const size_t es = duet_dtype_size(dt);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
             store_value(p + (size_t)(i * cols + j) * es, pattern(which, i, j, dt), dt);
