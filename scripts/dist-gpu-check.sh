@@ -27,6 +27,8 @@
 #   BLOCK        block size of the timing runs   (default 1024)
 #   ITERS        timed iterations (median)       (default 3)
 #   MPIEXEC      the MPI launcher                (default mpiexec)
+#   WIDTHS       panel widths to try beside the rule's at p >= 2 (DUET_DIST_PANEL_WIDTH; e.g.
+#                "8192 32768"; default none)
 set -u
 set -o pipefail
 
@@ -42,6 +44,7 @@ SCALING_N=${SCALING_N:-32768}
 BLOCK=${BLOCK:-1024}
 ITERS=${ITERS:-3}
 MPIEXEC=${MPIEXEC:-mpiexec}
+WIDTHS=${WIDTHS:-}
 SUMMARY=$OUTDIR/summary.log
 : >"$SUMMARY"
 status=0
@@ -61,8 +64,10 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 MPI_FLAGS=()
+WIDTH_FLAGS=() # Open MPI passes an exported variable to the ranks only when told; MPICH always
 if "$MPIEXEC" --version 2>&1 | grep -q -E "Open MPI|OpenRTE"; then
     MPI_FLAGS+=(--oversubscribe --bind-to none)
+    WIDTH_FLAGS+=(-x DUET_DIST_PANEL_WIDTH)
 fi
 
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
@@ -153,6 +158,20 @@ for tr in "${TRANSPORTS[@]}"; do
             eg=$(echo "$line" | sed -n 's/.* efficiency \([0-9.]*\).*/\1/p')
             eg=$(awk -v e="${eg:-0}" 'BEGIN { printf "%.1f", 100 * e }')
             note "  $tr  $dt  gpus $p  time ${t} s  ${tf} TFLOP/s  efficiency ${eff}% of its 1-GPU run, ${eg}% of p x duet_gemm"
+            [ "$p" -ge 2 ] || continue
+            for w in $WIDTHS; do
+                line=$(DUET_DIST_PANEL_WIDTH=$w timeout 900 "$MPIEXEC" -np "$p" "${MPI_FLAGS[@]}" \
+                    "${WIDTH_FLAGS[@]}" "$BENCH" --dtype "$dt" --n "$SCALING_N" \
+                    --block "$BLOCK" --iters "$ITERS" "${flag[@]}" 2>&1 |
+                    tee -a "$OUTDIR/scaling.log" | grep '^dist-bench:')
+                eg=$(echo "$line" | sed -n 's/.* efficiency \([0-9.]*\).*/\1/p')
+                if [ -z "$eg" ]; then
+                    phase "scaling $tr $dt p=$p width $w" 1
+                    continue
+                fi
+                eg=$(awk -v e="$eg" 'BEGIN { printf "%.1f", 100 * e }')
+                note "  $tr  $dt  gpus $p  panel width $w: ${eg}% of p x duet_gemm"
+            done
         done
     done
 done
