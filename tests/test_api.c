@@ -685,6 +685,8 @@ static void test_streams_events(void)
     DT_OK(duet_event_create(g_ctx, &e0));
     DT_OK(duet_event_create(g_ctx, &e1));
     FAILS(duet_event_elapsed_ms(e0, e1, &ms), DUET_ERROR_NOT_READY, "start");
+    DT_OK(duet_event_query(e0)); /* never recorded: nothing to wait for */
+    FAILS(duet_event_query(NULL), DUET_ERROR_INVALID_HANDLE, "event");
     DT_OK(duet_event_record(e0, NULL));
     FAILS(duet_event_elapsed_ms(e0, e1, &ms), DUET_ERROR_NOT_READY, "stop");
     FAILS(duet_event_elapsed_ms(e1, e0, &ms), DUET_ERROR_NOT_READY, "start");
@@ -692,6 +694,8 @@ static void test_streams_events(void)
     DT_OK(duet_event_record(e1, s));
     DT_OK(duet_event_synchronize(e1));
     DT_OK(duet_event_synchronize(e0));
+    DT_OK(duet_event_query(e1)); /* complete after its synchronize */
+    DT_OK(duet_event_query(e0));
     DT_OK(duet_event_elapsed_ms(e0, e1, &ms));
     DT_CHECK(ms >= 0.0f && ms < 60000.0f, "elapsed %g ms", (double)ms);
     FAILS(duet_event_elapsed_ms(e0, e1, NULL), DUET_ERROR_INVALID_ARGUMENT, "ms");

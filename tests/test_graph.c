@@ -170,6 +170,7 @@ int main(void)
                     NULL));
     DT_OK(duet_event_record(ev, s));
     DT_FAILS(duet_event_synchronize(ev), DUET_ERROR_INVALID_ARGUMENT, "graph");
+    DT_FAILS(duet_event_query(ev), DUET_ERROR_INVALID_ARGUMENT, "graph");
     cudaGraph_t graph2 = NULL;
     const cudaError_t end2 = cudaStreamEndCapture(us, &graph2);
     DT_CHECK(end2 == cudaSuccess, "second capture: %s", cudaGetErrorString(end2));
@@ -179,6 +180,7 @@ int main(void)
     /* After the capture the same calls work again. */
     DT_OK(duet_event_record(ev, s));
     DT_OK(duet_event_synchronize(ev));
+    DT_OK(duet_event_query(ev));
     DT_OK(duet_stream_synchronize(s));
     DT_OK(duet_buffer_read(s, o.c, 0, probe, sizeof probe));
     DT_CHECK(memcmp(probe, ref.c, sizeof probe) == 0, "read after the capture");

@@ -192,6 +192,9 @@ DUET_API duet_status duet_event_destroy(duet_event *event);
 /* stream may be NULL (the event's context's default stream). */
 DUET_API duet_status duet_event_record(duet_event *event, duet_stream *stream);
 DUET_API duet_status duet_event_synchronize(duet_event *event);
+/* Never waits: DUET_SUCCESS when the event's recorded work is complete (or it was never
+ * recorded), DUET_ERROR_NOT_READY while it is not. */
+DUET_API duet_status duet_event_query(duet_event *event);
 /* Both events must have been recorded and completed (DUET_ERROR_NOT_READY otherwise). */
 DUET_API duet_status duet_event_elapsed_ms(const duet_event *start, const duet_event *stop,
                                            float *ms);

@@ -520,6 +520,18 @@ duet_status duet_event_synchronize(duet_event *handle)
     return be_event_synchronize(e->ctx->be, e->be);
 }
 
+duet_status duet_event_query(duet_event *handle)
+{
+    dt_clear_error();
+    DT_RESOLVE(e, dt_event, DT_EVENT, handle, "duet_event_query", "event");
+    if (!e->recorded) return DUET_SUCCESS; /* nothing to wait for, as in CUDA and HIP */
+    if (e->captured)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, "duet_event_query",
+                       "event was last recorded while its stream was capturing into a graph: "
+                       "it marks a graph node, not work the host can ask about");
+    return be_event_query(e->ctx->be, e->be);
+}
+
 duet_status duet_event_elapsed_ms(const duet_event *start, const duet_event *stop, float *ms)
 {
     static const char *fn = "duet_event_elapsed_ms";

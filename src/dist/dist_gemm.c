@@ -245,12 +245,32 @@ typedef struct panel {
     int acol, brow;
 } panel;
 
+/* Waits for event on the host while driving MPI's progress on the pending broadcasts (an MPI
+ * without a progress thread moves non-blocking collectives only inside MPI calls), so that a
+ * wait for the device does not stall the panels in flight. */
+static duet_status wait_progressing(duet_event *event, MPI_Request *pending, int npending,
+                                    MPI_Request *posted, int nposted)
+{
+    if (npending <= 0 && nposted <= 0) return duet_event_synchronize(event);
+    for (;;) {
+        const duet_status st = duet_event_query(event);
+        if (st != DUET_ERROR_NOT_READY) return st;
+        int done = 0;
+        /* A failed broadcast is reported by the wait that completes it. */
+        if ((npending > 0 &&
+             MPI_Testall(npending, pending, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) ||
+            (nposted > 0 && MPI_Testall(nposted, posted, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS))
+            return duet_event_synchronize(event);
+    }
+}
+
 /* On the panel's owner, copies its local part of A's panel (lrows x kw, packed column-major)
  * or B's (kw x lcols, packed row-major) to host[operand][parity] at byte dst_off. A panel already packed in
  * the local matrix is read directly; any other goes through a device transpose into the
  * staging buffer (a transpose that changes the layout is a strided copy). */
 static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_id, const panel *p,
-                              int parity, size_t dst_off, const char *fn)
+                              int parity, size_t dst_off, MPI_Request *pending, int npending,
+                              MPI_Request *posted, int nposted, const char *fn)
 {
     const duet_dist_desc *d = &op->d;
     const size_t es = duet_dtype_size(d->dtype);
@@ -288,7 +308,8 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
                                         (unsigned char *)g->host[operand_id][parity] + dst_off,
                                         bytes);
     }
-    if (st == DUET_SUCCESS) st = duet_stream_synchronize(g->pack_stream);
+    if (st == DUET_SUCCESS) st = duet_event_record(g->ev_pack, g->pack_stream);
+    if (st == DUET_SUCCESS) st = wait_progressing(g->ev_pack, pending, npending, posted, nposted);
     if (st != DUET_SUCCESS) return dd_fail_duet(st, fn, "packing a panel");
     return DUET_SUCCESS;
 }
@@ -351,13 +372,16 @@ typedef struct panel_group {
 /* Owners pack the group's panels into host[.][parity] (after the upload that last read it),
  * then every rank posts the broadcasts, two per panel, each into its slice. An operand whose
  * broadcast would reach only its owner (A on a grid of one column, B on one of one row) is not
- * staged: summa packs it on the device instead (no copy to the host and back). */
+ * staged: summa packs it on the device instead (no copy to the host and back). pending (npending
+ * requests, may be 0) are the previous group's broadcasts, kept moving while the host waits,
+ * as are this group's broadcasts already posted. */
 static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
                        const panel_group *grp, int parity, MPI_Datatype elem,
-                       MPI_Request req[2 * DD_GROUP_MAX], duet_status *st, const char *fn)
+                       MPI_Request req[2 * DD_GROUP_MAX], MPI_Request *pending, int npending,
+                       duet_status *st, const char *fn)
 {
     if (g->ev_up_recorded[parity]) {
-        duet_status s2 = duet_event_synchronize(g->ev_up[parity]);
+        duet_status s2 = wait_progressing(g->ev_up[parity], pending, npending, NULL, 0);
         if (s2 != DUET_SUCCESS && *st == DUET_SUCCESS)
             *st = dd_fail_duet(s2, fn, "waiting for a panel upload");
         g->ev_up_recorded[parity] = 0;
@@ -369,9 +393,11 @@ static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
         const panel *p = &grp->p[i];
         const int64_t off = p->k0 - grp->k0; /* the panel's first k within the group */
         if (*st == DUET_SUCCESS && stage_a && g->mycol == p->acol)
-            *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, fn);
+            *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, pending,
+                             npending, req, 2 * i, fn);
         if (*st == DUET_SUCCESS && stage_b && g->myrow == p->brow)
-            *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, fn);
+            *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, pending,
+                             npending, req, 2 * i, fn);
         /* Counts are the same on every rank of a grid row (A) or column (B). */
         const int na = (int)(a->lrows * p->kw), nb = (int)(b->lcols * p->kw);
         int err = MPI_SUCCESS;
@@ -499,7 +525,7 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
     panel_group grp[2];
     if (ngroups > 0) {
         grp[0] = next_group(g, a, b, 0, K, kwcap);
-        post_group(g, a, b, &grp[0], 0, elem, req[0], &st, fn);
+        post_group(g, a, b, &grp[0], 0, elem, req[0], NULL, 0, &st, fn);
     }
     for (int64_t t = 0; t < ngroups; t++) {
         const int par = (int)(t & 1);
@@ -507,7 +533,8 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
         /* Group t + 1's broadcasts are in flight while group t's GEMM runs. */
         if (t + 1 < ngroups) {
             grp[par ^ 1] = next_group(g, a, b, cur->k0 + cur->kw, K, kwcap);
-            post_group(g, a, b, &grp[par ^ 1], par ^ 1, elem, req[par ^ 1], &st, fn);
+            post_group(g, a, b, &grp[par ^ 1], par ^ 1, elem, req[par ^ 1], req[par],
+                       2 * cur->n, &st, fn);
         }
         const int64_t kw = cur->kw;
         const int upload = st == DUET_SUCCESS && lrows > 0 && lcols > 0;

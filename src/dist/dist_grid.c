@@ -186,6 +186,7 @@ duet_status duet_dist_grid_create(MPI_Comm comm, int prow, int pcol, duet_contex
             s2 = duet_event_create(ctx, &g->ev_up[p]);
             if (s2 == DUET_SUCCESS) s2 = duet_event_create(ctx, &g->ev_gemm[p]);
         }
+        if (s2 == DUET_SUCCESS) s2 = duet_event_create(ctx, &g->ev_pack);
         if (s2 == DUET_SUCCESS) s2 = duet_buffer_create(ctx, 64, &g->dummy);
         if (s2 != DUET_SUCCESS) st = dd_fail_duet(s2, fn, "creating the grid's streams and events");
     }
@@ -309,6 +310,7 @@ duet_status duet_dist_grid_destroy(duet_dist_grid *g)
         if (g->ev_up[p]) duet_event_destroy(g->ev_up[p]);
         if (g->ev_gemm[p]) duet_event_destroy(g->ev_gemm[p]);
     }
+    if (g->ev_pack) duet_event_destroy(g->ev_pack);
     if (g->dummy) duet_buffer_destroy(g->dummy);
     if (g->pack_stream) duet_stream_destroy(g->pack_stream);
     if (g->up_stream) duet_stream_destroy(g->up_stream);

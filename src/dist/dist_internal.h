@@ -21,6 +21,7 @@ struct duet_dist_grid {
     duet_event *ev_up[2];     /* MPI: after the upload from host[.][parity]; NCCL: after
                                  the broadcast into dev[.][parity]                     */
     duet_event *ev_gemm[2];   /* after the GEMM that read dev[.][parity]                */
+    duet_event *ev_pack;      /* MPI_HOST: after an owner's download of a panel          */
     int ev_up_recorded[2];
     duet_buffer *dummy;       /* operands of the K == 0 local GEMM (never read)        */
     /* Panel buffers, kept between calls and grown on demand: [operand][parity]. */
