@@ -245,22 +245,40 @@ typedef struct panel {
     int acol, brow;
 } panel;
 
-/* Waits for event on the host while driving MPI's progress on the pending broadcasts (an MPI
- * without a progress thread moves non-blocking collectives only inside MPI calls), so that a
- * wait for the device does not stall the panels in flight. */
-static duet_status wait_progressing(duet_event *event, MPI_Request *pending, int npending,
-                                    MPI_Request *posted, int nposted)
+/* A group's broadcasts on the host-staged transport: two requests a panel (A's, B's; null where
+ * the operand is not staged), of which n are posted, and which of them have completed. A
+ * request completed while the host waited for something else is marked in landed (MPI sets it
+ * to MPI_REQUEST_NULL), so that its slice still goes up to the device. */
+#define DD_GROUP_MAX 64
+typedef struct bcasts {
+    MPI_Request req[2 * DD_GROUP_MAX];
+    unsigned char landed[2 * DD_GROUP_MAX];
+    int n;
+} bcasts;
+
+/* Moves MPI along on b's posted requests and marks the completed ones. A failed broadcast is
+ * reported by the wait that completes the group. */
+static void progress(bcasts *b)
 {
-    if (npending <= 0 && nposted <= 0) return duet_event_synchronize(event);
+    if (!b || b->n <= 0) return;
+    int out = 0, idx[2 * DD_GROUP_MAX];
+    if (MPI_Testsome(b->n, b->req, &out, idx, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return;
+    for (int i = 0; i < out && out != MPI_UNDEFINED; i++) b->landed[idx[i]] = 1;
+}
+
+/* Waits for event on the host while driving MPI's progress on the broadcasts of prev and cur
+ * (an MPI without a progress thread moves non-blocking collectives only inside MPI calls), so
+ * that a wait for the device does not stall the panels in flight. */
+static duet_status wait_progressing(duet_event *event, bcasts *prev, bcasts *cur)
+{
+    if ((!prev || prev->n <= 0) && (!cur || cur->n <= 0)) return duet_event_synchronize(event);
     for (;;) {
+        /* At least once, also where the device is done already (the cpu backend): the
+         * bookkeeping of broadcasts completed here runs on every backend. */
+        progress(prev);
+        progress(cur);
         const duet_status st = duet_event_query(event);
         if (st != DUET_ERROR_NOT_READY) return st;
-        int done = 0;
-        /* A failed broadcast is reported by the wait that completes it. */
-        if ((npending > 0 &&
-             MPI_Testall(npending, pending, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) ||
-            (nposted > 0 && MPI_Testall(nposted, posted, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS))
-            return duet_event_synchronize(event);
     }
 }
 
@@ -269,8 +287,8 @@ static duet_status wait_progressing(duet_event *event, MPI_Request *pending, int
  * the local matrix is read directly; any other goes through a device transpose into the
  * staging buffer (a transpose that changes the layout is a strided copy). */
 static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_id, const panel *p,
-                              int parity, size_t dst_off, MPI_Request *pending, int npending,
-                              MPI_Request *posted, int nposted, const char *fn)
+                              int parity, size_t dst_off, bcasts *prev, bcasts *cur,
+                              const char *fn)
 {
     const duet_dist_desc *d = &op->d;
     const size_t es = duet_dtype_size(d->dtype);
@@ -309,7 +327,7 @@ static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_
                                         bytes);
     }
     if (st == DUET_SUCCESS) st = duet_event_record(g->ev_pack, g->pack_stream);
-    if (st == DUET_SUCCESS) st = wait_progressing(g->ev_pack, pending, npending, posted, nposted);
+    if (st == DUET_SUCCESS) st = wait_progressing(g->ev_pack, prev, cur);
     if (st != DUET_SUCCESS) return dd_fail_duet(st, fn, "packing a panel");
     return DUET_SUCCESS;
 }
@@ -361,8 +379,8 @@ static duet_status pack_panel_device(duet_dist_grid *g, const operand *op, int o
 
 /* A group of consecutive panels that one local GEMM takes: their A parts side by side
  * (lrows x kw, column-major) and their B parts one under the other (kw x lcols, row-major) in
- * one panel buffer, so the local update is one GEMM of depth kw instead of one per block. */
-#define DD_GROUP_MAX 64
+ * one panel buffer, so the local update is one GEMM of depth kw instead of one per block (at
+ * most DD_GROUP_MAX panels). */
 typedef struct panel_group {
     int n;
     int64_t k0, kw;
@@ -372,32 +390,36 @@ typedef struct panel_group {
 /* Owners pack the group's panels into host[.][parity] (after the upload that last read it),
  * then every rank posts the broadcasts, two per panel, each into its slice. An operand whose
  * broadcast would reach only its owner (A on a grid of one column, B on one of one row) is not
- * staged: summa packs it on the device instead (no copy to the host and back). pending (npending
- * requests, may be 0) are the previous group's broadcasts, kept moving while the host waits,
- * as are this group's broadcasts already posted. */
+ * staged: summa packs it on the device instead (no copy to the host and back). The requests go
+ * to out; prev (NULL for the first group) holds the previous group's broadcasts, kept moving
+ * while the host waits, as are this group's broadcasts already posted. */
 static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
-                       const panel_group *grp, int parity, MPI_Datatype elem,
-                       MPI_Request req[2 * DD_GROUP_MAX], MPI_Request *pending, int npending,
-                       duet_status *st, const char *fn)
+                       const panel_group *grp, int parity, MPI_Datatype elem, bcasts *out,
+                       bcasts *prev, duet_status *st, const char *fn)
 {
+    for (int i = 0; i < 2 * DD_GROUP_MAX; i++) {
+        out->req[i] = MPI_REQUEST_NULL;
+        out->landed[i] = 0;
+    }
+    out->n = 0;
+    MPI_Request *req = out->req;
     if (g->ev_up_recorded[parity]) {
-        duet_status s2 = wait_progressing(g->ev_up[parity], pending, npending, NULL, 0);
+        duet_status s2 = wait_progressing(g->ev_up[parity], prev, NULL);
         if (s2 != DUET_SUCCESS && *st == DUET_SUCCESS)
             *st = dd_fail_duet(s2, fn, "waiting for a panel upload");
         g->ev_up_recorded[parity] = 0;
     }
     const size_t es = duet_dtype_size(a->d.dtype);
     const int stage_a = g->pcol > 1, stage_b = g->prow > 1;
-    for (int i = 0; i < 2 * DD_GROUP_MAX; i++) req[i] = MPI_REQUEST_NULL;
     for (int i = 0; i < grp->n; i++) {
         const panel *p = &grp->p[i];
         const int64_t off = p->k0 - grp->k0; /* the panel's first k within the group */
         if (*st == DUET_SUCCESS && stage_a && g->mycol == p->acol)
-            *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, pending,
-                             npending, req, 2 * i, fn);
+            *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, prev, out,
+                             fn);
         if (*st == DUET_SUCCESS && stage_b && g->myrow == p->brow)
-            *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, pending,
-                             npending, req, 2 * i, fn);
+            *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, prev, out,
+                             fn);
         /* Counts are the same on every rank of a grid row (A) or column (B). */
         const int na = (int)(a->lrows * p->kw), nb = (int)(b->lcols * p->kw);
         int err = MPI_SUCCESS;
@@ -408,6 +430,7 @@ static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
             err = MPI_Ibcast((unsigned char *)g->host[DD_B][parity] + (size_t)(b->lcols * off) * es,
                              nb, elem, p->brow, g->col_comm, &req[2 * i + 1]);
         if (err != MPI_SUCCESS && *st == DUET_SUCCESS) *st = dd_mpi_fail(err, fn, "MPI_Ibcast");
+        out->n = 2 * (i + 1);
     }
 }
 
@@ -518,14 +541,14 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
     memset(&lo, 0, sizeof lo);
     lo.math = opt ? opt->math : DUET_MATH_DEFAULT;
 
-    MPI_Request req[2][2 * DD_GROUP_MAX];
-    for (int i = 0; i < 2 * DD_GROUP_MAX; i++) req[0][i] = req[1][i] = MPI_REQUEST_NULL;
+    bcasts bc[2];
+    bc[0].n = bc[1].n = 0;
     g->ev_up_recorded[0] = g->ev_up_recorded[1] = 0;
     /* Two groups live at once: the one computed and the one in flight. */
     panel_group grp[2];
     if (ngroups > 0) {
         grp[0] = next_group(g, a, b, 0, K, kwcap);
-        post_group(g, a, b, &grp[0], 0, elem, req[0], NULL, 0, &st, fn);
+        post_group(g, a, b, &grp[0], 0, elem, &bc[0], NULL, &st, fn);
     }
     for (int64_t t = 0; t < ngroups; t++) {
         const int par = (int)(t & 1);
@@ -533,9 +556,9 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
         /* Group t + 1's broadcasts are in flight while group t's GEMM runs. */
         if (t + 1 < ngroups) {
             grp[par ^ 1] = next_group(g, a, b, cur->k0 + cur->kw, K, kwcap);
-            post_group(g, a, b, &grp[par ^ 1], par ^ 1, elem, req[par ^ 1], req[par],
-                       2 * cur->n, &st, fn);
+            post_group(g, a, b, &grp[par ^ 1], par ^ 1, elem, &bc[par ^ 1], &bc[par], &st, fn);
         }
+        bcasts *bt = &bc[par];
         const int64_t kw = cur->kw;
         const int upload = st == DUET_SUCCESS && lrows > 0 && lcols > 0;
         /* The uploads run on their own stream, beside group t - 1's GEMM: after the GEMM that
@@ -544,16 +567,24 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
          * broadcasts go on (MPI progresses them in MPI_Waitany). */
         duet_status s2 = upload ? duet_stream_wait_event(g->up_stream, g->ev_gemm[par])
                                 : DUET_SUCCESS;
+        /* First the slices whose broadcasts completed while the host waited for something else,
+         * then each one as MPI_Waitany returns it. */
+        int scan = 0;
         for (;;) {
             int idx = MPI_UNDEFINED;
-            const int err = MPI_Waitany(2 * cur->n, req[par], &idx, MPI_STATUS_IGNORE);
-            if (err != MPI_SUCCESS) {
-                if (st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Waitany");
-                /* The others still complete before their buffers are reused. */
-                MPI_Waitall(2 * cur->n, req[par], MPI_STATUSES_IGNORE);
-                break;
+            while (scan < bt->n && !bt->landed[scan]) scan++;
+            if (scan < bt->n) {
+                idx = scan++;
+            } else {
+                const int err = MPI_Waitany(bt->n, bt->req, &idx, MPI_STATUS_IGNORE);
+                if (err != MPI_SUCCESS) {
+                    if (st == DUET_SUCCESS) st = dd_mpi_fail(err, fn, "MPI_Waitany");
+                    /* The others still complete before their buffers are reused. */
+                    MPI_Waitall(bt->n, bt->req, MPI_STATUSES_IGNORE);
+                    break;
+                }
+                if (idx == MPI_UNDEFINED) break; /* all complete */
             }
-            if (idx == MPI_UNDEFINED) break; /* all complete */
             if (!upload || s2 != DUET_SUCCESS) continue;
             const panel *p = &cur->p[idx / 2];
             const int64_t off = p->k0 - cur->k0;
