@@ -213,7 +213,8 @@ static int check_c(const duet_dist_grid *grid, const duet_dist_desc *dc, duet_bu
         const double bound = (double)((2.0L * n + 4) * u * mag) + 1e-300;
         if (!(fabs(got - (double)ref) <= bound)) {
             if (bad < 4)
-                fprintf(stderr, "dist-bench: rank %d: C(%lld, %lld) = %.17g, want %.17g (bound %.3g)\n",
+                fprintf(stderr,
+                        "dist-bench: rank %d: C(%lld, %lld) = %.17g, want %.17g (bound %.3g)\n",
                         rank, (long long)i, (long long)j, got, (double)ref, bound);
             bad++;
         }
@@ -375,9 +376,9 @@ int main(int argc, char **argv)
         size_t bytes = (size_t)(lr * lc) * duet_dtype_size(d[x].dtype);
         st = duet_buffer_create(ctx, bytes ? bytes : 64, &buf[x]);
         if (st == DUET_SUCCESS)
-            st = x == 2 ? fill(buf[x], d[x].dtype, lr * lc, 0.0)
-                        : fill_pattern(buf[x], d[x].dtype, x, lr, lc, &d[x], myrow, mycol, prow,
-                                       pcol);
+            st = x == 2
+                     ? fill(buf[x], d[x].dtype, lr * lc, 0.0)
+                     : fill_pattern(buf[x], d[x].dtype, x, lr, lc, &d[x], myrow, mycol, prow, pcol);
         if (st != DUET_SUCCESS) {
             fprintf(stderr, "dist-bench: rank %d: %s\n", rank, duet_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -407,7 +408,8 @@ int main(int argc, char **argv)
     if (progress && rank == 0) fprintf(stderr, "dist-bench progress: checking C\n");
     const int bad_c = check_c(grid, &d[2], buf[2], ab, n, rank);
     if (bad_c) {
-        if (rank == 0) fprintf(stderr, "dist-bench: %d of 16 checked elements of C are wrong\n", bad_c);
+        if (rank == 0)
+            fprintf(stderr, "dist-bench: %d of 16 checked elements of C are wrong\n", bad_c);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const double flops = 2.0 * (double)n * (double)n * (double)n;

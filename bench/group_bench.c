@@ -222,7 +222,8 @@ static int check_c(const unsigned char *c, duet_dtype ab, duet_dtype ct, int64_t
         const double bound = (double)((2.0L * k + 4) * u * mag);
         if (!(fabs(got - (double)ref) <= bound)) {
             if (bad < 4)
-                fprintf(stderr, "duet-group-bench: C(%lld, %lld) = %.17g, want %.17g (bound %.3g)\n",
+                fprintf(stderr,
+                        "duet-group-bench: C(%lld, %lld) = %.17g, want %.17g (bound %.3g)\n",
                         (long long)i, (long long)j, got, (double)ref, bound);
             bad++;
         }
@@ -479,8 +480,9 @@ int main(int argc, char **argv)
         CHECK(duet_group_destroy(g));
         const int bad = check_c(c, ab, ct, n, k);
         if (bad) {
-            fprintf(stderr, "duet-group-bench: %d member%s: %d of 16 checked elements of C are wrong\n",
-                    m, m > 1 ? "s" : "", bad);
+            fprintf(stderr,
+                    "duet-group-bench: %d member%s: %d of 16 checked elements of C are wrong\n", m,
+                    m > 1 ? "s" : "", bad);
             return 1;
         }
         memset(c, 0, c_bytes);

@@ -25,7 +25,7 @@
     do {                                                                                           \
         duet_status s_ = (x);                                                                      \
         if (s_ != DUET_SUCCESS) {                                                                  \
-            fprintf(stderr, "dist_panel_probe: %s: %s\n", #x, duet_last_error());                 \
+            fprintf(stderr, "dist_panel_probe: %s: %s\n", #x, duet_last_error());                  \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -131,9 +131,8 @@ int main(int argc, char **argv)
     CALL(duet_event_create(ctx, &e0));
     CALL(duet_event_create(ctx, &e1));
     const double flops = 2.0 * (double)rows * (double)cols * (double)K;
-    printf("dist_panel_probe: %s, C %lld x %lld (%s), k %lld, median of %d\n",
-           duet_dtype_name(dt), (long long)rows, (long long)cols, duet_dtype_name(cdt),
-           (long long)K, iters);
+    printf("dist_panel_probe: %s, C %lld x %lld (%s), k %lld, median of %d\n", duet_dtype_name(dt),
+           (long long)rows, (long long)cols, duet_dtype_name(cdt), (long long)K, iters);
     printf("%-34s %10s %9s %7s  %s\n", "case", "ms", "TFLOP/s", "ratio", "kernel");
     double whole_ms = 0.0;
     /* variant 0: one GEMM of the whole depth; 1: groups, B column-major (k-major) as the caller
@@ -166,8 +165,8 @@ int main(int argc, char **argv)
                     duet_op_options o;
                     memset(&o, 0, sizeof o);
                     o.info = &info;
-                    CALL(duet_gemm(stream, DUET_OP_N, DUET_OP_N, 1.0, &ma, &mb,
-                                   k0 == 0 ? 0.0 : 1.0, &mc, &o));
+                    CALL(duet_gemm(stream, DUET_OP_N, DUET_OP_N, 1.0, &ma, &mb, k0 == 0 ? 0.0 : 1.0,
+                                   &mc, &o));
                 }
                 CALL(duet_event_record(e1, stream));
                 CALL(duet_event_synchronize(e1));
@@ -184,8 +183,8 @@ int main(int argc, char **argv)
             else
                 snprintf(name, sizeof name, "groups of %lld, B %s", (long long)kw,
                          variant == 1 ? "k-major" : "n-major");
-            printf("%-34s %10.3f %9.2f %7.3f  %s\n", name, med, flops / (med * 1e9),
-                   whole_ms / med, info.kernel);
+            printf("%-34s %10.3f %9.2f %7.3f  %s\n", name, med, flops / (med * 1e9), whole_ms / med,
+                   info.kernel);
             fflush(stdout);
         }
     }

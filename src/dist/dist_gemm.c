@@ -287,8 +287,7 @@ static duet_status wait_progressing(duet_event *event, bcasts *prev, bcasts *cur
  * the local matrix is read directly; any other goes through a device transpose into the
  * staging buffer (a transpose that changes the layout is a strided copy). */
 static duet_status pack_panel(duet_dist_grid *g, const operand *op, int operand_id, const panel *p,
-                              int parity, size_t dst_off, bcasts *prev, bcasts *cur,
-                              const char *fn)
+                              int parity, size_t dst_off, bcasts *prev, bcasts *cur, const char *fn)
 {
     const duet_dist_desc *d = &op->d;
     const size_t es = duet_dtype_size(d->dtype);
@@ -415,11 +414,9 @@ static void post_group(duet_dist_grid *g, const operand *a, const operand *b,
         const panel *p = &grp->p[i];
         const int64_t off = p->k0 - grp->k0; /* the panel's first k within the group */
         if (*st == DUET_SUCCESS && stage_a && g->mycol == p->acol)
-            *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, prev, out,
-                             fn);
+            *st = pack_panel(g, a, DD_A, p, parity, (size_t)(a->lrows * off) * es, prev, out, fn);
         if (*st == DUET_SUCCESS && stage_b && g->myrow == p->brow)
-            *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, prev, out,
-                             fn);
+            *st = pack_panel(g, b, DD_B, p, parity, (size_t)(b->lcols * off) * es, prev, out, fn);
         /* Counts are the same on every rank of a grid row (A) or column (B). */
         const int na = (int)(a->lrows * p->kw), nb = (int)(b->lcols * p->kw);
         int err = MPI_SUCCESS;
@@ -481,10 +478,10 @@ static panel_group next_group(const duet_dist_grid *g, const operand *a, const o
  * 8,192, 66% with 16,384 and 82.5% with the whole depth in one group. So with device panel
  * buffers (NCCL, MPI on device memory) a group is 16,384 columns for 4- and 8-byte dtypes and
  * the whole depth for 1- and 2-byte ones, capped so that a panel buffer (the larger of rows
- * and cols by the width) stays within 4 GiB and 2^31 - 1 elements. The host-staged MPI transport is bound by the
- * host's bandwidth, not by the groups (f64 as above: 30% with 2,048 columns, 29% with 8,192),
- * and its buffers are pinned host memory: 2,048 and 8,192 columns within 512 MiB. Never below
- * one block (the caller takes whole panels). rows and cols are the largest local C of any
+ * and cols by the width) stays within 4 GiB and 2^31 - 1 elements. The host-staged MPI transport is
+ * bound by the host's bandwidth, not by the groups (f64 as above: 30% with 2,048 columns, 29% with
+ * 8,192), and its buffers are pinned host memory: 2,048 and 8,192 columns within 512 MiB. Never
+ * below one block (the caller takes whole panels). rows and cols are the largest local C of any
  * rank, so that every rank builds the same groups. DUET_DIST_PANEL_WIDTH (a positive number of
  * columns, the same on every rank: duet_dist_gemm checks) replaces the rule. */
 static int64_t group_width(duet_dtype dt, int transport, int64_t K, int64_t rows, int64_t cols)
@@ -565,8 +562,8 @@ static duet_status summa(duet_dist_grid *g, const operand *a, const operand *b,
          * last read these device buffers (group t - 2), and before group t's GEMM. Each
          * panel's slice goes up as soon as its broadcast is complete, while the group's other
          * broadcasts go on (MPI progresses them in MPI_Waitany). */
-        duet_status s2 = upload ? duet_stream_wait_event(g->up_stream, g->ev_gemm[par])
-                                : DUET_SUCCESS;
+        duet_status s2 =
+            upload ? duet_stream_wait_event(g->up_stream, g->ev_gemm[par]) : DUET_SUCCESS;
         /* First the slices whose broadcasts completed while the host waited for something else,
          * then each one as MPI_Waitany returns it. */
         int scan = 0;
@@ -941,9 +938,10 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
             /* The panel buffers hold a group of whole panels: at least the widest panel. */
             const int64_t kwmax = ea->d.nb < eb->d.mb ? ea->d.nb : eb->d.mb;
             const int64_t kw1 = kwmax < K ? kwmax : K;
-            kwcap = group_width(desc_a->dtype, g->transport, K,
-                                duet_dist_numroc(M, desc_c->mb, desc_c->rsrc, desc_c->rsrc, g->prow),
-                                duet_dist_numroc(N, desc_c->nb, desc_c->csrc, desc_c->csrc, g->pcol));
+            kwcap =
+                group_width(desc_a->dtype, g->transport, K,
+                            duet_dist_numroc(M, desc_c->mb, desc_c->rsrc, desc_c->rsrc, g->prow),
+                            duet_dist_numroc(N, desc_c->nb, desc_c->csrc, desc_c->csrc, g->pcol));
             if (kwcap < kw1) kwcap = kw1;
             const int64_t kw = kwcap;
             if (lrows * kw > INT_MAX || lcols * kw > INT_MAX)
@@ -981,12 +979,15 @@ duet_status duet_dist_gemm(duet_dist_grid *g, duet_op op_a, duet_op op_b, double
     /* Last: a differing panel width is reported only when the descriptors agree. */
     params[np++] = kwcap;
     static const char *const names[27] = {
-        "op_a",         "op_b",          "alpha",        "beta",          "options->math",
-        "desc_a->m",    "desc_a->n",     "desc_a->mb",   "desc_a->nb",    "desc_a->rsrc",
-        "desc_a->csrc", "desc_a->dtype", "desc_b->m",    "desc_b->n",     "desc_b->mb",
-        "desc_b->nb",   "desc_b->rsrc",  "desc_b->csrc", "desc_b->dtype", "desc_c->m",
-        "desc_c->n",    "desc_c->mb",    "desc_c->nb",   "desc_c->rsrc",  "desc_c->csrc",
-        "desc_c->dtype", "the panel width (DUET_DIST_PANEL_WIDTH)"};
+        "op_a",          "op_b",          "alpha",
+        "beta",          "options->math", "desc_a->m",
+        "desc_a->n",     "desc_a->mb",    "desc_a->nb",
+        "desc_a->rsrc",  "desc_a->csrc",  "desc_a->dtype",
+        "desc_b->m",     "desc_b->n",     "desc_b->mb",
+        "desc_b->nb",    "desc_b->rsrc",  "desc_b->csrc",
+        "desc_b->dtype", "desc_c->m",     "desc_c->n",
+        "desc_c->mb",    "desc_c->nb",    "desc_c->rsrc",
+        "desc_c->csrc",  "desc_c->dtype", "the panel width (DUET_DIST_PANEL_WIDTH)"};
     st = dd_agree(g->comm, st, params, names, np, fn);
     if (st != DUET_SUCCESS || !compute) goto done;
 
