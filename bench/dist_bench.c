@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L /* isatty */
 #include <duet/duet_dist.h>
 
+#include "bench_pattern.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -104,22 +106,8 @@ static duet_status fill(duet_buffer *buf, duet_dtype dt, int64_t elems, double v
  * host's reference uses the stored value. */
 static double pattern(int which, int64_t i, int64_t j, duet_dtype dt)
 {
-    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Full ^
-                 (uint64_t)(which + 1) * 0x165667B19E3779F9ull;
-    h ^= h >> 33;
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 33;
-    double v = (double)(h >> 40) / 16777216.0 - 0.5;
-    if (v == 0.0) v = 0.25;
-    if (dt == DUET_DTYPE_BF16) {
-        float f = (float)v;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-        memcpy(&f, &u, 4);
-        v = f;
-    }
-    return v;
+    const double v = bench_pattern_24(bench_pattern_hash(which, i, j));
+    return dt == DUET_DTYPE_BF16 ? bench_round_bf16(v) : v;
 }
 
 /* Global index of local index l along a dimension of nb-blocks over nprocs processes. */
@@ -183,8 +171,8 @@ static int check_c(const duet_dist_grid *grid, const duet_dist_desc *dc, duet_bu
     int bad = 0;
     const double u = ab == DUET_DTYPE_F64 ? 0x1p-53 : 0x1p-24;
     for (int q = 0; q < 16; q++) {
-        const int64_t i = (int64_t)((uint64_t)(q * 7 + 3) * (uint64_t)n / 113) % n;
-        const int64_t j = (int64_t)((uint64_t)(q * 11 + 5) * (uint64_t)n / 127) % n;
+        int64_t i, j;
+        bench_sample(q, n, &i, &j);
         int owner = -1;
         int64_t li = 0, lj = 0;
         if (duet_dist_locate(grid, dc, i, j, NULL, NULL, &owner, &li, &lj) != DUET_SUCCESS ||

@@ -21,6 +21,8 @@
 #include <cublasXt.h>
 #endif
 
+#include "bench_pattern.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -123,27 +125,17 @@ static int parse_dtype(const char *s, duet_dtype *ab, duet_dtype *c)
  * for f16, integers in [-7, 7] for i8. */
 static double pattern(int which, int64_t i, int64_t j, duet_dtype dt)
 {
-    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Full ^
-                 (uint64_t)(which + 1) * 0x165667B19E3779F9ull;
-    h ^= h >> 33;
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 33;
+    const uint64_t h = bench_pattern_hash(which, i, j);
     if (dt == DUET_DTYPE_I8) {
         const int v = (int)(h >> 60) - 7; /* -7 .. 8 */
         return v == 0 || v == 8 ? 1.0 : (double)v;
     }
-    double v = dt == DUET_DTYPE_F16 ? (double)(h >> 53) / 2048.0 - 0.5
-                                    : (double)(h >> 40) / 16777216.0 - 0.5;
-    if (v == 0.0) v = 0.25;
-    if (dt == DUET_DTYPE_BF16) {
-        float f = (float)v;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-        memcpy(&f, &u, 4);
-        v = f;
+    if (dt == DUET_DTYPE_F16) {
+        const double v = (double)(h >> 53) / 2048.0 - 0.5;
+        return v == 0.0 ? 0.25 : v;
     }
-    return v;
+    const double v = bench_pattern_24(h);
+    return dt == DUET_DTYPE_BF16 ? bench_round_bf16(v) : v;
 }
 
 /* v (a pattern value, exact in dt) stored as dt at p. */
@@ -198,8 +190,8 @@ static int check_c(const unsigned char *c, duet_dtype ab, duet_dtype ct, int64_t
     int bad = 0;
     const long double u = ab == DUET_DTYPE_F64 ? 0x1p-53L : ab == DUET_DTYPE_I8 ? 0.0L : 0x1p-24L;
     for (int q = 0; q < 16; q++) {
-        const int64_t i = (int64_t)((uint64_t)(q * 7 + 3) * (uint64_t)n / 113) % n;
-        const int64_t j = (int64_t)((uint64_t)(q * 11 + 5) * (uint64_t)n / 127) % n;
+        int64_t i, j;
+        bench_sample(q, n, &i, &j);
         long double ref = 0.0L, mag = 0.0L;
         for (int64_t l = 0; l < k; l++) {
             const long double pr = (long double)pattern(0, i, l, ab) * pattern(1, l, j, ab);
