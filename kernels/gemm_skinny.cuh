@@ -522,7 +522,7 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
 template <int DT, int NMAX> struct sk_mmajor_shape {
     typedef typename sk_type<DT>::acc acc;
     static constexpr int ELEM = sk_type<DT>::ELEM;
-    static constexpr int LV = ELEM >= 4 ? 8 / ELEM : 4 / ELEM; /* rows of a lane */
+    static constexpr int LV = 8 / ELEM; /* rows of a lane: 8 bytes of A's column */
     static constexpr int KCH = 64;                              /* k of one chunk */
     static constexpr int SMEM_B = KCH * NMAX * (int)sizeof(acc);
     static constexpr int SMEM_R = LV * NMAX * (int)sizeof(acc); /* x the warp's lanes */

@@ -94,6 +94,14 @@ static void test_named(void)
     expect("f16 m-major", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_I8, 4096, 3, 4096, 1, 0);
     expect("i8 m-major", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    /* f16 and bf16 A M-major: the SIMT M-major form up to 8 columns, NVIDIA only. */
+    g = problem(DUET_DTYPE_BF16, 4096, 3, 4096, 1, 0);
+    expect("bf16 m-major n 3", &g, &h100, DT_SKINNY_MMAJOR, 0, 4, 0);
+    expect("bf16 m-major n 3 AMD", &g, &mi, DT_SKINNY_NONE, 0, 0, 0);
+    g = problem(DUET_DTYPE_F16, 4096, 8, 4096, 1, 0);
+    expect("f16 m-major n 8", &g, &h100, DT_SKINNY_MMAJOR, 0, 8, 0);
+    g = problem(DUET_DTYPE_F16, 4096, 9, 4096, 1, 0);
+    expect("f16 m-major n 9", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_I8, 4096, 9, 4096, 0, 1);
     expect("i8 misaligned n 9", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_I8, 4096, 8, 4096, 0, 1);
@@ -103,12 +111,12 @@ static void test_named(void)
     expect("bf16 misaligned", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
     g = problem(DUET_DTYPE_BF16, 4096, 5, 700, 0, 0); /* rows of 1400 bytes */
     expect("bf16 k 700", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
-    /* Math modes keep the tensor-core families. */
+    /* TF32 and 3xTF32 math take the f32 forms: exact f32. */
     g = problem(DUET_DTYPE_F32, 4096, 5, 4096, 0, 0);
     g.math = DUET_MATH_TF32;
-    expect("tf32", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    expect("tf32", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
     g.math = DUET_MATH_3XTF32;
-    expect("3xtf32", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
+    expect("3xtf32", &g, &h100, DT_SKINNY_KMAJOR, 0, 8, 0);
     /* f32, f64, i32: SIMT, 4 / 8 / 16 columns, both vendors, any architecture. */
     g = problem(DUET_DTYPE_F64, 8192, 1, 8192, 0, 0);
     expect("f64 gemv", &g, &h100, DT_SKINNY_KMAJOR, 0, 4, 0);
@@ -410,12 +418,28 @@ static void test_gpu_named(void)
     WANT("bf16 4096x64x4096", g, T_H200, any, DT_GEMM_TCS, 0, 8);
     WANT("bf16 4096x64x4096 no room", g, T_H200, 0, DT_GEMM_TCS, 0, 1);
     g = gpu_problem(F32, TF, 4096, 16, 4096, 0, 0, 0);
-    WANT("tf32 4096x16x4096", g, T_H200, any, DT_GEMM_TCS, 0, 8);
+    WANT("tf32 4096x16x4096 (narrow: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    DT_CHECK(plan_of(&g, T_H200, any).math == DUET_MATH_DEFAULT, "tf32 narrow runs exact f32");
+    g = gpu_problem(F32, TF, 4096, 8, 4096, 0, 0, 0);
+    WANT("tf32 4096x8x4096 (narrow: exact f32)", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+    g = gpu_problem(F32, TF, 4096, 48, 4096, 0, 0, 0);
+    WANT("tf32 4096x48x4096 (C 48 wide: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    WANT("tf32 4096x48x4096 portable", g, T_H200_PORTABLE, any, DT_GEMM_TCS, 0, 8);
+    g = gpu_problem(F32, TF, 4096, 65, 4096, 0, 0, 0);
+    WANT("tf32 4096x65x4096", g, T_H200, any, DT_GEMM_TCS, 0, 8);
+    g = gpu_problem(F32, X3, 1024, 1024, 1024, 0, 0, 0);
+    WANT("3xtf32 1024^3 (below wgmma: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    DT_CHECK(plan_of(&g, T_H200, any).math == DUET_MATH_DEFAULT, "3xtf32 1024^3 runs exact f32");
+    WANT("3xtf32 1024^3 sm_80", g, T_SM80, any, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F16, D, 1000, 1000, 1000, 0, 0, 1);
     WANT("f16 1000^3 B off 16 bytes", g, T_H200, any, DT_GEMM_TCS, 1, 1);
     WANT("f16 1000^3 no room", g, T_H200, 0, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F16, D, 1, 7, 64, 1, 1, 0);
-    WANT("f16 1x7x64 (B^T m-major)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
+    WANT("f16 1x7x64 (B^T m-major: the M-major narrow form)", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+    WANT("f16 1x7x64 (B^T m-major) sm_80", g, T_SM80, any, DT_GEMM_SKINNY, 0, 1);
+    WANT("f16 1x7x64 (B^T m-major) gfx90a", g, T_GFX90A, any, DT_GEMM_TC, 0, 1);
+    g = gpu_problem(F16, D, 4096, 12, 256, 1, 1, 0);
+    WANT("f16 4096x12x256 (A m-major, 12 columns)", g, T_H200, any, DT_GEMM_TCS, 1, 1);
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
     WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
@@ -440,9 +464,34 @@ static void test_gpu_named(void)
     g = gpu_problem(F32, TF, 382, 7, 1, 1, 0, 0);
     WANT_SMALL("tf32 382x7x1 small", g, T_H200, DT_GEMM_FAST, 0, 1);
     g = gpu_problem(F32, TF, 16, 4096, 60, 0, 0, 0);
-    WANT_SMALL("tf32 16x4096x60 small", g, T_H200, DT_GEMM_FAST, 0, 1);
+    WANT_SMALL("tf32 16x4096x60 small (narrow)", g, T_H200, DT_GEMM_FAST, 0, 1);
     g = gpu_problem(F32, X3, 382, 7, 1, 1, 0, 0);
-    WANT_SMALL("3xtf32 382x7x1 small", g, T_H200, DT_GEMM_TC, 0, 1);
+    WANT_SMALL("3xtf32 382x7x1 small", g, T_H200, DT_GEMM_FAST, 0, 1);
+    WANT("3xtf32 382x7x1 no small rule", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+
+    /* k within one SIMT step (DT_TINY_K): an outer product on the SIMT tiles in one launch;
+     * inputs with tensor-core families only up to DT_TINY_K_WAVES waves of 64 x 64 tiles and
+     * not where wgmma takes them as they lie; not with the one-launch rules off, nor on AMD. */
+    g = gpu_problem(BF, D, 1000, 1000, 6, 0, 0, 0);
+    WANT_SMALL("bf16 1000^2 x 6 (tiny k)", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    WANT("bf16 1000^2 x 6 no small rule", g, T_H200, any, DT_GEMM_TCS, 2, 1);
+    g = gpu_problem(BF, D, 3000, 3000, 6, 0, 0, 0);
+    WANT_SMALL("bf16 3000^2 x 6 (tiny k, 5 waves)", g, T_H200, DT_GEMM_WGMMA, 2, 1);
+    g = gpu_problem(BF, D, 8192, 8192, 8, 0, 0, 0);
+    WANT_SMALL("bf16 8192x8192x8 (wgmma as they lie)", g, T_H200, DT_GEMM_WGMMA, 0, 1);
+    g = gpu_problem(I8, D, 500, 500, 16, 0, 0, 0);
+    WANT_SMALL("i8 500^2 x 16 (tiny k)", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    WANT_SMALL("i8 500^2 x 16 gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
+    g = gpu_problem(F32, D, 13, 8134, 1, 0, 0, 0);
+    WANT_SMALL("f32 13x8134x1 (tiny k)", g, T_H200, DT_GEMM_FAST, 0, 1);
+    WANT("f32 13x8134x1 no small rule", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
+    g = gpu_problem(F32, D, 8192, 8192, 12, 0, 0, 0);
+    WANT_SMALL("f32 8192^2 x 12 (tiny k)", g, T_H200, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(F32, TF, 300, 300, 12, 0, 0, 0);
+    WANT_SMALL("tf32 300^2 x 12 (tiny k)", g, T_H200, DT_GEMM_FAST, 0, 1);
+    DT_CHECK(plan_of_t(&g, T_H200, any, 1).math == DUET_MATH_DEFAULT, "tf32 tiny k runs exact f32");
+    g = gpu_problem(F32, TF, 4096, 4096, 12, 0, 0, 0);
+    WANT_SMALL("tf32 4096^2 x 12 (wgmma as they lie)", g, T_H200, DT_GEMM_WGMMA, 0, 1);
     g = gpu_problem(BF, D, 24, 24, 24, 1, 1, 0);
     WANT_SMALL("bf16 24^3 m-major, n-major small", g, T_H200, DT_GEMM_TCS, 0, 1);
     g = gpu_problem(BF, D, 2048, 40, 414, 0, 1, 0);
@@ -535,9 +584,11 @@ static void test_gpu_properties(void)
                                             (g.dtype == DUET_DTYPE_F32 &&
                                              pl.math == DUET_MATH_DEFAULT));
                                 ok = ok && (f != DT_GEMM_LOWP_SIMT || g.dtype != DUET_DTYPE_F32);
-                                /* SIMT on a device with the instruction: only the small rule. */
+                                /* SIMT on a device with the instruction: only the one-launch
+                                 * rules (a small problem, or k within one SIMT step). */
                                 if (f == DT_GEMM_LOWP_SIMT && t.nvidia &&
-                                    t.props->capability_major >= 8) {
+                                    t.props->capability_major >= 8 &&
+                                    !(t.small && k <= DT_TINY_K)) {
                                     const int64_t units = t.props->compute_units;
                                     const int64_t blocks = ((m + 63) / 64) * ((n + 63) / 64);
                                     const int64_t cost =

@@ -64,8 +64,11 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     const duet_dtype dt = g->dtype;
     const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
     if (!lowp && dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32) return 0;
-    /* TF32 and 3xTF32 keep the tensor-core families (see below). */
-    if (g->math != DUET_MATH_DEFAULT) return 0;
+    /* f32 with a TF32 or 3xTF32 math mode runs here as exact f32 on the 4- and 8-column
+     * forms: a narrow C is bound by reading A, so the tensor cores would only add copies and
+     * rounding. The 16-column forms ran slower than the f32 tile family on the same problems
+     * (0.35-0.95 of its speed), which plan_lowp gives those. */
+    if (g->math != DUET_MATH_DEFAULT && (g->m < g->n ? g->m : g->n) > 8) return 0;
 
     plan->transpose = g->n > g->m;
     dt_gemm v;
@@ -92,9 +95,12 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      *   nothing was measured, so 16-bit and i8 keep the tile families there. On the H200
      *   it ran 2048 x 5 x 414 bf16 in 18.9 us against 36.7 with A copied for the tile
      *   families, 229 x 7 x 3510 in 18.9 against 38.4; i8 with 16 columns lost (FMA-bound).
-     *   16-bit and i8 A M-major keep the tile families: the M-major form, at 2 or 4 bytes a
-     *   lane, ran 2-6x slower than them at 16 columns and mixed at 4.
-     * TF32 and 3xTF32 keep the tile families. */
+     * - on NVIDIA, the SIMT M-major form for f16 and bf16 with at most 8 columns, 8 bytes of
+     *   A a lane as for f32: the tile families need A copied K-major first, and with split-K
+     *   that is four launches (those ran at a median 0.54 of cuBLAS on the sweep's narrow
+     *   problems with k >= 1024). At 16 columns, and at 2 or 4 bytes a lane, the M-major form
+     *   ran 2-6x slower than the tile families; i8 A M-major keeps them.
+     * f32 in a TF32 math mode takes the f32 forms up to 8 columns (exact f32). */
     if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
         plan->nmax = v.n <= 8 ? 8 : 16;
@@ -104,6 +110,9 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     } else if (nvidia && lowp && kmajor && v.n <= (dt == DUET_DTYPE_I8 ? 8 : DT_SKINNY_MAX_N_SIMT)) {
         plan->form = DT_SKINNY_KMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
+    } else if (nvidia && (dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16) && mmajor && v.n <= 8) {
+        plan->form = DT_SKINNY_MMAJOR;
+        plan->nmax = v.n <= 4 ? 4 : 8;
     } else {
         plan->form = DT_SKINNY_NONE;
         return 0;
@@ -112,7 +121,7 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     const int acc = dt == DUET_DTYPE_F64 ? 8 : 4;
     plan->threads = 4 * warp;
     if (plan->form == DT_SKINNY_MMAJOR) {
-        const int lv = elem >= 4 ? (int)(8 / elem) : (int)(4 / elem);
+        const int lv = (int)(8 / elem); /* sk_mmajor_shape's LV: 8 bytes a lane */
         plan->block_rows = lv * warp;
         plan->kchunk = 64;
         plan->a_vec = aligned(v.a.base, v.a.cs, v.a.bs, v.batch, elem, (size_t)lv * elem);
@@ -343,8 +352,22 @@ static int small_simt(const dt_gemm *g, const dt_gemm_target *t, int64_t bound)
     return !(tc_device_has(g, t) && tcs_covers(g, duet_dtype_size(g->dtype)));
 }
 
+/* The narrower side of C (after the memory-bound family's transposition it is its n). */
+static int64_t narrow_side(const dt_gemm *g) { return g->m < g->n ? g->m : g->n; }
+
+/* Whether f32 with a TF32 or 3xTF32 math mode runs as exact f32 on the f32 tile family before
+ * any tensor-core family is tried (DT_EXACT_F32_NARROW): a C at most that narrow, on NVIDIA,
+ * outside the portable mode. */
+static int exact_f32_first(const dt_gemm *g, const dt_gemm_target *t)
+{
+    return g->dtype == DUET_DTYPE_F32 && g->math != DUET_MATH_DEFAULT && t->nvidia &&
+           !t->portable && g->m >= 1 && g->n >= 1 && narrow_side(g) <= DT_EXACT_F32_NARROW;
+}
+
 /* The low-precision inputs (f16, bf16, i8) and f32 with a TF32 math mode, in order:
+ *   0. NVIDIA: f32 (TF32, 3xTF32) with a C at most DT_EXACT_F32_NARROW wide as exact f32;
  *   1. Hopper: 3xTF32 on a split B; wgmma as the operands lie; wgmma on K-major copies;
+ *      3xTF32 that wgmma does not take as exact f32;
  *   2. NVIDIA sm_80+: the swizzled kernel on K-major copies of the operands it cannot copy
  *      as they lie (at every size: the register-staged kernel's fixed cost, tens of
  *      microseconds a call on the H200, is more than the copies'), split-K where it pays;
@@ -357,6 +380,12 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     const int x3 = g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_3XTF32;
     dt_gemm p;
 
+    if (exact_f32_first(g, t)) {
+        plan->family = DT_GEMM_FAST;
+        plan->math = DUET_MATH_DEFAULT;
+        plan->rule = "TF32 with a narrow C: exact f32 in one launch";
+        return;
+    }
     if (x3 && !t->x3_inkernel) {
         const int64_t ldk = ld16(g->k, 4);
         as_packed(g, 0, 1, ldk, &p);
@@ -400,6 +429,14 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         }
     }
 
+    if (x3 && t->nvidia && t->wgmma && !t->portable && t->props->capability_major == 9) {
+        /* Hopper without wgmma for the problem: the mma.sync kernel's three TF32 products
+         * cost more than one exact f32 product on the SIMT tiles. */
+        plan->family = DT_GEMM_FAST;
+        plan->math = DUET_MATH_DEFAULT;
+        plan->rule = "3xTF32 below the Hopper kernels' size: exact f32";
+        return;
+    }
     if (g->dtype == DUET_DTYPE_F32 && !x3 && small_cost(g, t) <= DT_SMALL_STEPS_TF32) {
         plan->family = DT_GEMM_FAST;
         plan->math = DUET_MATH_DEFAULT;
@@ -461,17 +498,50 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->rule = "no matrix instructions for the dtype: SIMT";
 }
 
+/* Whether g's k fits in one step of the SIMT tile kernels (DT_TINY_K), on NVIDIA with the
+ * one-launch rules on: C is then an outer product of thin operands, bound by writing C. f32
+ * with default math, f64 and i32 always take the rule (their tile family would run them
+ * anyway); inputs with a tensor-core family only up to DT_TINY_K_WAVES waves of 64 x 64
+ * tiles, and not where wgmma takes the operands as they lie. */
+static int tiny_k(const dt_gemm *g, const dt_gemm_target *t)
+{
+    if (!t->nvidia || !t->small || g->m < 1 || g->n < 1 || g->k < 1 || g->k > DT_TINY_K) return 0;
+    switch (g->dtype) {
+    case DUET_DTYPE_F64:
+    case DUET_DTYPE_I32: return 1;
+    case DUET_DTYPE_F32:
+        if (g->math == DUET_MATH_DEFAULT) return 1;
+        break;
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_BF16:
+    case DUET_DTYPE_I8: break;
+    default: return 0;
+    }
+    return small_cost(g, t) <= DT_TINY_K_WAVES && !wgmma_covers(g, t);
+}
+
 void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->math = g->math;
     plan->split = 1;
     plan->kslice = g->k;
+    if (tiny_k(g, t)) {
+        plan->math = DUET_MATH_DEFAULT;
+        if (g->dtype == DUET_DTYPE_F16 || g->dtype == DUET_DTYPE_BF16 || g->dtype == DUET_DTYPE_I8) {
+            plan->family = DT_GEMM_LOWP_SIMT;
+        } else {
+            plan->family = DT_GEMM_FAST;
+        }
+        plan->rule = "k of one SIMT step: an outer product, in one launch on SIMT tiles";
+        return;
+    }
     /* A narrow C (the narrow side <= 16) is a matter of reading A once; a tiny one on the
-     * SIMT K-major form of 16-bit or i8 inputs runs faster on the small-problem rule's one
-     * launch (8 x 4080 x 15 f16: 7.4 us against 10.4), up to DT_SMALL_STEPS_NARROW. */
+     * SIMT K-major or M-major form of 16-bit or i8 inputs runs faster on the small-problem
+     * rule's one launch (8 x 4080 x 15 f16: 7.4 us against 10.4), up to DT_SMALL_STEPS_NARROW. */
     const int skinny = dt_gemm_plan_skinny(g, t->props, &plan->skinny);
-    if (skinny && plan->skinny.form == DT_SKINNY_KMAJOR && small_simt(g, t, DT_SMALL_STEPS_NARROW)) {
+    if (skinny && (plan->skinny.form == DT_SKINNY_KMAJOR || plan->skinny.form == DT_SKINNY_MMAJOR) &&
+        small_simt(g, t, DT_SMALL_STEPS_NARROW)) {
         memset(&plan->skinny, 0, sizeof plan->skinny);
         plan->family = DT_GEMM_LOWP_SIMT;
         plan->rule = "small problem that needs copies: SIMT in one launch";
@@ -486,6 +556,7 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
             s->workspace = 0;
         }
         plan->family = DT_GEMM_SKINNY;
+        plan->math = DUET_MATH_DEFAULT;
         plan->rule = "narrow C: memory-bound, A read once";
         return;
     }

@@ -153,6 +153,25 @@ enum {
     DT_SMALL_BLOCKS_PER_UNIT = 4
 };
 
+/*
+ * Two rules from the shape sweep (duet-bench --sweep 300 --seed 1 on the H200, ratio =
+ * cuBLAS time / duet time, medians over the problems of each group):
+ *   - DT_TINY_K: with k <= 16 a problem runs on the SIMT tile kernels in one launch (f16,
+ *     bf16 and i8 on the SIMT low-precision kernel, f32 in any math mode, f64 and i32 on the
+ *     f32/f64/i32 tile family): C is an outer product bound by its own writes, where those
+ *     ran at 0.74-0.97 against 0.35-0.45 for wgmma on K-major copies, 0.5-0.6 for the
+ *     swizzled kernel and 0.27-0.56 for the memory-bound family's 16-column forms. Inputs
+ *     with tensor-core families only up to DT_TINY_K_WAVES waves of 64 x 64 tiles (4 blocks
+ *     an SM) and not where wgmma takes the operands as they lie: past about 1,900 tiles the
+ *     SIMT kernel's stores ran slower than wgmma on copies (0.2-0.9 of its speed), and wgmma
+ *     as they lie ran faster at every size.
+ *   - DT_EXACT_F32_NARROW: f32 with a TF32 or 3xTF32 math mode and a C at most 64 wide runs
+ *     as exact f32 (the memory-bound family up to 8, the f32 tile family above): 0.73 for the
+ *     tile family against 0.40-0.49 for the tensor-core families on copies; 3xTF32 on the
+ *     mma.sync kernel ran at 0.09-0.41 of cuBLAS's SGEMM.
+ */
+enum { DT_TINY_K = 16, DT_TINY_K_WAVES = 3, DT_EXACT_F32_NARROW = 64 };
+
 /* With fewer wgmma tiles (all batches) than this many quarters of the SM count, the Hopper
  * path leaves most SMs idle and the mma.sync kernel's tiles spread better: on the H100 it ran
  * at 0.89x cuBLAS at 2048^3 (128 tiles, one wave), 0.67x at 1536^3 (72 tiles), about 0.5x at
