@@ -487,6 +487,10 @@ static void test_gpu_named(void)
     WANT("f32 13x8134x1 no small rule", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
     g = gpu_problem(F32, D, 8192, 8192, 12, 0, 0, 0);
     WANT_SMALL("f32 8192^2 x 12 (tiny k)", g, T_H200, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(DUET_DTYPE_F64, D, 2048, 12, 12, 0, 0, 0);
+    WANT_SMALL("f64 2048x12x12 (tiny k)", g, T_H200, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(DUET_DTYPE_F64, D, 2048, 4, 12, 0, 0, 0);
+    WANT_SMALL("f64 2048x4x12 (tiny k, 4 columns)", g, T_H200, DT_GEMM_SKINNY, 0, 1);
     g = gpu_problem(F32, TF, 300, 300, 12, 0, 0, 0);
     WANT_SMALL("tf32 300^2 x 12 (tiny k)", g, T_H200, DT_GEMM_FAST, 0, 1);
     DT_CHECK(plan_of_t(&g, T_H200, any, 1).math == DUET_MATH_DEFAULT, "tf32 tiny k runs exact f32");

@@ -500,14 +500,15 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
 
 /* Whether g's k fits in one step of the SIMT tile kernels (DT_TINY_K), on NVIDIA with the
  * one-launch rules on: C is then an outer product of thin operands, bound by writing C. f32
- * with default math, f64 and i32 always take the rule (their tile family would run them
- * anyway); inputs with a tensor-core family only up to DT_TINY_K_WAVES waves of 64 x 64
+ * with default math and i32 always take the rule (their tile family would run them anyway),
+ * f64 unless C is at most 4 wide (the memory-bound family's 4-column forms ran those as fast
+ * or faster); inputs with a tensor-core family only up to DT_TINY_K_WAVES waves of 64 x 64
  * tiles, and not where wgmma takes the operands as they lie. */
 static int tiny_k(const dt_gemm *g, const dt_gemm_target *t)
 {
     if (!t->nvidia || !t->small || g->m < 1 || g->n < 1 || g->k < 1 || g->k > DT_TINY_K) return 0;
     switch (g->dtype) {
-    case DUET_DTYPE_F64:
+    case DUET_DTYPE_F64: return narrow_side(g) > 4;
     case DUET_DTYPE_I32: return 1;
     case DUET_DTYPE_F32:
         if (g->math == DUET_MATH_DEFAULT) return 1;
@@ -528,7 +529,8 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->kslice = g->k;
     if (tiny_k(g, t)) {
         plan->math = DUET_MATH_DEFAULT;
-        if (g->dtype == DUET_DTYPE_F16 || g->dtype == DUET_DTYPE_BF16 || g->dtype == DUET_DTYPE_I8) {
+        if (g->dtype == DUET_DTYPE_F16 || g->dtype == DUET_DTYPE_BF16 ||
+            g->dtype == DUET_DTYPE_I8) {
             plan->family = DT_GEMM_LOWP_SIMT;
         } else {
             plan->family = DT_GEMM_FAST;
@@ -540,7 +542,8 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
      * SIMT K-major or M-major form of 16-bit or i8 inputs runs faster on the small-problem
      * rule's one launch (8 x 4080 x 15 f16: 7.4 us against 10.4), up to DT_SMALL_STEPS_NARROW. */
     const int skinny = dt_gemm_plan_skinny(g, t->props, &plan->skinny);
-    if (skinny && (plan->skinny.form == DT_SKINNY_KMAJOR || plan->skinny.form == DT_SKINNY_MMAJOR) &&
+    if (skinny &&
+        (plan->skinny.form == DT_SKINNY_KMAJOR || plan->skinny.form == DT_SKINNY_MMAJOR) &&
         small_simt(g, t, DT_SMALL_STEPS_NARROW)) {
         memset(&plan->skinny, 0, sizeof plan->skinny);
         plan->family = DT_GEMM_LOWP_SIMT;
