@@ -42,26 +42,42 @@ DUET_INLINE unsigned char *ge_at(const ge_operand &o, int64_t b, int64_t i, int6
 
 /* ---- loads and stores per math type ---- */
 
+/* One element of an f32-math operand (f32, f16 or bf16) at p, as f32, and back with one
+ * rounding to nearest even. */
+DUET_INLINE int ge_size_f32(int dtype) { return dtype == DUET_DTYPE_F32 ? 4 : 2; }
+DUET_INLINE float ge_load_f32(const unsigned char *p, int dtype)
+{
+    if (dtype == DUET_DTYPE_F16) return duet_f16_to_f32(*(const uint16_t *)p);
+    if (dtype == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)p);
+    return *(const float *)p;
+}
+DUET_INLINE void ge_store_f32(unsigned char *p, int dtype, float v)
+{
+    if (dtype == DUET_DTYPE_F16)
+        *(uint16_t *)p = duet_f32_to_f16(v);
+    else if (dtype == DUET_DTYPE_BF16)
+        *(uint16_t *)p = duet_f32_to_bf16(v);
+    else
+        *(float *)p = v;
+}
+
 template <typename M> struct ge_math;
 
 template <> struct ge_math<float> {
     static DUET_INLINE float load(const ge_operand &o, int64_t b, int64_t i, int64_t j)
     {
-        const unsigned char *p = ge_at(o, b, i, j, o.dtype == DUET_DTYPE_F32 ? 4 : 2);
-        if (o.dtype == DUET_DTYPE_F16) return duet_f16_to_f32(*(const uint16_t *)p);
-        if (o.dtype == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)p);
-        return *(const float *)p;
+        return ge_load_f32(ge_at(o, b, i, j, ge_size_f32(o.dtype)), o.dtype);
     }
     static DUET_INLINE void store(const ge_operand &o, int64_t b, int64_t i, int64_t j, float v)
     {
-        if (o.dtype == DUET_DTYPE_F16)
-            *(uint16_t *)ge_at(o, b, i, j, 2) = duet_f32_to_f16(v);
-        else if (o.dtype == DUET_DTYPE_BF16)
-            *(uint16_t *)ge_at(o, b, i, j, 2) = duet_f32_to_bf16(v);
-        else
-            *(float *)ge_at(o, b, i, j, 4) = v;
+        ge_store_f32(ge_at(o, b, i, j, ge_size_f32(o.dtype)), o.dtype, v);
     }
     static DUET_INLINE float scalar(double v) { return (float)v; }
+    /* Each step rounds on its own: no multiply is contracted into a later add, so every kernel
+     * that applies the epilogue (this pass, the Hopper GEMM's fused store) gives the same bits. */
+    static DUET_INLINE float mul(float a, float b) { return __fmul_rn(a, b); }
+    static DUET_INLINE float add(float a, float b) { return __fadd_rn(a, b); }
+    static DUET_INLINE float axpy(float beta, float c, float x) { return __fmaf_rn(beta, c, x); }
     static DUET_INLINE float act(int act, float x, float lo, float hi)
     {
         switch (act) {
@@ -91,6 +107,9 @@ template <> struct ge_math<double> {
             *(double *)ge_at(o, b, i, j, 8) = v;
     }
     static DUET_INLINE double scalar(double v) { return v; }
+    static DUET_INLINE double mul(double a, double b) { return a * b; }
+    static DUET_INLINE double add(double a, double b) { return a + b; }
+    static DUET_INLINE double axpy(double beta, double c, double x) { return x + beta * c; }
     static DUET_INLINE double act(int act, double x, double lo, double hi)
     {
         switch (act) {
@@ -126,6 +145,9 @@ template <> struct ge_math<uint32_t> {
     }
     /* beta, lo and hi are integers in the i32 range (checked on the host). */
     static DUET_INLINE uint32_t scalar(double v) { return (uint32_t)(int32_t)v; }
+    static DUET_INLINE uint32_t mul(uint32_t a, uint32_t b) { return a * b; }
+    static DUET_INLINE uint32_t add(uint32_t a, uint32_t b) { return a + b; }
+    static DUET_INLINE uint32_t axpy(uint32_t beta, uint32_t c, uint32_t x) { return x + beta * c; }
     static DUET_INLINE uint32_t act(int act, uint32_t x, uint32_t lo, uint32_t hi)
     {
         const int32_t s = (int32_t)x, l = (int32_t)lo, h = (int32_t)hi;
@@ -149,14 +171,14 @@ DUET_GLOBAL void __launch_bounds__(GE_THREADS) gemm_epilogue_kernel(const ge_arg
                 M x = M(0);
                 if (p.t.p) {
                     x = G::load(p.t, b, i, j);
-                    if (p.row_scale.p) x = x * G::load(p.row_scale, b, i, j);
-                    if (p.col_scale.p) x = x * G::load(p.col_scale, b, i, j);
+                    if (p.row_scale.p) x = G::mul(x, G::load(p.row_scale, b, i, j));
+                    if (p.col_scale.p) x = G::mul(x, G::load(p.col_scale, b, i, j));
                 }
-                if (p.c.p) x = x + beta * G::load(p.c, b, i, j);
-                if (p.bias.p) x = x + G::load(p.bias, b, i, j);
+                if (p.c.p) x = G::axpy(beta, G::load(p.c, b, i, j), x);
+                if (p.bias.p) x = G::add(x, G::load(p.bias, b, i, j));
                 if (p.aux.p) G::store(p.aux, b, i, j, x);
                 x = G::act(p.act, x, lo, hi);
-                if (p.residual.p) x = x + G::load(p.residual, b, i, j);
+                if (p.residual.p) x = G::add(x, G::load(p.residual, b, i, j));
                 G::store(p.d, b, i, j, x);
             }
         }

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "gemm_epilogue.cuh"
 #include "wgmma_sm90.cuh"
 
 /* Design (one CTA per SM, persistent):
@@ -24,6 +25,11 @@
  *   registers, or for a 16-bit C with beta == 0 through shared memory and a TMA store, which
  *   clips at the edges), so M and N edges need no special tiles; K edges read TMA's zero
  *   fill.
+ * - With duet_gemm_ex's epilogue fused (EPI), each consumer warpgroup writes its 64 x 256 f32
+ *   results to shared memory 128 columns at a time and then applies the epilogue in a rolled
+ *   loop, a warp per row and a lane per column, so D, C, the residual and aux are read and
+ *   written in whole rows and the epilogue's code exists once (unrolled over the 128
+ *   accumulators it would be tens of thousands of instructions).
  * - Tiles (and batches) are walked by every CTA with a stride of gridDim.x in a grouped order
  *   (WG_GROUP_M tile rows at a time, column by column), so the CTAs resident at one moment
  *   share A row panels and B column panels in L2. The producer runs ahead into the next tile
@@ -37,15 +43,22 @@
 #define WG_A_STAGE_BYTES (WG_BM * WG_KBYTES)
 #define WG_B_STAGE_BYTES (WG_BN * WG_KBYTES)
 #define WG_C_TILE_BYTES  (WG_BM * WG_BN * 2) /* a 16-bit C tile staged for the TMA store */
+/* The fused epilogue's f32 staging: per consumer warpgroup 64 rows of 128 columns, rows padded
+ * by 8 floats so that the fragment stores of a warp (8 rows, 4 column pairs) take 2 wavefronts. */
+#define WG_EPI_COLS        128
+#define WG_EPI_LD          (WG_EPI_COLS + 8)
+#define WG_EPI_STAGE_BYTES (2 * 64 * WG_EPI_LD * 4)
 
 /* A 16-bit C is written through shared memory by TMA stores, which need the 64 KiB that a
- * fourth stage would take; an f32 or i32 C (twice the bytes) is stored from registers. */
-template <typename CT> struct wg_config {
-    static constexpr bool tma_store = sizeof(CT) == 2;
-    static constexpr int stages = tma_store ? 3 : 4;
+ * fourth stage would take; an f32 or i32 C (twice the bytes) is stored from registers. The
+ * fused epilogue (EPI, any D dtype) needs its f32 staging, so it also runs on 3 stages. */
+template <typename CT, bool EPI = false> struct wg_config {
+    static constexpr bool tma_store = !EPI && sizeof(CT) == 2;
+    static constexpr int stages = tma_store || EPI ? 3 : 4;
+    static constexpr int c_bytes = EPI ? WG_EPI_STAGE_BYTES : tma_store ? WG_C_TILE_BYTES : 0;
     /* Stages, the C tile, 2 mbarriers per stage, slack to align to the swizzle's 1024 bytes. */
-    static constexpr int shared_bytes = stages * (WG_A_STAGE_BYTES + WG_B_STAGE_BYTES) +
-                                        (tma_store ? WG_C_TILE_BYTES : 0) + 2 * stages * 8 + 1024;
+    static constexpr int shared_bytes =
+        stages * (WG_A_STAGE_BYTES + WG_B_STAGE_BYTES) + c_bytes + 2 * stages * 8 + 1024;
 };
 
 /* Input kinds (A's and B's dtype and the instruction that multiplies them). */
@@ -63,6 +76,18 @@ struct wg_params {
                                beta == 0, 16-byte aligned rows)                          */
     float alpha, beta;      /* floating kinds                                          */
     uint32_t ialpha, ibeta; /* i8: int32 values whose uint32 images wrap modulo 2^32   */
+};
+
+/* duet_gemm_ex's epilogue as the fused store applies it (src/common/internal.h, dt_epilogue,
+ * turned with D): x = alpha acc [* row_scale] [* col_scale] [+ beta c] [+ bias]; aux = x;
+ * D = act(x) [+ residual], in f32 with gemm_epilogue.cuh's steps. An operand with p NULL is
+ * absent; row_scale has cs == 0, col_scale rs == 0, a bias one of the two. D is wg_params.c
+ * with the dtype d_dtype (f32, f16 or bf16). */
+struct wg_epi {
+    ge_operand c, bias, row_scale, col_scale, residual, aux;
+    int act;
+    int d_dtype;
+    float lo, hi, beta;
 };
 
 template <int KIND> struct wg_traits;
@@ -153,6 +178,41 @@ DUET_SM90_INLINE void wg_store2(int32_t *p, bool two, int32_t v0, int32_t v1, in
     }
 }
 
+/* The fused epilogue of one warpgroup's 64 rows from row0 and WG_EPI_COLS columns from col0,
+ * whose alpha * acc the warpgroup has just written to st (row stride WG_EPI_LD): a warp per
+ * row, a lane per column (32 apart), so every access of a warp covers a run of a row. */
+DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_epi &e, int bt,
+                                  int row0, int col0, int warp, int lane)
+{
+    typedef ge_math<float> G;
+    const int64_t b = bt;
+    const int d_size = ge_size_f32(e.d_dtype);
+    unsigned char *d = static_cast<unsigned char *>(p.c);
+#pragma unroll 1
+    for (int r = warp; r < 64; r += 4) {
+        const int row = row0 + r;
+        if (row >= p.m) break;
+        const float rs = e.row_scale.p ? G::load(e.row_scale, b, row, 0) : 1.0f;
+        const bool bias_row = e.bias.p && e.bias.cs == 0;
+        const float rb = bias_row ? G::load(e.bias, b, row, 0) : 0.0f;
+        unsigned char *drow = d + ((int64_t)bt * p.bsc + (int64_t)row * p.ldc) * d_size;
+#pragma unroll 1
+        for (int u = 0; u < WG_EPI_COLS; u += 32) {
+            const int col = col0 + u + lane;
+            if (col >= p.n) break;
+            float x = G::mul(p.alpha, st[r * WG_EPI_LD + u + lane]);
+            if (e.row_scale.p) x = G::mul(x, rs);
+            if (e.col_scale.p) x = G::mul(x, G::load(e.col_scale, b, row, col));
+            if (e.c.p) x = G::axpy(e.beta, G::load(e.c, b, row, col), x);
+            if (e.bias.p) x = G::add(x, bias_row ? rb : G::load(e.bias, b, row, col));
+            if (e.aux.p) G::store(e.aux, b, row, col, x);
+            x = G::act(e.act, x, e.lo, e.hi);
+            if (e.residual.p) x = G::add(x, G::load(e.residual, b, row, col));
+            ge_store_f32(drow + (int64_t)col * d_size, e.d_dtype, x);
+        }
+    }
+}
+
 /* Tile t of the grouped order: batch, tile row, tile column. */
 DUET_SM90_INLINE void wg_tile_coords(int64_t t, const wg_params &p, int &bt, int &tm, int &tn)
 {
@@ -175,16 +235,19 @@ DUET_SM90_INLINE void wg_tile_coords(int64_t t, const wg_params &p, int &bt, int
 /* LAYOUT bit 0: A is M-major (a.rs == 1); bit 1: B is N-major (b.cs == 1). An MN-major
  * operand's map is (M or N, K, batch) with 64 x 64 boxes (64 elements = 128 bytes wide, 64 K
  * rows), loaded 2 (A) or 4 (B) boxes per stage, 8 KiB apart; the stage sizes stay the same. */
-template <int KIND, typename CT, int LAYOUT>
+/* EPI: the fused epilogue of duet_gemm_ex (e; CT is then float and unused, D's dtype is
+ * e.d_dtype); the plain kernels (EPI false) never read e. */
+template <int KIND, typename CT, int LAYOUT, bool EPI = false>
 __global__ void __launch_bounds__(WG_THREADS, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tma,
                       const __grid_constant__ CUtensorMap tmb,
-                      const __grid_constant__ CUtensorMap tmc, const wg_params p)
+                      const __grid_constant__ CUtensorMap tmc, const wg_params p, const wg_epi e)
 {
 #if DUET_SM90_DEVICE
     typedef typename wg_traits<KIND>::acc_t acc_t;
-    constexpr int kStages = wg_config<CT>::stages;
-    constexpr bool TMA_STORE = wg_config<CT>::tma_store;
+    constexpr int kStages = wg_config<CT, EPI>::stages;
+    constexpr bool TMA_STORE = wg_config<CT, EPI>::tma_store;
+    static_assert(!EPI || KIND != WG_I8, "the fused epilogue is f32 math only");
     constexpr int kelems = KIND == WG_TF32 ? 32 : (KIND == WG_I8 ? 128 : 64);
     constexpr int a_mn = LAYOUT & 1, b_mn = (LAYOUT >> 1) & 1;
     static_assert(!(a_mn || b_mn) || kelems == 64, "MN-major operands are 16-bit only");
@@ -194,8 +257,8 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                                                 ~static_cast<uintptr_t>(1023));
     uint8_t *sa = smem;
     uint8_t *sb = smem + kStages * WG_A_STAGE_BYTES;
-    uint8_t *sc = sb + kStages * WG_B_STAGE_BYTES; /* C tile (TMA_STORE only) */
-    uint64_t *full = reinterpret_cast<uint64_t *>(sc + (TMA_STORE ? WG_C_TILE_BYTES : 0));
+    uint8_t *sc = sb + kStages * WG_B_STAGE_BYTES; /* C tile (TMA_STORE) or staging (EPI) */
+    uint64_t *full = reinterpret_cast<uint64_t *>(sc + wg_config<CT, EPI>::c_bytes);
     uint64_t *empty = full + kStages;
 
     const int wg = threadIdx.x / 128;
@@ -298,6 +361,33 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
             for (int i = 0; i < 128; ++i) sm90_fence_operand(acc[i]);
             if (tid == 0) sm90_mbar_arrive(&empty[prev]);
+
+            if constexpr (EPI) {
+                /* Two halves of 128 columns: the accumulators of one half into the staging
+                 * (fragment layout: rows warp * 16 + lane / 4 (+ 8), column pairs 8 apart),
+                 * then the epilogue over it. The barriers keep the previous half's (or tile's)
+                 * readers ahead of the writers. */
+                float *st = reinterpret_cast<float *>(sc) + (wg - 1) * 64 * WG_EPI_LD;
+#pragma unroll
+                for (int q = 0; q < WG_BN / WG_EPI_COLS; ++q) {
+                    sm90_named_barrier(wg, 128);
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+                        for (int j = 0; j < WG_EPI_COLS / 8; ++j) {
+                            const int jj = q * (WG_EPI_COLS / 8) + j;
+                            *reinterpret_cast<float2 *>(st + r * WG_EPI_LD + 8 * j +
+                                                        (lane % 4) * 2) =
+                                make_float2(acc[4 * jj + 2 * h], acc[4 * jj + 2 * h + 1]);
+                        }
+                    }
+                    sm90_named_barrier(wg, 128);
+                    wg_epi_rows(st, p, e, bt, tm * WG_BM + (wg - 1) * 64,
+                                tn * WG_BN + q * WG_EPI_COLS, warp, lane);
+                }
+                continue;
+            }
 
             const int row0 = tm * WG_BM + (wg - 1) * 64 + warp * 16 + lane / 4;
             const int col0 = tn * WG_BN + (lane % 4) * 2;

@@ -22,6 +22,10 @@
 
 static duet_context *ctx;
 static int quick;
+/* The Hopper GEMM takes every problem it covers (cuda backend, capability 9.0,
+ * DUET_GEMM_HOPPER_ALL set, DUET_GEMM_PORTABLE not): then the planner fuses the epilogue of
+ * every GEMM on 16-bit inputs with a C wider than 16 both ways, and of every TF32 GEMM. */
+static int hopper_all;
 
 enum { BIAS_NONE = 0, BIAS_ROW = 1, BIAS_COL = 2 };
 
@@ -41,6 +45,7 @@ typedef struct ecase {
     int a_bcast;   /* A: batch_count 1 */
     int c_nan;     /* C wholly NaN (with beta 0: never read) */
     int repeat;    /* run twice: the same bits */
+    int tf32;      /* f32 inputs with options.math TF32 */
 } ecase;
 
 static const char *lay(duet_layout l) { return l == DUET_LAYOUT_ROW_MAJOR ? "row" : "col"; }
@@ -50,14 +55,14 @@ static void describe(const ecase *t, char *buf, size_t size)
     snprintf(buf, size,
              "A,B %s C %s D %s v %s %s%s A:%s,%s B:%s,%s C:%s D:%s m=%lld n=%lld k=%lld "
              "batch=%lld alpha=%g beta=%g act=%s bias=%d scales=%d,%d res=%d aux=%d vb=%d "
-             "inplace=%d",
+             "inplace=%d%s",
              duet_dtype_name(t->ab), t->c_null ? "NULL" : duet_dtype_name(t->c),
              duet_dtype_name(t->d), duet_dtype_name(t->v), t->nan_bias ? "nanbias " : "",
              t->a_bcast ? "A-bcast" : "", lay(t->la), t->op_a == DUET_OP_N ? "N" : "T", lay(t->lb),
              t->op_b == DUET_OP_N ? "N" : "T", lay(t->lc), lay(t->ld), (long long)t->m,
              (long long)t->n, (long long)t->k, (long long)t->batch, t->alpha, t->beta,
              duet_activation_name(t->act), t->bias, t->row_scale, t->col_scale, t->residual, t->aux,
-             t->vec_batch, t->in_place);
+             t->vec_batch, t->in_place, t->tf32 ? " tf32" : "");
 }
 
 static int is_int(duet_dtype d) { return d == DUET_DTYPE_I32 || d == DUET_DTYPE_I8; }
@@ -298,6 +303,7 @@ static void run_case(const ecase *t)
     duet_op_options opt;
     memset(&opt, 0, sizeof opt);
     opt.info = &info;
+    opt.math = t->tf32 ? DUET_MATH_TF32 : DUET_MATH_DEFAULT;
     DT_OK(duet_gemm_ex(NULL, t->op_a, t->op_b, t->alpha, &A.m, &B.m, t->beta,
                        t->c_null ? NULL : &C.m, &epi, &D.m, &opt));
     void *dout = malloc(D.bytes), *aout = t->aux ? malloc(aux.bytes) : NULL;
@@ -321,14 +327,28 @@ static void run_case(const ecase *t)
         const int product = k > 0 && t->alpha != 0.0;
         DT_CHECK(memchr(info.epilogue, '\0', sizeof info.epilogue) != NULL,
                  "%s: info.epilogue is not NUL-terminated", what);
+        /* Fused: the GEMM kernel applied the epilogue in its store (one launch, no pass). */
+        const int fused = strncmp(info.epilogue, "fused_", 6) == 0;
         if (plain)
             DT_CHECK(info.epilogue[0] == '\0', "%s: info.epilogue \"%.48s\" for a plain GEMM", what,
                      info.epilogue);
         else
             DT_CHECK(strstr(info.epilogue, "gemm_epilogue_") != NULL &&
-                         info.launches >= (product ? 2 : 1),
+                         info.launches >= (product && !fused ? 2 : 1),
                      "%s: info.epilogue \"%.48s\", launches %d", what, info.epilogue,
                      info.launches);
+        if (fused)
+            DT_CHECK(product && strncmp(info.kernel, "gemm_wgmma_", 11) == 0 &&
+                         strstr(info.kernel, "_epi") != NULL,
+                     "%s: fused epilogue \"%.48s\" after kernel %.64s", what, info.epilogue,
+                     info.kernel);
+        /* Where the planner puts the GEMM on the Hopper kernel, the epilogue is fused. */
+        const int lowp_in = t->ab == DUET_DTYPE_F16 || t->ab == DUET_DTYPE_BF16;
+        const int want_fused =
+            hopper_all && !plain && product && ((lowp_in && m > 16 && n > 16) || t->tf32);
+        if (hopper_all && !plain)
+            DT_CHECK(fused == want_fused, "%s: info.epilogue \"%.48s\" (kernel %.64s), want %s",
+                     what, info.epilogue, info.kernel, want_fused ? "fused" : "a pass");
     }
     /* The same call again gives the same bits (no atomics, no order left to chance). */
     if (t->repeat && !t->in_place) {
@@ -386,13 +406,13 @@ static void run_case(const ecase *t)
                     }
                     continue;
                 }
-                double x = 0, g = 0;
+                double x = 0, g = 0, gp = 0;
                 if (product) {
                     double s = t->alpha;
                     if (t->row_scale) s *= val(&rs, b, i, 0);
                     if (t->col_scale) s *= val(&cs, b, 0, j);
                     x = s * acc;
-                    g = fabs(s) * gauge;
+                    g = gp = fabs(s) * gauge;
                 }
                 if (!t->c_null && t->beta != 0) {
                     const double cv = t->beta * val(&C, b, i, j);
@@ -406,7 +426,9 @@ static void run_case(const ecase *t)
                     g += fabs(bv);
                 }
                 const double eps = math == DUET_DTYPE_F64 ? 0x1p-53 : 0x1p-24;
-                const double ex = 2.0 * (double)(k + 8) * eps * g;
+                /* TF32 keeps 10 bits of each input's mantissa (truncated, at worst): 2^-9 of
+                 * each product. */
+                const double ex = 2.0 * (double)(k + 8) * eps * g + (t->tf32 ? 0x1p-9 * gp : 0.0);
                 if (t->aux && !bad_aux) {
                     const double a = dt_get(aout, t->v, dt_matrix_index(&aux.m, b, i, j));
                     if (!close_enough(t->v, a, x, ex)) {
@@ -600,6 +622,67 @@ static void special(void)
     run_case(&t);
     t.d = DUET_DTYPE_F32, t.beta = 0.0, t.c_null = 1;
     run_case(&t);
+}
+
+/* The inputs whose GEMM the Hopper kernel can run with the epilogue in its store: every
+ * activation, bias per row and per column, aux, residual, scales, beta with C apart from D and
+ * as D, D of f32, f16 and bf16, edges of M and N inside a tile (m, n not multiples of 128 and
+ * 256, and n > 256: two tile columns), batches. On the cpu backend and elsewhere the same
+ * cases run the two passes. */
+static void fused(void)
+{
+    static const duet_activation ACTS[] = {DUET_ACT_NONE,     DUET_ACT_RELU, DUET_ACT_GELU_TANH,
+                                           DUET_ACT_GELU_ERF, DUET_ACT_SILU, DUET_ACT_SIGMOID,
+                                           DUET_ACT_CLAMP};
+    static const family INPUTS[] = {{DUET_DTYPE_BF16, DUET_DTYPE_BF16},
+                                    {DUET_DTYPE_F16, DUET_DTYPE_F32},
+                                    {DUET_DTYPE_F32, DUET_DTYPE_F32}};
+    static const duet_dtype OUTS[] = {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16};
+    unsigned r = 0;
+    int cases = 0;
+    for (int f = 0; f < 3; f++) {
+        for (int od = 0; od < 3; od++) {
+            for (int ai = 0; ai < 7; ai++) {
+                const int nb = quick ? 1 : 3;
+                for (int bk = 0; bk < nb; bk++, r++) {
+                    ecase t;
+                    memset(&t, 0, sizeof t);
+                    t.ab = INPUTS[f].ab;
+                    t.tf32 = t.ab == DUET_DTYPE_F32;
+                    t.c = (r / 2) % 2 ? DUET_DTYPE_F32 : INPUTS[f].c;
+                    t.d = OUTS[od];
+                    t.v = OUTS[(od + r) % 3];
+                    t.op_a = r % 2 ? DUET_OP_T : DUET_OP_N;
+                    t.op_b = (r / 3) % 2 ? DUET_OP_T : DUET_OP_N;
+                    t.la = (r / 5) % 2 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                    t.lb = (r / 7) % 2 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                    t.lc = (r / 4) % 2 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                    t.ld = (r / 6) % 3 == 2 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                    t.m = 17 + (int64_t)(r * 37 % 150);
+                    t.n = 17 + (int64_t)(r * 53 % 300);
+                    t.k = 8 + (int64_t)(r * 7 % 41);
+                    t.batch = r % 4 == 1 ? 2 : 1;
+                    t.alpha = 0.75;
+                    t.beta = r % 3 == 0 ? 0.0 : 0.5;
+                    t.c_null = t.beta == 0.0 && r % 2 == 0;
+                    t.act = ACTS[ai];
+                    t.lo = -0.5, t.hi = 0.75;
+                    t.bias = quick ? (int)(r % 3) : bk;
+                    t.row_scale = r % 3 == 1;
+                    t.col_scale = r % 4 == 2;
+                    t.residual = r % 2 == 1;
+                    t.aux = r % 3 != 2;
+                    t.vec_batch = (r / 3) % 2;
+                    t.a_bcast = t.batch > 1 && r % 8 == 5;
+                    t.in_place = !t.c_null && t.beta != 0.0 && t.d == t.c && r % 5 == 2;
+                    if (t.in_place) t.ld = t.lc;
+                    run_case(&t);
+                    cases++;
+                }
+            }
+        }
+    }
+    printf("fused: %d cases\n", cases);
 }
 
 /* ---- misuse: a clear status naming the argument, and nothing written ---- */
@@ -820,9 +903,17 @@ int main(int argc, char **argv)
 {
     quick = dt_quick_mode(argc, argv);
     ctx = dt_open_or_skip();
+    {
+        duet_device_props props;
+        DT_OK(duet_context_get_props(ctx, &props));
+        hopper_all = strcmp(duet_backend_name(), "cuda") == 0 && props.capability_major == 9 &&
+                     props.capability_minor == 0 && getenv("DUET_GEMM_HOPPER_ALL") != NULL &&
+                     getenv("DUET_GEMM_PORTABLE") == NULL;
+    }
     dt_seed(29);
     misuse();
     special();
+    fused();
     sweep();
     DT_OK(duet_context_destroy(ctx));
     return dt_finish("test_gemm_epilogue");

@@ -640,6 +640,74 @@ static void test_gpu_properties(void)
     printf("  %d GPU plans checked\n", plans);
 }
 
+/* ---- dt_gemm_epilogue_fuses: which plans apply duet_gemm_ex's epilogue in the store ---- */
+
+static void test_epilogue_fuses(void)
+{
+    dt_epilogue e;
+    memset(&e, 0, sizeof e);
+    e.math = DUET_DTYPE_F32;
+    e.act = DUET_ACT_GELU_TANH;
+    e.bias.on = 1;
+    e.bias.dtype = DUET_DTYPE_BF16;
+    e.bias.v.base = (void *)(uintptr_t)(4 << 20);
+    e.bias.v.cs = 1; /* a 1 x n bias: rs == 0 */
+    dt_gemm_gpu_plan pl;
+    const dt_gemm_target h200 = target(T_H200, SIZE_MAX);
+#define FUSES(what, g, t, want)                                                                    \
+    DT_CHECK(dt_gemm_epilogue_fuses(&(g), &(t), &pl) == (want), "%s: fuses %d (%s %s)", what,      \
+             !(want), family_name(pl.family), pl.rule ? pl.rule : "")
+    dt_gemm g = gpu_problem(DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 4096, 4096, 4096, 0, 0, 0);
+    FUSES("bf16 without an epilogue", g, h200, 0);
+    g.epi = &e;
+    FUSES("bf16 -> bf16", g, h200, 1);
+    DT_CHECK(pl.family == DT_GEMM_WGMMA, "bf16 -> bf16 plans %s", family_name(pl.family));
+    g.c_dtype = DUET_DTYPE_F16;
+    FUSES("bf16 -> f16 (planned as bf16 C)", g, h200, 1);
+    g.c_dtype = DUET_DTYPE_F32;
+    FUSES("bf16 -> f32", g, h200, 1);
+    g.beta = 1.0;
+    FUSES("beta for the GEMM", g, h200, 0);
+    g.beta = 0.0;
+    e.t.on = 1;
+    FUSES("an intermediate product", g, h200, 0);
+    e.t.on = 0;
+    e.bias.v.rs = 4096;
+    FUSES("a bias that is no vector", g, h200, 0);
+    e.bias.v.rs = 0;
+    e.aux.on = 1;
+    e.aux.dtype = DUET_DTYPE_F64;
+    FUSES("an f64 aux", g, h200, 0);
+    e.aux.on = 0;
+    const dt_gemm_target portable = target(T_H200_PORTABLE, SIZE_MAX);
+    FUSES("DUET_GEMM_PORTABLE", g, portable, 0);
+    const dt_gemm_target a100 = target(T_SM80, SIZE_MAX);
+    FUSES("sm_80", g, a100, 0);
+    dt_gemm odd = gpu_problem(DUET_DTYPE_F16, DUET_MATH_DEFAULT, 4096, 4096, 4095, 1, 1, 1);
+    odd.epi = &e;
+    odd.c_dtype = DUET_DTYPE_BF16;
+    FUSES("f16 on K-major copies", odd, h200, 1);
+    DT_CHECK(pl.pack_a && pl.pack_b, "f16 on copies: %d, %d", pl.pack_a, pl.pack_b);
+    const dt_gemm_target tight = target(T_H200, 0);
+    FUSES("f16 that needs copies, no room", odd, tight, 0);
+    dt_gemm narrow = gpu_problem(DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 4096, 8, 4096, 0, 0, 0);
+    narrow.epi = &e;
+    FUSES("narrow C (memory-bound family)", narrow, h200, 0);
+    dt_gemm tf = gpu_problem(DUET_DTYPE_F32, DUET_MATH_TF32, 4096, 4096, 4096, 0, 0, 0);
+    tf.epi = &e;
+    tf.c_dtype = DUET_DTYPE_BF16;
+    FUSES("TF32 -> bf16", tf, h200, 1);
+    tf.math = DUET_MATH_DEFAULT;
+    FUSES("exact f32", tf, h200, 0);
+    tf.math = DUET_MATH_3XTF32;
+    FUSES("3xTF32", tf, h200, 0);
+    dt_gemm i8 = gpu_problem(DUET_DTYPE_I8, DUET_MATH_DEFAULT, 4096, 4096, 4096, 0, 0, 0);
+    e.math = DUET_DTYPE_I32;
+    i8.epi = &e;
+    FUSES("i8", i8, h200, 0);
+#undef FUSES
+}
+
 int main(void)
 {
     printf("test_gemm_plan (host)\n");
@@ -648,5 +716,6 @@ int main(void)
     test_tile_split();
     test_gpu_named();
     test_gpu_properties();
+    test_epilogue_fuses();
     return dt_finish("test_gemm_plan");
 }

@@ -351,7 +351,8 @@ typedef struct duet_launch_info {
     char epilogue[48];         /* duet_gemm_ex: the epilogue kernel that ran after the
                                   GEMM, e.g. "gemm_epilogue_f32_bf16" (counted in
                                   launches; kernel, config, tile and tuning describe the
-                                  GEMM); "" where none ran                               */
+                                  GEMM), or "fused_gemm_epilogue_f32_bf16" when the GEMM
+                                  kernel applied it in its store; "" where none ran      */
     char prologue[48];         /* gemm with 8-bit float A and B: the passes that decoded
                                   them before the GEMM, e.g.
                                   "convert_f8e4m3_f16,convert_f8e5m2_f16" (counted in
@@ -489,14 +490,17 @@ typedef struct duet_gemm_epilogue {
  * arithmetic says (0 * inf is NaN); beta == 0 never reads C, alpha == 0 or K == 0 never reads
  * A or B (t = 0).
  *
- * How it runs (this release): on GPUs the GEMM writes alpha * acc (or, when D is C in the GEMM's
- * accumulation dtype and there are no scales, alpha * acc + beta * C) at full precision, into D
- * when D has that dtype and otherwise into a per-stream scratch of m n batch elements of the
- * math type, and one epilogue kernel then reads it, C, the vectors and the residual once and
- * writes D and aux: one more launch and one more pass over m x n than a fused epilogue would
- * make (duet_launch_info.launches counts it, .epilogue names it). Fusing the epilogue into the
- * GEMM kernels is planned. The cpu backend runs the same two steps. The scratch grows like the
- * stream's workspace (a stream capturing into a graph needs one uncaptured run first).
+ * How it runs (this release): where the GPU's plan runs the GEMM on the Hopper wgmma kernel
+ * (sm_90; f16/bf16 inputs, f32 with TF32 math), that kernel applies the epilogue in its own
+ * store, with the same f32 steps and roundings as the epilogue kernel below: one launch, no
+ * intermediate (duet_launch_info.epilogue "fused_gemm_epilogue_f32_<D>"). Elsewhere the GEMM
+ * writes alpha * acc (or, when D is C in the GEMM's accumulation dtype and there are no scales,
+ * alpha * acc + beta * C) at full precision, into D when D has that dtype and otherwise into a
+ * per-stream scratch of m n batch elements of the math type, and one epilogue kernel then reads
+ * it, C, the vectors and the residual once and writes D and aux: one more launch and one more
+ * pass over m x n (duet_launch_info.launches counts it, .epilogue names it). The cpu backend
+ * runs the same two steps. The scratch grows like the stream's workspace (a stream capturing
+ * into a graph needs one uncaptured run first).
  *
  * Per-tensor scales of 8-bit float A and B (epi.scale_a, epi.scale_b): t = alpha * acc;
  * t = t * scale_a; t = t * scale_b (each an f32 rounding), then the steps above from beta * C on.

@@ -688,15 +688,21 @@ static int gemm_dtypes_supported(duet_dtype a, duet_dtype b, duet_dtype c)
 /* Decodes one 8-bit float operand of a GEMM, as stored (rows x cols over nb batches at the
  * strides of v), exactly into a packed matrix of dt (f16 or bf16, which hold every 8-bit float
  * value) at dst, keeping the direction of v's unit stride; *out is the decoded view. */
-static duet_status f8_decode(dt_context *ctx, dt_stream *s, duet_dtype from, duet_dtype dt,
-                             const dt_view *v, int64_t rows, int64_t cols, int64_t nb, void *dst,
-                             dt_view *out)
+static void f8_decoded_view(const dt_view *v, int64_t rows, int64_t cols, void *dst, dt_view *out)
 {
     const int row_major = v->cs == 1 || v->rs != 1;
     out->base = dst;
     out->rs = row_major ? cols : 1;
     out->cs = row_major ? 1 : rows;
     out->bs = v->bs == 0 ? 0 : rows * cols;
+}
+
+static duet_status f8_decode(dt_context *ctx, dt_stream *s, duet_dtype from, duet_dtype dt,
+                             const dt_view *v, int64_t rows, int64_t cols, int64_t nb, void *dst,
+                             dt_view *out)
+{
+    const int row_major = v->cs == 1 || v->rs != 1;
+    f8_decoded_view(v, rows, cols, dst, out);
     dt_convert c;
     memset(&c, 0, sizeof c);
     c.src_dtype = from;
@@ -735,16 +741,22 @@ static duet_status gemm_check_modes(duet_dtype dt, const duet_op_options *option
     return DUET_SUCCESS;
 }
 
+static void epi_turn(dt_epi_operand *o);
+
 /* The GEMM of duet_gemm and duet_gemm_ex, on validated operands: the view cv (of dtype ct) =
  * alpha * op(A) * op(B) + beta * cv over m x n x batch, with duet_gemm's cases (an empty C,
  * no product, the column-major turn). locked: the caller holds the stream's op lock (else it is
- * taken around the backend's gemm). */
+ * taken around the backend's gemm).
+ * epi (duet_gemm_ex, with a product and the lock held): cv is D and epi the epilogue, in D's
+ * orientation. The GEMM runs with the epilogue in its store where be_gemm_fuses_epilogue says
+ * so (*fused = 1); else nothing is queued (*fused = 0) and the caller runs the two passes. */
 static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, duet_op op_b,
                             double alpha, const dt_view *av, const dt_view *bv, double beta,
                             dt_view cv, duet_dtype dt, duet_dtype bt, duet_dtype ct, int64_t m,
                             int64_t n, int64_t k, int64_t batch, const duet_op_options *options,
-                            int locked, const char *fn)
+                            int locked, const char *fn, const dt_epilogue *epi, int *fused)
 {
+    if (fused) *fused = 0;
     duet_status st;
     const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
     const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
@@ -794,27 +806,27 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     dt_view a_run = *av, b_run = *bv;
     size_t f8_bytes = 0;
     dt_stream *fs = NULL;
+    /* The decode's shapes and destination; the decode itself runs once the GEMM is sure to. */
+    const int64_t ar = op_a == DUET_OP_N ? m : k, ac = op_a == DUET_OP_N ? k : m;
+    const int64_t br = op_b == DUET_OP_N ? k : n, bc = op_b == DUET_OP_N ? n : k;
+    const int64_t anb = av->bs == 0 ? 1 : batch, bnb = bv->bs == 0 ? 1 : batch;
+    size_t a_bytes = 0;
+    void *f8_p = NULL;
     if (f8 && k != 0 && alpha != 0.0) {
         st = op_stream(stream, ctx, fn, &fs);
         if (st != DUET_SUCCESS) return st;
-        const int64_t ar = op_a == DUET_OP_N ? m : k, ac = op_a == DUET_OP_N ? k : m;
-        const int64_t br = op_b == DUET_OP_N ? k : n, bc = op_b == DUET_OP_N ? n : k;
-        const int64_t anb = av->bs == 0 ? 1 : batch, bnb = bv->bs == 0 ? 1 : batch;
         /* Each fits: A and B themselves span at least as many (1-byte) elements. */
-        const size_t a_bytes = (((size_t)(anb * ar * ac) * 2) + 255) & ~(size_t)255;
+        a_bytes = (((size_t)(anb * ar * ac) * 2) + 255) & ~(size_t)255;
         const size_t b_bytes = (size_t)(bnb * br * bc) * 2;
         f8_bytes = a_bytes + b_bytes;
-        void *p = NULL;
         if (!locked) pthread_mutex_lock(&fs->op_lock);
-        st = dt_workspace_reserve(ctx, fs->be, &fs->f8_ws, f8_bytes, fn, &p);
-        if (st == DUET_SUCCESS)
-            st = f8_decode(ctx, fs, dt, run_dt, av, ar, ac, anb, p, &a_run);
-        if (st == DUET_SUCCESS)
-            st = f8_decode(ctx, fs, bt, run_dt, bv, br, bc, bnb, (char *)p + a_bytes, &b_run);
+        st = dt_workspace_reserve(ctx, fs->be, &fs->f8_ws, f8_bytes, fn, &f8_p);
         if (st != DUET_SUCCESS) {
             if (!locked) pthread_mutex_unlock(&fs->op_lock);
             return st;
         }
+        f8_decoded_view(av, ar, ac, f8_p, &a_run);
+        f8_decoded_view(bv, br, bc, (char *)f8_p + a_bytes, &b_run);
     }
 
     dt_gemm g;
@@ -833,6 +845,8 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     g.c = cv;
     if (op_a == DUET_OP_T) swap64(&g.a.rs, &g.a.cs);
     if (op_b == DUET_OP_T) swap64(&g.b.rs, &g.b.cs);
+    dt_epilogue et;
+    if (epi) et = *epi;
     if (g.c.cs != 1 && g.c.rs == 1) {
         /* Column-major C: solve C^T = B^T A^T so that kernels always write along rows. */
         dt_view ta = g.a, tb = g.b;
@@ -842,6 +856,12 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
         swap64(&g.b.rs, &g.b.cs);
         swap64(&g.c.rs, &g.c.cs);
         swap64(&g.m, &g.n);
+        if (epi) {
+            swap64(&et.m, &et.n);
+            dt_epi_operand *all[8] = {&et.t,         &et.c,        &et.bias, &et.row_scale,
+                                      &et.col_scale, &et.residual, &et.aux,  &et.d};
+            for (int i = 0; i < 8; i++) epi_turn(all[i]);
+        }
     }
     dt_plan plan;
     dt_stream *s = NULL;
@@ -852,7 +872,22 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
         return st;
     }
     g.ws = &s->ws;
+    if (epi) {
+        /* The backend's plan decides; without the fused store the caller runs two passes. */
+        g.epi = &et;
+        if (plan.algo != DUET_ALGO_AUTO || !be_gemm_fuses_epilogue(ctx, s->be, &g)) return st;
+        *fused = 1;
+    }
     if (!locked && !fs) pthread_mutex_lock(&s->op_lock);
+    if (fs) {
+        st = f8_decode(ctx, fs, dt, run_dt, av, ar, ac, anb, f8_p, &a_run);
+        if (st == DUET_SUCCESS)
+            st = f8_decode(ctx, fs, bt, run_dt, bv, br, bc, bnb, (char *)f8_p + a_bytes, &b_run);
+        if (st != DUET_SUCCESS) {
+            if (!locked) pthread_mutex_unlock(&s->op_lock);
+            return st;
+        }
+    }
     st = be_gemm(ctx, s->be, &g, &plan, info);
     if (!locked) pthread_mutex_unlock(&s->op_lock);
     if (st == DUET_SUCCESS && fs && info) {
@@ -932,8 +967,8 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "C overlaps %s in one buffer",
                        overlaps(&mc, &ma) ? "A" : "B");
 
-    return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, beta, mc.view, dt,
-                    b->dtype, ct, m, n, k, mc.batch, options, 0, fn);
+    return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, beta, mc.view, dt, b->dtype,
+                    ct, m, n, k, mc.batch, options, 0, fn, NULL, NULL);
 }
 
 /* ---- gemm with an epilogue --------------------------------------------------------------- */
@@ -1315,7 +1350,8 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     if (epi_is_identity(epi) && gemm_dtypes_supported(dt, b->dtype, d->dtype) &&
         (d_is_c || beta == 0.0))
         return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, d_is_c ? beta : 0.0,
-                        md.view, dt, b->dtype, d->dtype, m, n, k, batch, options, 0, fn);
+                        md.view, dt, b->dtype, d->dtype, m, n, k, batch, options, 0, fn, NULL,
+                        NULL);
 
     dt_epilogue e;
     memset(&e, 0, sizeof e);
@@ -1345,6 +1381,20 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     const int scaled = epi->row_scale || epi->col_scale || epi->scale_a || epi->scale_b;
     const size_t msize = duet_dtype_size(math);
     pthread_mutex_lock(&s->op_lock);
+    if (product && (!options || options->algorithm == DUET_ALGO_AUTO)) {
+        /* The epilogue in the GEMM's own store, where the backend's plan has one: D written
+         * once, no intermediate, no second launch. */
+        int fused = 0;
+        st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, 0.0, md.view, dt,
+                      b->dtype, d->dtype, m, n, k, batch, options, 1, fn, &e, &fused);
+        if (st != DUET_SUCCESS || fused) {
+            pthread_mutex_unlock(&s->op_lock);
+            if (st == DUET_SUCCESS && info)
+                snprintf(info->epilogue, sizeof info->epilogue, "fused_gemm_epilogue_%s_%s",
+                         duet_dtype_name(math), duet_dtype_name(d->dtype));
+            return st;
+        }
+    }
     size_t scratch = 0;
     if (product) {
         dt_view tv;
@@ -1381,7 +1431,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
             tv.bs = m * n;
         }
         st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, gbeta, tv, dt, b->dtype,
-                      math, m, n, k, batch, options, 1, fn);
+                      math, m, n, k, batch, options, 1, fn, NULL, NULL);
         if (st != DUET_SUCCESS) {
             pthread_mutex_unlock(&s->op_lock);
             return st;

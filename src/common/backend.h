@@ -88,6 +88,12 @@ duet_status be_copy2d(dt_context *ctx, void *stream, const dt_copy2d *t, const d
                       duet_launch_info *info);
 duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *e,
                            const dt_plan *plan, duet_launch_info *info);
+/* Whether be_gemm runs g with the epilogue g->epi applied in the GEMM kernel's own store (no
+ * intermediate, no epilogue pass): g is the GEMM be_gemm will receive (c is D). The answer
+ * is the backend's plan for g (on GPUs dt_gemm_plan_gpu and dt_gemm_epilogue_fuses; it may
+ * grow the stream's workspace for the plan, as be_gemm would), and be_gemm then runs that
+ * plan. 0: the common layer runs the GEMM and be_gemm_epilogue. */
+int be_gemm_fuses_epilogue(dt_context *ctx, void *stream, const dt_gemm *g);
 /* The epilogue pass of duet_gemm_ex (one launch on GPUs). info, when not NULL, already
  * describes the GEMM: the backend writes its kernel's name to info->epilogue and adds its
  * launch to info->launches, leaving the rest. */

@@ -580,3 +580,35 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->family = DT_GEMM_FAST;
     plan->rule = "f32, f64, i32: the tuning table's tiles";
 }
+
+/* ---- duet_gemm_ex's epilogue in the GEMM's store ---- */
+
+static int f32_math_dtype(duet_dtype d)
+{
+    return d == DUET_DTYPE_F32 || d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16;
+}
+
+int dt_gemm_epilogue_fuses(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
+{
+    const dt_epilogue *e = g->epi;
+    dt_gemm v = *g;
+    v.epi = NULL;
+    /* The plain kernels' C of D's width: the planner's coverage rules are about them. */
+    v.c_dtype = is_16bit(g->dtype) && is_16bit(g->c_dtype) ? g->dtype : DUET_DTYPE_F32;
+    dt_gemm_plan_gpu(&v, t, plan);
+    if (!e || plan->family != DT_GEMM_WGMMA) return 0;
+    const int inputs =
+        is_16bit(g->dtype) || (g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_TF32);
+    if (!inputs || plan->math != g->math || e->math != DUET_DTYPE_F32 || e->t.on ||
+        g->beta != 0.0 || !f32_math_dtype(g->c_dtype) || g->c.cs != 1)
+        return 0;
+    const dt_epi_operand *ops[6] = {&e->c,         &e->bias,     &e->row_scale,
+                                    &e->col_scale, &e->residual, &e->aux};
+    for (int i = 0; i < 6; i++)
+        if (ops[i]->on && !f32_math_dtype(ops[i]->dtype)) return 0;
+    if ((e->row_scale.on && e->row_scale.v.cs != 0) ||
+        (e->col_scale.on && e->col_scale.v.rs != 0) ||
+        (e->bias.on && e->bias.v.rs != 0 && e->bias.v.cs != 0))
+        return 0;
+    return 1;
+}

@@ -189,6 +189,10 @@ typedef struct dt_gemm {
     int64_t m, n, k, batch;
     double alpha, beta;
     dt_view a, b, c;
+    /* duet_gemm_ex's epilogue, applied by the GEMM's own store (NULL: none). Set only where
+     * be_gemm_fuses_epilogue said so; then c is D (c_dtype D's dtype), beta is 0 (the
+     * epilogue's C and beta are its own) and epi is turned like g. */
+    const struct dt_epilogue *epi;
 } dt_gemm;
 
 /* out(i, j) = in(i, j) over rows x cols x batch: a strided copy. duet_transpose arrives here

@@ -205,6 +205,13 @@ static void epi_row_i32(void *arg, int64_t b, int64_t i, int64_t j0, int64_t j1)
     }
 }
 
+/* The cpu GEMMs have no fused epilogue: duet_gemm_ex always runs the pass below. */
+int be_gemm_fuses_epilogue(dt_context *ctx, void *stream, const dt_gemm *g)
+{
+    (void)ctx, (void)stream, (void)g;
+    return 0;
+}
+
 duet_status be_gemm_epilogue(dt_context *ctx, void *stream, const dt_epilogue *e,
                              duet_launch_info *info)
 {

@@ -88,36 +88,86 @@ bool encode_c(CUtensorMap *map, CUtensorMapDataType type, void *base, int64_t m,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int KIND, typename CT, int LAYOUT>
+template <int KIND, typename CT, int LAYOUT, bool EPI>
 cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorMap &tc,
-                   const wg_params &p, int grid, cudaStream_t stream, size_t *shared)
+                   const wg_params &p, const wg_epi &e, int grid, cudaStream_t stream,
+                   size_t *shared)
 {
-    const int bytes = wg_config<CT>::shared_bytes;
+    const int bytes = wg_config<CT, EPI>::shared_bytes;
     *shared = (size_t)bytes;
     /* The opt-in above 48 KiB of shared memory, once per kernel and device. */
     static std::atomic<uint64_t> ready{0};
-    const cudaError_t e =
-        duet_gpu_opt_in_shared(gemm_wgmma_kernel<KIND, CT, LAYOUT>, bytes, ready);
-    if (e != cudaSuccess) return e;
-    gemm_wgmma_kernel<KIND, CT, LAYOUT><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p);
+    const cudaError_t err =
+        duet_gpu_opt_in_shared(gemm_wgmma_kernel<KIND, CT, LAYOUT, EPI>, bytes, ready);
+    if (err != cudaSuccess) return err;
+    gemm_wgmma_kernel<KIND, CT, LAYOUT, EPI><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p, e);
     return cudaGetLastError();
 }
 
 /* The 16-bit kinds take every operand layout; TF32 and i8 wgmma read K-major operands only. */
-template <int KIND, typename CT>
+template <int KIND, typename CT, bool EPI = false>
 cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &tb,
-                          const CUtensorMap &tc, const wg_params &p, int grid, cudaStream_t stream,
-                          size_t *shared)
+                          const CUtensorMap &tc, const wg_params &p, const wg_epi &e, int grid,
+                          cudaStream_t stream, size_t *shared)
 {
     if constexpr (KIND == WG_BF16 || KIND == WG_F16) {
         switch (layout) {
-        case 1: return launch<KIND, CT, 1>(ta, tb, tc, p, grid, stream, shared);
-        case 2: return launch<KIND, CT, 2>(ta, tb, tc, p, grid, stream, shared);
-        case 3: return launch<KIND, CT, 3>(ta, tb, tc, p, grid, stream, shared);
+        case 1: return launch<KIND, CT, 1, EPI>(ta, tb, tc, p, e, grid, stream, shared);
+        case 2: return launch<KIND, CT, 2, EPI>(ta, tb, tc, p, e, grid, stream, shared);
+        case 3: return launch<KIND, CT, 3, EPI>(ta, tb, tc, p, e, grid, stream, shared);
         default: break;
         }
     }
-    return launch<KIND, CT, 0>(ta, tb, tc, p, grid, stream, shared);
+    return launch<KIND, CT, 0, EPI>(ta, tb, tc, p, e, grid, stream, shared);
+}
+
+bool f32_math_dtype(duet_dtype d)
+{
+    return d == DUET_DTYPE_F32 || d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16;
+}
+
+/* An epilogue operand as the kernel reads it; absent: p NULL. */
+ge_operand epi_operand(const dt_epi_operand &o)
+{
+    ge_operand g;
+    memset(&g, 0, sizeof g);
+    if (!o.on) return g;
+    g.p = static_cast<unsigned char *>(o.v.base);
+    g.rs = o.v.rs;
+    g.cs = o.v.cs;
+    g.bs = o.v.bs;
+    g.dtype = (int)o.dtype;
+    return g;
+}
+
+/* g->epi as the fused store takes it (dt_gemm_epilogue_fuses made the same checks), or false. */
+bool epi_params(const dt_gemm *g, wg_epi *e)
+{
+    const dt_epilogue *x = g->epi;
+    memset(e, 0, sizeof *e);
+    if (x->math != DUET_DTYPE_F32 || x->t.on || !f32_math_dtype(g->c_dtype) ||
+        x->d.v.base != g->c.base)
+        return false;
+    const dt_epi_operand *ops[6] = {&x->c,         &x->bias,     &x->row_scale,
+                                    &x->col_scale, &x->residual, &x->aux};
+    for (int i = 0; i < 6; i++)
+        if (ops[i]->on && !f32_math_dtype(ops[i]->dtype)) return false;
+    if ((x->row_scale.on && x->row_scale.v.cs != 0) ||
+        (x->col_scale.on && x->col_scale.v.rs != 0) ||
+        (x->bias.on && x->bias.v.rs != 0 && x->bias.v.cs != 0))
+        return false;
+    e->c = epi_operand(x->c);
+    e->bias = epi_operand(x->bias);
+    e->row_scale = epi_operand(x->row_scale);
+    e->col_scale = epi_operand(x->col_scale);
+    e->residual = epi_operand(x->residual);
+    e->aux = epi_operand(x->aux);
+    e->act = (int)x->act;
+    e->d_dtype = (int)g->c_dtype;
+    e->lo = (float)x->lo;
+    e->hi = (float)x->hi;
+    e->beta = (float)x->beta;
+    return true;
 }
 
 } /* namespace */
@@ -134,6 +184,13 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     if (props->shared_mem_per_block_optin < (size_t)wg_config<float>::shared_bytes ||
         props->shared_mem_per_block_optin < (size_t)wg_config<__half>::shared_bytes)
         return DUET_ERROR_UNSUPPORTED;
+    /* duet_gemm_ex's epilogue in the store: f32 math (16-bit or TF32 inputs), D f32/f16/bf16. */
+    const bool fused = g->epi != nullptr;
+    wg_epi e;
+    memset(&e, 0, sizeof e);
+    if (fused && (b_small || g->beta != 0.0 || !epi_params(g, &e) ||
+                  props->shared_mem_per_block_optin < (size_t)wg_config<float, true>::shared_bytes))
+        return DUET_ERROR_UNSUPPORTED;
 
     int kind;
     size_t elem;
@@ -142,7 +199,8 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     switch (g->dtype) {
     case DUET_DTYPE_BF16:
     case DUET_DTYPE_F16:
-        if (g->c_dtype != g->dtype && g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        if (!fused && g->c_dtype != g->dtype && g->c_dtype != DUET_DTYPE_F32)
+            return DUET_ERROR_UNSUPPORTED;
         kind = g->dtype == DUET_DTYPE_BF16 ? WG_BF16 : WG_F16;
         elem = 2;
         type = g->dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -150,7 +208,8 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         in_name = g->dtype == DUET_DTYPE_BF16 ? "bf16" : "f16";
         break;
     case DUET_DTYPE_F32:
-        if (g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        if (!fused && g->c_dtype != DUET_DTYPE_F32) return DUET_ERROR_UNSUPPORTED;
+        if (fused && g->math != DUET_MATH_TF32) return DUET_ERROR_UNSUPPORTED;
         if (g->math == DUET_MATH_TF32) {
             kind = WG_TF32;
             in_name = "tf32";
@@ -166,7 +225,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; /* the wgmma reads the upper 19 bits */
         break;
     case DUET_DTYPE_I8:
-        if (g->c_dtype != DUET_DTYPE_I32) return DUET_ERROR_UNSUPPORTED;
+        if (fused || g->c_dtype != DUET_DTYPE_I32) return DUET_ERROR_UNSUPPORTED;
         kind = WG_I8;
         elem = 1;
         type = CU_TENSOR_MAP_DATA_TYPE_UINT8; /* bits only; the wgmma reads them as s8 */
@@ -240,7 +299,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     const size_t celem = g->c_dtype == DUET_DTYPE_F32 || g->c_dtype == DUET_DTYPE_I32 ? 4 : 2;
     /* n % 8 too: the TMA store writes a row's last 16-byte chunk whole (seen on the H100: a
      * row of 70 bf16 wrote the 2 padding elements of ldc 72). */
-    if (celem == 2 && p.beta_zero && n % 8 == 0 && aligned16(g->c.base) &&
+    if (!fused && celem == 2 && p.beta_zero && n % 8 == 0 && aligned16(g->c.base) &&
         stride16(g->c.rs, 2) && (batch == 1 || (g->c.bs != 0 && stride16(g->c.bs, 2))))
         p.tma_store = encode_c(&tc,
                                g->c_dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -252,22 +311,33 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     const duet_dtype cd = g->c_dtype;
     cudaError_t err = cudaErrorInvalidValue;
     size_t shared = 0;
-    switch (kind) {
+    switch (fused ? -1 - kind : kind) {
+    case -1 - WG_BF16:
+        err = launch_layout<WG_BF16, float, true>(layout, ta, tb, tc, p, e, grid, stream, &shared);
+        break;
+    case -1 - WG_F16:
+        err = launch_layout<WG_F16, float, true>(layout, ta, tb, tc, p, e, grid, stream, &shared);
+        break;
+    case -1 - WG_TF32:
+        err = launch_layout<WG_TF32, float, true>(0, ta, tb, tc, p, e, grid, stream, &shared);
+        break;
     case WG_BF16:
         err = cd == DUET_DTYPE_F32
-                  ? launch_layout<WG_BF16, float>(layout, ta, tb, tc, p, grid, stream, &shared)
-                  : launch_layout<WG_BF16, __nv_bfloat16>(layout, ta, tb, tc, p, grid, stream,
+                  ? launch_layout<WG_BF16, float>(layout, ta, tb, tc, p, e, grid, stream, &shared)
+                  : launch_layout<WG_BF16, __nv_bfloat16>(layout, ta, tb, tc, p, e, grid, stream,
                                                           &shared);
         break;
     case WG_F16:
         err = cd == DUET_DTYPE_F32
-                  ? launch_layout<WG_F16, float>(layout, ta, tb, tc, p, grid, stream, &shared)
-                  : launch_layout<WG_F16, __half>(layout, ta, tb, tc, p, grid, stream, &shared);
+                  ? launch_layout<WG_F16, float>(layout, ta, tb, tc, p, e, grid, stream, &shared)
+                  : launch_layout<WG_F16, __half>(layout, ta, tb, tc, p, e, grid, stream, &shared);
         break;
     case WG_TF32:
-        err = launch_layout<WG_TF32, float>(0, ta, tb, tc, p, grid, stream, &shared);
+        err = launch_layout<WG_TF32, float>(0, ta, tb, tc, p, e, grid, stream, &shared);
         break;
-    case WG_I8: err = launch_layout<WG_I8, int32_t>(0, ta, tb, tc, p, grid, stream, &shared); break;
+    case WG_I8:
+        err = launch_layout<WG_I8, int32_t>(0, ta, tb, tc, p, e, grid, stream, &shared);
+        break;
     case WG_X3:
         err = gemm_wgmma_x3_launch(ta, tb, b_small ? &tbs : nullptr, p, grid, stream, &shared);
         break;
@@ -277,8 +347,9 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     char name[64];
     /* The operands' contiguous dimensions: A's (k or m), then B's (k or n). */
     static const char *const layout_names[4] = {"kk", "mk", "kn", "mn"};
-    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s", WG_BM, bn,
-             (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd), layout_names[layout]);
+    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s%s", WG_BM, bn,
+             (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd), layout_names[layout],
+             fused ? "_epi" : "");
     if (err != cudaSuccess) {
         const duet_status status = duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY
                                        ? DUET_ERROR_DEVICE_LOST
@@ -320,8 +391,10 @@ duet_status gemm_wgmma_run_x3_split(const dt_gemm *g, const void *b_small, cudaS
 size_t gemm_wgmma_shared_bytes(void)
 {
     const size_t f = (size_t)wg_config<float>::shared_bytes,
-                 h = (size_t)wg_config<__half>::shared_bytes;
-    return f > h ? f : h;
+                 h = (size_t)wg_config<__half>::shared_bytes,
+                 e = (size_t)wg_config<float, true>::shared_bytes;
+    const size_t fh = f > h ? f : h;
+    return fh > e ? fh : e;
 }
 
 bool gemm_wgmma_ready(void) { return encode_fn() != nullptr; }

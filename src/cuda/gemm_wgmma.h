@@ -14,6 +14,8 @@
  * Launch failures return DUET_ERROR_LAUNCH_FAILED naming the kernel. On success info (if not
  * NULL) names the kernel and its configuration; math is DUET_MATH_TF32 on the TF32 path,
  * DUET_MATH_3XTF32 on the 3xTF32 one (f32 inputs split in shared memory, 128 x 128 tiles).
+ * With g->epi (dt_gemm_epilogue_fuses said so: 16-bit or TF32 inputs, beta 0, D f32, f16 or
+ * bf16 as g->c) the kernel applies duet_gemm_ex's epilogue in its store ("_epi" kernels).
  * Queues work only: nothing is allocated or synchronised (graph capture works). */
 duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_device_props *props,
                            duet_launch_info *info);
@@ -24,8 +26,8 @@ duet_status gemm_wgmma_run(const dt_gemm *g, cudaStream_t stream, const duet_dev
 duet_status gemm_wgmma_run_x3_split(const dt_gemm *g, const void *b_small, cudaStream_t stream,
                                     const duet_device_props *props, duet_launch_info *info);
 
-/* Shared bytes a block of the wgmma kernels needs (the larger of the f32-C and 16-bit-C
- * configurations): the planner's dt_gemm_target.wgmma_shared. */
+/* Shared bytes a block of the wgmma kernels needs (the largest of the f32-C, 16-bit-C and
+ * fused-epilogue configurations): the planner's dt_gemm_target.wgmma_shared. */
 size_t gemm_wgmma_shared_bytes(void);
 
 /* Whether tensor maps can be encoded (the driver's cuTensorMapEncodeTiled was found). */
