@@ -26,10 +26,12 @@
  *   clips at the edges), so M and N edges need no special tiles; K edges read TMA's zero
  *   fill.
  * - With duet_gemm_ex's epilogue fused (EPI), each consumer warpgroup writes its 64 x 256 f32
- *   results to shared memory 128 columns at a time and then applies the epilogue in a rolled
- *   loop, a warp per row and a lane per column, so D, C, the residual and aux are read and
- *   written in whole rows and the epilogue's code exists once (unrolled over the 128
- *   accumulators it would be tens of thousands of instructions).
+ *   results to shared memory 128 columns at a time and then applies the epilogue in a loop
+ *   over rows, a warp per row and four columns a lane (wg_epi_rows), so D, C, the residual and
+ *   aux are read and written in whole rows and the epilogue's code exists a few times, not
+ *   once per accumulator (unrolled over the 128 it would be tens of thousands of
+ *   instructions). No MMA runs while the consumers apply it: the producer fills the next
+ *   tile's stages meanwhile, and the rest of the epilogue's time adds to the GEMM's.
  * - Tiles (and batches) are walked by every CTA with a stride of gridDim.x in a grouped order
  *   (WG_GROUP_M tile rows at a time, column by column), so the CTAs resident at one moment
  *   share A row panels and B column panels in L2. The producer runs ahead into the next tile
@@ -178,37 +180,110 @@ DUET_SM90_INLINE void wg_store2(int32_t *p, bool two, int32_t v0, int32_t v1, in
     }
 }
 
+/* act over the U values of x: the activation chosen once, then applied to all of them. */
+template <int A, int U> DUET_SM90_INLINE void wg_act_all(float (&x)[U], float lo, float hi)
+{
+#pragma unroll
+    for (int u = 0; u < U; ++u) x[u] = ge_math<float>::act(A, x[u], lo, hi);
+}
+template <int U> DUET_SM90_INLINE void wg_act(int act, float (&x)[U], float lo, float hi)
+{
+    switch (act) {
+    case DUET_ACT_RELU: wg_act_all<DUET_ACT_RELU>(x, lo, hi); break;
+    case DUET_ACT_GELU_TANH: wg_act_all<DUET_ACT_GELU_TANH>(x, lo, hi); break;
+    case DUET_ACT_GELU_ERF: wg_act_all<DUET_ACT_GELU_ERF>(x, lo, hi); break;
+    case DUET_ACT_SILU: wg_act_all<DUET_ACT_SILU>(x, lo, hi); break;
+    case DUET_ACT_SIGMOID: wg_act_all<DUET_ACT_SIGMOID>(x, lo, hi); break;
+    case DUET_ACT_CLAMP: wg_act_all<DUET_ACT_CLAMP>(x, lo, hi); break;
+    default: break;
+    }
+}
+
 /* The fused epilogue of one warpgroup's 64 rows from row0 and WG_EPI_COLS columns from col0,
- * whose alpha * acc the warpgroup has just written to st (row stride WG_EPI_LD): a warp per
- * row, a lane per column (32 apart), so every access of a warp covers a run of a row. */
+ * whose accumulators the warpgroup has just written to st (row stride WG_EPI_LD): a warp per
+ * row, a lane per column (32 apart), so every access of a warp covers a run of a row. A lane
+ * takes its U columns of a row together: each step of the epilogue is chosen once and applied
+ * to all U (the choices are the same for every element, and U independent chains hide each
+ * other's latency); what depends on the column alone (a bias per column, the column scale) is
+ * loaded once for the 64 rows, and a row's loads of C and the residual are issued before the
+ * first is used. The steps are those of the epilogue pass, in the same order, so both give
+ * the same bits. Columns past N compute on the staging's values and are not stored. */
 DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_epi &e, int bt,
                                   int row0, int col0, int warp, int lane)
 {
     typedef ge_math<float> G;
+    constexpr int U = WG_EPI_COLS / 32; /* columns of a lane */
     const int64_t b = bt;
     const int d_size = ge_size_f32(e.d_dtype);
     unsigned char *d = static_cast<unsigned char *>(p.c);
+    const bool bias_row = e.bias.p && e.bias.cs == 0;
+    const bool bias_col = e.bias.p && !bias_row;
+    bool in[U];
+    float cbias[U], cscale[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const int col = col0 + 32 * u + lane;
+        in[u] = col < p.n;
+        cbias[u] = bias_col && in[u] ? G::load(e.bias, b, 0, col) : 0.0f;
+        cscale[u] = e.col_scale.p && in[u] ? G::load(e.col_scale, b, 0, col) : 1.0f;
+    }
 #pragma unroll 1
     for (int r = warp; r < 64; r += 4) {
         const int row = row0 + r;
         if (row >= p.m) break;
-        const float rs = e.row_scale.p ? G::load(e.row_scale, b, row, 0) : 1.0f;
-        const bool bias_row = e.bias.p && e.bias.cs == 0;
-        const float rb = bias_row ? G::load(e.bias, b, row, 0) : 0.0f;
-        unsigned char *drow = d + ((int64_t)bt * p.bsc + (int64_t)row * p.ldc) * d_size;
-#pragma unroll 1
-        for (int u = 0; u < WG_EPI_COLS; u += 32) {
-            const int col = col0 + u + lane;
-            if (col >= p.n) break;
-            float x = G::mul(p.alpha, st[r * WG_EPI_LD + u + lane]);
-            if (e.row_scale.p) x = G::mul(x, rs);
-            if (e.col_scale.p) x = G::mul(x, G::load(e.col_scale, b, row, col));
-            if (e.c.p) x = G::axpy(e.beta, G::load(e.c, b, row, col), x);
-            if (e.bias.p) x = G::add(x, bias_row ? rb : G::load(e.bias, b, row, col));
-            if (e.aux.p) G::store(e.aux, b, row, col, x);
-            x = G::act(e.act, x, e.lo, e.hi);
-            if (e.residual.p) x = G::add(x, G::load(e.residual, b, row, col));
-            ge_store_f32(drow + (int64_t)col * d_size, e.d_dtype, x);
+        float x[U], cv[U], rv[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int col = col0 + 32 * u + lane;
+            cv[u] = e.c.p && in[u] ? G::load(e.c, b, row, col) : 0.0f;
+            rv[u] = e.residual.p && in[u] ? G::load(e.residual, b, row, col) : 0.0f;
+            x[u] = G::mul(p.alpha, st[r * WG_EPI_LD + 32 * u + lane]);
+        }
+        if (e.row_scale.p) {
+            const float rs = G::load(e.row_scale, b, row, 0);
+#pragma unroll
+            for (int u = 0; u < U; ++u) x[u] = G::mul(x[u], rs);
+        }
+        if (e.col_scale.p) {
+#pragma unroll
+            for (int u = 0; u < U; ++u) x[u] = G::mul(x[u], cscale[u]);
+        }
+        if (e.c.p) {
+#pragma unroll
+            for (int u = 0; u < U; ++u) x[u] = G::axpy(e.beta, cv[u], x[u]);
+        }
+        if (bias_row) {
+            const float rb = G::load(e.bias, b, row, 0);
+#pragma unroll
+            for (int u = 0; u < U; ++u) x[u] = G::add(x[u], rb);
+        } else if (bias_col) {
+#pragma unroll
+            for (int u = 0; u < U; ++u) x[u] = G::add(x[u], cbias[u]);
+        }
+        if (e.aux.p) {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (in[u]) G::store(e.aux, b, row, col0 + 32 * u + lane, x[u]);
+        }
+        wg_act<U>(e.act, x, e.lo, e.hi);
+        if (e.residual.p) {
+#pragma unroll
+            for (int u = 0; u < U; ++u) x[u] = G::add(x[u], rv[u]);
+        }
+        unsigned char *drow =
+            d + ((int64_t)bt * p.bsc + (int64_t)row * p.ldc + col0 + lane) * d_size;
+        if (e.d_dtype == DUET_DTYPE_BF16) {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (in[u]) ge_store_f32(drow + 64 * u, DUET_DTYPE_BF16, x[u]);
+        } else if (e.d_dtype == DUET_DTYPE_F16) {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (in[u]) ge_store_f32(drow + 64 * u, DUET_DTYPE_F16, x[u]);
+        } else {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (in[u]) ge_store_f32(drow + 128 * u, DUET_DTYPE_F32, x[u]);
         }
     }
 }

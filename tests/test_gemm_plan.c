@@ -94,14 +94,9 @@ static void test_named(void)
     expect("f16 m-major", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_I8, 4096, 3, 4096, 1, 0);
     expect("i8 m-major", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
-    /* f16 and bf16 A M-major: the SIMT M-major form up to 8 columns, NVIDIA only. */
     g = problem(DUET_DTYPE_BF16, 4096, 3, 4096, 1, 0);
-    expect("bf16 m-major n 3", &g, &h100, DT_SKINNY_MMAJOR, 0, 4, 0);
+    expect("bf16 m-major n 3", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     expect("bf16 m-major n 3 AMD", &g, &mi, DT_SKINNY_NONE, 0, 0, 0);
-    g = problem(DUET_DTYPE_F16, 4096, 8, 4096, 1, 0);
-    expect("f16 m-major n 8", &g, &h100, DT_SKINNY_MMAJOR, 0, 8, 0);
-    g = problem(DUET_DTYPE_F16, 4096, 9, 4096, 1, 0);
-    expect("f16 m-major n 9", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_I8, 4096, 9, 4096, 0, 1);
     expect("i8 misaligned n 9", &g, &h100, DT_SKINNY_NONE, 0, 0, 0);
     g = problem(DUET_DTYPE_I8, 4096, 8, 4096, 0, 1);
@@ -435,8 +430,7 @@ static void test_gpu_named(void)
     WANT("f16 1000^3 B off 16 bytes", g, T_H200, any, DT_GEMM_TCS, 1, 1);
     WANT("f16 1000^3 no room", g, T_H200, 0, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F16, D, 1, 7, 64, 1, 1, 0);
-    WANT("f16 1x7x64 (B^T m-major: the M-major narrow form)", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
-    WANT("f16 1x7x64 (B^T m-major) sm_80", g, T_SM80, any, DT_GEMM_SKINNY, 0, 1);
+    WANT("f16 1x7x64 (B^T m-major)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
     WANT("f16 1x7x64 (B^T m-major) gfx90a", g, T_GFX90A, any, DT_GEMM_TC, 0, 1);
     g = gpu_problem(F16, D, 4096, 12, 256, 1, 1, 0);
     WANT("f16 4096x12x256 (A m-major, 12 columns)", g, T_H200, any, DT_GEMM_TCS, 1, 1);

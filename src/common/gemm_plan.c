@@ -95,11 +95,8 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      *   nothing was measured, so 16-bit and i8 keep the tile families there. On the H200
      *   it ran 2048 x 5 x 414 bf16 in 18.9 us against 36.7 with A copied for the tile
      *   families, 229 x 7 x 3510 in 18.9 against 38.4; i8 with 16 columns lost (FMA-bound).
-     * - on NVIDIA, the SIMT M-major form for f16 and bf16 with at most 8 columns, 8 bytes of
-     *   A a lane as for f32: the tile families need A copied K-major first, and with split-K
-     *   that is four launches (those ran at a median 0.54 of cuBLAS on the sweep's narrow
-     *   problems with k >= 1024). At 16 columns, and at 2 or 4 bytes a lane, the M-major form
-     *   ran 2-6x slower than the tile families; i8 A M-major keeps them.
+     * 16-bit and i8 A M-major keep the tile families: on the H200's shape sweep a SIMT
+     *   M-major form for f16/bf16 (8 bytes of A a lane) reached a median 0.76 of their speed.
      * f32 in a TF32 math mode takes the f32 forms up to 8 columns (exact f32). */
     if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
@@ -110,9 +107,6 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     } else if (nvidia && lowp && kmajor && v.n <= (dt == DUET_DTYPE_I8 ? 8 : DT_SKINNY_MAX_N_SIMT)) {
         plan->form = DT_SKINNY_KMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
-    } else if (nvidia && (dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16) && mmajor && v.n <= 8) {
-        plan->form = DT_SKINNY_MMAJOR;
-        plan->nmax = v.n <= 4 ? 4 : 8;
     } else {
         plan->form = DT_SKINNY_NONE;
         return 0;
