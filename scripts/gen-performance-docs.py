@@ -135,19 +135,24 @@ SOURCES["narrow"] = {
     "command": "./build/lab/gemm_narrow_probe 20 full",
     "changed": None}
 
+SOURCES["epilogue"] = {
+    "files": ["gemm-epilogue-2026-11-29-h200.csv"],
+    "date": "2026-11-29", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
+                                      "cuBLAS 13"),
+    "commit": "96cf532",
+    "build": gpu_build(),
+    "command": "./build-gpu/bench/duet-bench --only gemm-epilogue --reps 20 --csv <csv>",
+    "changed": None}
+
 # What each sweep file measured, where that differs from the library of the page's date.
 SWEEP_NOTES = {
-    "gemm-sweep-2026-11-28-h200.csv": (
-        "the f32 and f64 rows of the first sweep (commit 1c7de73, 80 problems a dtype; its "
-        "16-bit, i8 and TF32 rows left the tree with the split-K and packing of e996c8a, and "
-        "f16>f32 is not re-measured yet)."),
-    "gemm-sweep-lowp-2026-11-28-h200.csv": (
-        "bf16>f32, bf16>bf16, f16>f16, i8>i32 and TF32 at d6bf50d's kernels and rules (the GEMM "
-        "planner, its small-problem rule, the narrow family's SIMT K-major form for 16-bit and "
-        "i8, the SIMT kernel's prefetch) but one: the run let the small rule take narrow "
-        "problems up to 8 k-steps, the library up to 3, so its 1 x 1328 x 101 bf16>f32 row "
-        "(15.5 us) runs on the narrow family in the library (12.8 us in the run before): "
-        "`duet-bench --sweep 30 --seed 1 --sweep-dtypes bf16,f16,bf16-f32,i8,tf32`, H200."),
+    "gemm-sweep-2026-11-29-h200.csv": (
+        "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13), "
+        "`duet-bench --sweep 300 --seed 1 --csv <csv>`; the f32, f64, i8>i32, TF32 and 3xTF32 "
+        "rows from the run at commit 274c498, whose planner rules and kernels for those dtypes "
+        "the library keeps, the four 16-bit rows from `--sweep-dtypes bf16-f32,bf16,f16,f16-f32` "
+        "with 96cf532's planner and GEMM kernels (the same problems: a seed draws each "
+        "dtype's problems alone)."),
 }
 
 # What the page says about parts of the library that no file of docs/results/ describes.
@@ -159,10 +164,10 @@ NOT_MEASURED = [
     ("FP8 GEMM (f8e4m3, f8e5m2 A and B; decoded to 16-bit on GPUs)",
      "./build/tests/test_fp8 on a GPU for correctness; a duet-bench mode is still to write",
      "Correct on the cpu backend (tests/test_fp8.c); not yet run or timed on a GPU."),
-    ("duet_gemm_ex epilogues (a second pass on GPUs) and duet_convert",
+    ("duet_gemm_ex epilogues outside the Hopper kernel (a second pass) and duet_convert",
      "./build/bench/duet-bench --only gemm-epilogue",
-     "Correct on the cpu backend (tests/test_gemm_epilogue.c, tests/test_fp8.c); not yet run "
-     "or timed on a GPU."),
+     "Correct on every backend (tests/test_gemm_epilogue.c, tests/test_fp8.c); only the "
+     "fused Hopper case above is timed."),
 ]
 
 COLORS = {
@@ -916,6 +921,40 @@ def narrow_section(md):
               "`warm` columns: the same calls without the L2 flush.\n\n")
 
 
+def epilogue_section(md):
+    src = SOURCES["epilogue"]
+    if not os.path.exists(os.path.join(RESULTS, src["files"][0])):
+        return
+    md.append("## GEMM with a fused epilogue (%s)\n" % src["machine"].split(" (")[0])
+    md.append("D = gelu_tanh(A B^T + bias) in bf16 with a bias per column, through "
+              "`duet_gemm_ex`, beside cuBLASLt's `CUBLASLT_EPILOGUE_GELU_BIAS` and beside "
+              "duet's own `duet_gemm` without the epilogue, in one run. vs cuBLASLt = cuBLASLt's "
+              "time / duet's; cost of the epilogue = duet_gemm_ex's time / duet_gemm's.\n")
+    rows = []
+    for name in src["files"]:
+        rows += read_bench_csv(name)[1]
+    by = {}
+    for r in rows:
+        if r.get("op", "").startswith("gemm"):
+            by.setdefault(r["size"], {})[r["algorithm"]] = r
+    table = []
+    for size in sorted(by, key=lambda z: int(z.split("x")[0])):
+        got = by[size]
+        if not {"cublaslt", "auto-ex", "auto"} <= set(got):
+            continue
+        ex, lt, plain = got["auto-ex"], got["cublaslt"], got["auto"]
+        table.append([size.split("/")[0], ex["kernel"].split("+")[0], "%.3f" % float(lt["ms"]),
+                      "%.3f" % float(ex["ms"]), "%.3f" % float(plain["ms"]),
+                      "%.2f" % (float(lt["ms"]) / float(ex["ms"])),
+                      "%.2f" % (float(ex["ms"]) / float(plain["ms"]))])
+    md.append(md_table(["m x n x k", "duet kernel", "cuBLASLt ms", "duet_gemm_ex ms",
+                        "duet_gemm ms", "vs cuBLASLt", "cost of the epilogue"], table,
+                       "llrrrrr") + "\n")
+    md.append(source_block(src) + "\n")
+    md.append("The Hopper kernel applies the epilogue in its store; while its consumer "
+              "warpgroups do, no MMA runs, which is the gap to cuBLASLt.\n")
+
+
 def sweep_section(md, paths):
     md.append("## GEMM sweep\n")
     md.append("From %s (`duet-bench --sweep`): one row per problem, ratio = vendor time / duet "
@@ -1023,6 +1062,7 @@ def build_page():
     inplace_section(md)
     narrow_section(md)
     elementwise_section(md)
+    epilogue_section(md)
     cpu_section(md)
     md.append("## Not measured on the current library\n")
     for what, cmd, why in NOT_MEASURED:
