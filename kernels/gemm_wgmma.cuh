@@ -201,18 +201,21 @@ template <int U> DUET_SM90_INLINE void wg_act(int act, float (&x)[U], float lo, 
 
 /* The fused epilogue of one warpgroup's 64 rows from row0 and WG_EPI_COLS columns from col0,
  * whose accumulators the warpgroup has just written to st (row stride WG_EPI_LD): a warp per
- * row, a lane per column (32 apart), so every access of a warp covers a run of a row. A lane
- * takes its U columns of a row together: each step of the epilogue is chosen once and applied
- * to all U (the choices are the same for every element, and U independent chains hide each
- * other's latency); what depends on the column alone (a bias per column, the column scale) is
- * loaded once for the 64 rows, and a row's loads of C and the residual are issued before the
- * first is used. The steps are those of the epilogue pass, in the same order, so both give
- * the same bits. Columns past N compute on the staging's values and are not stored. */
+ * row, a lane per pair of adjacent columns (two pairs, 64 columns apart), so every access of
+ * a warp covers a run of a row and D takes one 4-byte (16-bit D) or 8-byte (f32 D) store per
+ * pair where the pair's address allows it. A lane takes its U = 4 columns of a row together:
+ * each step of the epilogue is chosen once and applied to all four (the choices are the same
+ * for every element, and independent chains hide each other's latency); what depends on the
+ * column alone (a bias per column, the column scale) is loaded once for the 64 rows, and a
+ * row's loads of C and the residual are issued before the first is used. The steps are those
+ * of the epilogue pass, in the same order, so both give the same bits. Columns past N compute
+ * on the staging's values and are not stored. */
 DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_epi &e, int bt,
                                   int row0, int col0, int warp, int lane)
 {
     typedef ge_math<float> G;
-    constexpr int U = WG_EPI_COLS / 32; /* columns of a lane */
+    constexpr int U = WG_EPI_COLS / 32; /* columns of a lane: element u is column cof(u) */
+    auto cof = [lane](int u) { return 64 * (u / 2) + 2 * lane + u % 2; };
     const int64_t b = bt;
     const int d_size = ge_size_f32(e.d_dtype);
     unsigned char *d = static_cast<unsigned char *>(p.c);
@@ -222,7 +225,7 @@ DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_
     float cbias[U], cscale[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-        const int col = col0 + 32 * u + lane;
+        const int col = col0 + cof(u);
         in[u] = col < p.n;
         cbias[u] = bias_col && in[u] ? G::load(e.bias, b, 0, col) : 0.0f;
         cscale[u] = e.col_scale.p && in[u] ? G::load(e.col_scale, b, 0, col) : 1.0f;
@@ -234,10 +237,15 @@ DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_
         float x[U], cv[U], rv[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-            const int col = col0 + 32 * u + lane;
+            const int col = col0 + cof(u);
             cv[u] = e.c.p && in[u] ? G::load(e.c, b, row, col) : 0.0f;
             rv[u] = e.residual.p && in[u] ? G::load(e.residual, b, row, col) : 0.0f;
-            x[u] = G::mul(p.alpha, st[r * WG_EPI_LD + 32 * u + lane]);
+        }
+#pragma unroll
+        for (int w = 0; w < U / 2; ++w) {
+            const float2 a = *reinterpret_cast<const float2 *>(st + r * WG_EPI_LD + cof(2 * w));
+            x[2 * w] = G::mul(p.alpha, a.x);
+            x[2 * w + 1] = G::mul(p.alpha, a.y);
         }
         if (e.row_scale.p) {
             const float rs = G::load(e.row_scale, b, row, 0);
@@ -263,27 +271,33 @@ DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_
         if (e.aux.p) {
 #pragma unroll
             for (int u = 0; u < U; ++u)
-                if (in[u]) G::store(e.aux, b, row, col0 + 32 * u + lane, x[u]);
+                if (in[u]) G::store(e.aux, b, row, col0 + cof(u), x[u]);
         }
         wg_act<U>(e.act, x, e.lo, e.hi);
         if (e.residual.p) {
 #pragma unroll
             for (int u = 0; u < U; ++u) x[u] = G::add(x[u], rv[u]);
         }
-        unsigned char *drow =
-            d + ((int64_t)bt * p.bsc + (int64_t)row * p.ldc + col0 + lane) * d_size;
-        if (e.d_dtype == DUET_DTYPE_BF16) {
+        unsigned char *drow = d + ((int64_t)bt * p.bsc + (int64_t)row * p.ldc + col0) * d_size;
 #pragma unroll
-            for (int u = 0; u < U; ++u)
-                if (in[u]) ge_store_f32(drow + 64 * u, DUET_DTYPE_BF16, x[u]);
-        } else if (e.d_dtype == DUET_DTYPE_F16) {
-#pragma unroll
-            for (int u = 0; u < U; ++u)
-                if (in[u]) ge_store_f32(drow + 64 * u, DUET_DTYPE_F16, x[u]);
-        } else {
-#pragma unroll
-            for (int u = 0; u < U; ++u)
-                if (in[u]) ge_store_f32(drow + 128 * u, DUET_DTYPE_F32, x[u]);
+        for (int w = 0; w < U / 2; ++w) {
+            unsigned char *q = drow + (int64_t)cof(2 * w) * d_size;
+            const bool pair = in[2 * w + 1] && (reinterpret_cast<uintptr_t>(q) % (2 * d_size)) == 0;
+            if (e.d_dtype == DUET_DTYPE_F32) {
+                if (pair) {
+                    *reinterpret_cast<float2 *>(q) = make_float2(x[2 * w], x[2 * w + 1]);
+                    continue;
+                }
+            } else if (pair) {
+                const bool h = e.d_dtype == DUET_DTYPE_F16;
+                const uint32_t lo = h ? duet_f32_to_f16(x[2 * w]) : duet_f32_to_bf16(x[2 * w]);
+                const uint32_t hi =
+                    h ? duet_f32_to_f16(x[2 * w + 1]) : duet_f32_to_bf16(x[2 * w + 1]);
+                *reinterpret_cast<uint32_t *>(q) = lo | hi << 16;
+                continue;
+            }
+            if (in[2 * w]) ge_store_f32(q, e.d_dtype, x[2 * w]);
+            if (in[2 * w + 1]) ge_store_f32(q + d_size, e.d_dtype, x[2 * w + 1]);
         }
     }
 }
