@@ -283,21 +283,18 @@ DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_
         for (int w = 0; w < U / 2; ++w) {
             unsigned char *q = drow + (int64_t)cof(2 * w) * d_size;
             const bool pair = in[2 * w + 1] && (reinterpret_cast<uintptr_t>(q) % (2 * d_size)) == 0;
-            if (e.d_dtype == DUET_DTYPE_F32) {
-                if (pair) {
-                    *reinterpret_cast<float2 *>(q) = make_float2(x[2 * w], x[2 * w + 1]);
-                    continue;
-                }
+            if (pair && e.d_dtype == DUET_DTYPE_F32) {
+                *reinterpret_cast<float2 *>(q) = make_float2(x[2 * w], x[2 * w + 1]);
             } else if (pair) {
                 const bool h = e.d_dtype == DUET_DTYPE_F16;
                 const uint32_t lo = h ? duet_f32_to_f16(x[2 * w]) : duet_f32_to_bf16(x[2 * w]);
                 const uint32_t hi =
                     h ? duet_f32_to_f16(x[2 * w + 1]) : duet_f32_to_bf16(x[2 * w + 1]);
                 *reinterpret_cast<uint32_t *>(q) = lo | hi << 16;
-                continue;
+            } else {
+                if (in[2 * w]) ge_store_f32(q, e.d_dtype, x[2 * w]);
+                if (in[2 * w + 1]) ge_store_f32(q + d_size, e.d_dtype, x[2 * w + 1]);
             }
-            if (in[2 * w]) ge_store_f32(q, e.d_dtype, x[2 * w]);
-            if (in[2 * w + 1]) ge_store_f32(q + d_size, e.d_dtype, x[2 * w + 1]);
         }
     }
 }

@@ -938,8 +938,7 @@ def epilogue_section(md):
         for r in read_bench_csv(name)[1]:
             if r.get("op", "").startswith("gemm"):
                 by.setdefault(r["size"], {})[r["algorithm"]] = r
-        for size in sorted(by, key=lambda z: int(z.split("x")[0])):
-            got = by[size]
+        for size, got in by.items():
             if not {"cublaslt", "auto-ex", "auto"} <= set(got):
                 continue
             ex, lt, plain = got["auto-ex"], got["cublaslt"], got["auto"]

@@ -95,7 +95,7 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      *   nothing was measured, so 16-bit and i8 keep the tile families there. On the H200
      *   it ran 2048 x 5 x 414 bf16 in 18.9 us against 36.7 with A copied for the tile
      *   families, 229 x 7 x 3510 in 18.9 against 38.4; i8 with 16 columns lost (FMA-bound).
-     * 16-bit and i8 A M-major keep the tile families: on the H200's shape sweep a SIMT
+     * - 16-bit and i8 A M-major: none (the tile families); on the H200's shape sweep a SIMT
      *   M-major form for f16/bf16 (8 bytes of A a lane) reached a median 0.76 of their speed.
      * f32 in a TF32 math mode takes the f32 forms up to 8 columns (exact f32). */
     if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
