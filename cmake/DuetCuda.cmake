@@ -190,12 +190,14 @@ find_package(CUDAToolkit REQUIRED)
 # Each kernel family compiles in a translation unit of its own, so builds parallelise: the host
 # code of the backend (backend_cuda.cu, module_cuda.cu), the ops and their simple kernels
 # (ops_cuda.cu), the AUTO GEMM once per dtype (gemm_fast_*.cu, the largest), the tensor-core
-# GEMMs (gemm_lowp.cu, gemm_tc_sw.cu), the in-place transpose and duet_gemm_ex's epilogue pass
-# (gemm_epilogue.cu), duet_convert (convert.cu) (src/gpu/gpu_internal.h).
+# GEMMs (gemm_lowp.cu, gemm_tc_sw.cu, gemm_tc_small.cu), the in-place transpose and
+# duet_gemm_ex's epilogue pass (gemm_epilogue.cu), duet_convert (convert.cu)
+# (src/gpu/gpu_internal.h).
 target_sources(duet PRIVATE
   src/cuda/backend_cuda.cu src/cuda/module_cuda.cu src/cuda/ops_cuda.cu
   src/cuda/gemm_fast_f32.cu src/cuda/gemm_fast_f64.cu src/cuda/gemm_fast_i32.cu
-  src/cuda/gemm_lowp.cu src/cuda/gemm_tc_sw.cu src/cuda/transpose_inplace.cu
+  src/cuda/gemm_lowp.cu src/cuda/gemm_tc_sw.cu src/cuda/gemm_tc_small.cu
+  src/cuda/transpose_inplace.cu
   src/cuda/gemm_skinny.cu src/cuda/gemm_epilogue.cu src/cuda/convert.cu src/common/tuning.c)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CUDA=1)
 target_include_directories(duet PRIVATE

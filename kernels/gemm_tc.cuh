@@ -60,6 +60,9 @@ struct tc_args {
     /* When > 0, the k of the last batch entry alone (the swizzled kernel only): a split-K
      * launch runs its k-slices as batch entries, the last one shorter. */
     int64_t k_last;
+    /* The cluster split of gemm_tc_kernel (CSPLIT, sm_90): the k of one slice; slice y of a
+     * tile is the block of blockIdx.y in the tile's cluster of gridDim.y blocks. */
+    int64_t kslice;
     int64_t tiles_m, tiles_n;
     tc_operand a, b;
     unsigned char *c;
@@ -447,6 +450,87 @@ DUET_INLINE void tc_store_int(const tc_args &p, unsigned char *c, int32_t acc)
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, float acc) { tc_store_float(p, c, acc); }
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, int32_t acc) { tc_store_int(p, c, acc); }
 
+/* The cluster split's pitch of its shared sums, in words, and the blocks per SM its kernel
+ * is compiled to keep resident (the planner's DT_TC_SMALL_BLOCKS_PER_UNIT). */
+template <int KIND> DUET_HOST_DEVICE constexpr int tc_csplit_min_blocks()
+{
+    return 3; /* 170 registers (12-16 bytes of spills at most) */
+}
+template <int BM, int BN> DUET_HOST_DEVICE constexpr int tc_csplit_pitch() { return BN + 4; }
+
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/* Arrival at and wait on the cluster's barrier: shared-memory writes before it are visible
+ * to every block of the cluster after it. */
+DUET_INLINE void tc_cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::
+                     : "memory");
+}
+
+/* An accumulator as a 32-bit word and back. */
+DUET_INLINE uint32_t tc_bits(float v) { return __float_as_uint(v); }
+DUET_INLINE uint32_t tc_bits(int32_t v) { return (uint32_t)v; }
+template <typename T> DUET_INLINE T tc_from_bits(uint32_t w);
+template <> DUET_INLINE float tc_from_bits<float>(uint32_t w) { return __uint_as_float(w); }
+template <> DUET_INLINE int32_t tc_from_bits<int32_t>(uint32_t w) { return (int32_t)w; }
+
+/* The word at shared address s (this block's window) in the window of cluster block `rank`. */
+DUET_INLINE uint32_t tc_cluster_load(uint32_t s, uint32_t rank)
+{
+    uint32_t remote, v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(s), "r"(rank));
+    asm volatile("ld.shared::cluster.u32 %0, [%1];\n" : "=r"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+/* The cluster split's store (gemm_tc_kernel, CSPLIT): the block's raw sums to its shared
+ * memory (a BM x BN tile of 32-bit words, pitch tc_csplit_pitch; the stages are free: the
+ * kernel's barrier after its k-loop), then its share of rows summed over the cluster's
+ * blocks in block order and stored. The second cluster barrier keeps every block's window
+ * alive (and unwritten by its next tile) until all have read it. */
+template <int BM, int BN, int WM, int WN, typename atom, typename Frag>
+DUET_DEVICE void tc_csplit_store(const tc_args &p, const Frag &acc, uint32_t *smem, int64_t bz,
+                                 int64_t m0, int64_t n0, int64_t mrem, int64_t nrem, int tid)
+{
+    typedef typename atom::acc_t acc_t;
+    constexpr int AI = WM / atom::M, AJ = WN / atom::N;
+    constexpr int THREADS = (BM / WM) * (BN / WN) * DUET_WARP_SIZE;
+    constexpr int PITCH = tc_csplit_pitch<BM, BN>();
+    const int lane = tid % DUET_WARP_SIZE, warp = tid / DUET_WARP_SIZE;
+    const int wm = warp % (BM / WM), wn = warp / (BM / WM);
+#pragma unroll
+    for (int i = 0; i < AI; ++i)
+#pragma unroll
+        for (int j = 0; j < AJ; ++j)
+#pragma unroll
+            for (int e = 0; e < atom::C_REGS; ++e) {
+                int r, c;
+                atom::c_pos(lane, e, r, c);
+                const int row = wm * WM + i * atom::M + r, col = wn * WN + j * atom::N + c;
+                smem[row * PITCH + col] = tc_bits(acc[i][j][e]);
+            }
+    tc_cluster_sync();
+    const uint32_t blocks = gridDim.y, rank = blockIdx.y;
+    const int r0 = (int)(rank * BM / blocks), r1 = (int)((rank + 1) * BM / blocks);
+    const uint32_t base = (uint32_t)__cvta_generic_to_shared(smem);
+    for (int x = r0 * BN + tid; x < r1 * BN; x += THREADS) {
+        const int row = x / BN, col = x % BN;
+        const uint32_t s = base + (uint32_t)(row * PITCH + col) * 4u;
+        acc_t sum = tc_from_bits<acc_t>(tc_cluster_load(s, 0));
+        for (uint32_t b = 1; b < blocks; ++b) sum += tc_from_bits<acc_t>(tc_cluster_load(s, b));
+        if (row < mrem && col < nrem) {
+            const int64_t off = bz * p.c_bs + (m0 + row) * p.c_rs + (n0 + col) * p.c_cs;
+            tc_store(
+                p,
+                p.c + off * (p.c_dtype == DUET_DTYPE_F16 || p.c_dtype == DUET_DTYPE_BF16 ? 2 : 4),
+                sum);
+        }
+    }
+    tc_cluster_sync();
+}
+#endif /* the cluster split: sm_90 */
+
 /* A compile-time int as a value (the kernel's generic lambdas take parts this way). */
 template <int V> struct tc_int {
     static constexpr int value = V;
@@ -459,8 +543,17 @@ constexpr int tc_shared_bytes()
     return STAGES * (BM + BN) * TC_PW * 4;
 }
 
-template <int KIND, bool SPLIT3, int BM, int BN, int WM, int WN, int STAGES, int LA, int LB>
-DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
+/* The cluster split (CSPLIT, NVIDIA sm_90): gridDim.y blocks, one cluster, share each tile,
+ * block y taking k in [y * kslice, (y + 1) * kslice). Each block leaves its raw sums in its own
+ * shared memory; after a cluster barrier block y reads rows [y * BM / S, (y + 1) * BM / S) of
+ * every block's sums through distributed shared memory, adds them in block order (the same
+ * order whichever block finished first: the bits do not depend on the run) and stores C. One
+ * launch, no workspace. gridDim.y == 1 (and every device without clusters) stores as the
+ * plain kernel does. */
+template <int KIND, bool SPLIT3, int BM, int BN, int WM, int WN, int STAGES, int LA, int LB,
+          bool CSPLIT = false>
+DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE,
+                                  CSPLIT ? tc_csplit_min_blocks<KIND>() : 1)
     gemm_tc_kernel(const tc_args p)
 {
     typedef duet_mma_atom<KIND> atom;
@@ -473,7 +566,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
     /* Register-staged operands are fetched and stored in two halves around the two halves of
      * the multiply where everything divides evenly: half the staging registers (the 64 x 64
      * warp tile already holds 128 accumulators), the same latency hiding. */
-    constexpr int NP = (NSTEP % 2 == 0 && tc_splittable<KIND, BM, THREADS>() &&
+    constexpr int NP = (!CSPLIT && NSTEP % 2 == 0 && tc_splittable<KIND, BM, THREADS>() &&
                         tc_splittable<KIND, BN, THREADS>())
                            ? 2
                            : 1;
@@ -494,7 +587,16 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
     const typename atom::saddr sA0 = atom::to_saddr(As), sB0 = atom::to_saddr(Bs);
 
     const int64_t tiles = p.tiles_m * p.tiles_n;
-    const int64_t kt_count = (p.k + K::BK - 1) / K::BK;
+    /* The block's k: all of it, or its slice of the cluster split. */
+    int64_t kbeg = 0, kk = p.k;
+    if constexpr (CSPLIT) {
+        if (gridDim.y > 1) {
+            kbeg = (int64_t)blockIdx.y * p.kslice;
+            kk = p.k - kbeg < p.kslice ? p.k - kbeg : p.kslice;
+            kk = kk < 0 ? 0 : kk;
+        }
+    }
+    const int64_t kt_count = (kk + K::BK - 1) / K::BK;
 
     for (int64_t bz = blockIdx.z; bz < p.batch; bz += gridDim.z) {
         for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -509,8 +611,10 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             const int wm = warp % (BM / WM), wn = warp / (BM / WM);
             const int64_t m0 = tm * BM, n0 = tn * BN;
             const int64_t mrem = p.m - m0, nrem = p.n - n0;
-            const unsigned char *a0 = p.a.base + (bz * p.a.bs + m0 * p.a.sx) * K::ELEM;
-            const unsigned char *b0 = p.b.base + (bz * p.b.bs + n0 * p.b.sx) * K::ELEM;
+            const unsigned char *a0 =
+                p.a.base + (bz * p.a.bs + m0 * p.a.sx + kbeg * p.a.sk) * K::ELEM;
+            const unsigned char *b0 =
+                p.b.base + (bz * p.b.bs + n0 * p.b.sx + kbeg * p.b.sk) * K::ELEM;
 
             typename atom::cfrag acc[AI][AJ];
             /* 3xTF32: the tensor cores' f32 accumulation is not round-to-nearest (it
@@ -555,11 +659,13 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             auto bt = [&](int64_t kt) { return b0 + kt * K::BK * p.b.sk * K::ELEM; };
             /* cp.async operands of tile kt into stage st. */
             auto issue = [&](int64_t kt, int st) {
-                const int64_t krem = p.k - kt * K::BK;
+                const int64_t krem = kk - kt * K::BK;
                 (void)krem;
                 (void)st;
-                if constexpr (LA == TC_LOAD_ASYNC) LdA::copy_async(As + st * SA, at(kt), p.a.sx, mrem, krem, tid);
-                if constexpr (LB == TC_LOAD_ASYNC) LdB::copy_async(Bs + st * SB, bt(kt), p.b.sx, nrem, krem, tid);
+                if constexpr (LA == TC_LOAD_ASYNC)
+                    LdA::copy_async(As + st * SA, at(kt), p.a.sx, mrem, krem, tid);
+                if constexpr (LB == TC_LOAD_ASYNC)
+                    LdB::copy_async(Bs + st * SB, bt(kt), p.b.sx, nrem, krem, tid);
                 if constexpr (LA == TC_LOAD_ASYNC_MN)
                     LdA::copy_async_mn(As + st * SA, at(kt), p.a.sk, mrem, krem, tid);
                 if constexpr (LB == TC_LOAD_ASYNC_MN)
@@ -568,7 +674,7 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
             /* Register operands of tile kt, part P: global -> registers, registers -> stage. */
             auto fetch = [&](auto part, int64_t kt) {
                 constexpr int P = decltype(part)::value;
-                const int64_t krem = p.k - kt * K::BK;
+                const int64_t krem = kk - kt * K::BK;
                 (void)P;
                 (void)krem;
                 if constexpr (LA == TC_LOAD_REG) LdA::template fetch<P>(ra, p.a, at(kt), mrem, krem, tid);
@@ -756,13 +862,13 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 auto issue_pipe = [&](int64_t kt, int st) {
                     const uint32_t da = sA0 + (uint32_t)st * (SA * 4u), db = sB0 + (uint32_t)st * (SB * 4u);
                     if constexpr (LA == TC_LOAD_ASYNC_MN)
-                        LdA::pipe_copy_mn(da, pa, kt, p.k, p.a.sk, tid);
+                        LdA::pipe_copy_mn(da, pa, kt, kk, p.a.sk, tid);
                     else
-                        LdA::pipe_copy_k(da, pa, kt, p.k, tid);
+                        LdA::pipe_copy_k(da, pa, kt, kk, tid);
                     if constexpr (LB == TC_LOAD_ASYNC_MN)
-                        LdB::pipe_copy_mn(db, pb, kt, p.k, p.b.sk, tid);
+                        LdB::pipe_copy_mn(db, pb, kt, kk, p.b.sk, tid);
                     else
-                        LdB::pipe_copy_k(db, pb, kt, p.k, tid);
+                        LdB::pipe_copy_k(db, pb, kt, kk, tid);
                 };
 #pragma unroll
                 for (int s = 0; s < STAGES - 1; ++s) {
@@ -796,47 +902,105 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE, 1)
                 }
             } else
 #endif /* DUET_GPU_CUDA */
-            {
-                /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before any
-                 * stage is overwritten (barrier at the end of the tile loop). */
-    #pragma unroll
-                for (int s = 0; s < STAGES - 1; ++s) {
-                    if (s < kt_count) {
-                        issue(s, s);
-                        fetch(tc_int<0>(), s);
-                        put(tc_int<0>(), s);
-                        if constexpr (NP == 2) {
-                            fetch(tc_int<1>(), s);
-                            put(tc_int<1>(), s);
+                if constexpr (CSPLIT) {
+                    /* The small-problem kernel: register-staged operands in chunks of D = STAGES /
+                     * 2 k-tiles. A chunk's loads are all issued before the previous chunk is
+                     * multiplied and stored to the other half of the stages after it, so a block
+                     * waits on one memory latency per D k-tiles (its multiplies are short: the
+                     * latency, not the tensor cores, sets its pace). */
+                    static_assert(LA == TC_LOAD_REG && LB == TC_LOAD_REG && NP == 1 &&
+                                      STAGES % 2 == 0,
+                                  "the chunked loop is for register-staged operands");
+                    constexpr int D = STAGES / 2;
+                    uint32_t qa[D][LdA::PW], qb[D][LdB::PW];
+                    const int64_t chunks = (kt_count + D - 1) / D;
+                    auto fetch_chunk = [&](int64_t c) {
+#pragma unroll
+                        for (int d = 0; d < D; ++d) {
+                            const int64_t kt = c * D + d;
+                            if (kt < kt_count) {
+                                LdA::template fetch<0>(qa[d], p.a, at(kt), mrem, kk - kt * K::BK,
+                                                       tid);
+                                LdB::template fetch<0>(qb[d], p.b, bt(kt), nrem, kk - kt * K::BK,
+                                                       tid);
+                            }
                         }
+                    };
+                    auto put_chunk = [&](int64_t c) {
+#pragma unroll
+                        for (int d = 0; d < D; ++d) {
+                            const int st = (int)(c & 1) * D + d;
+                            if (c * D + d < kt_count) {
+                                LdA::template store<0>(As + st * SA, qa[d], p.a, tid);
+                                LdB::template store<0>(Bs + st * SB, qb[d], p.b, tid);
+                            }
+                        }
+                    };
+                    if (chunks > 0) {
+                        fetch_chunk(0);
+                        put_chunk(0);
                     }
-                    gf_copy_commit();
-                }
+                    for (int64_t c = 0; c < chunks; ++c) {
+                        /* Chunk c is in its stages; every warp is done with chunk c - 1's, which
+                         * chunk c + 1 refills. */
+                        duet_barrier();
+                        const bool next = c + 1 < chunks;
+                        if (next) fetch_chunk(c + 1);
+#pragma unroll
+                        for (int d = 0; d < D; ++d)
+                            if (c * D + d < kt_count) multiply((int)(c & 1) * D + d, 0, NSTEP);
+                        if (next) put_chunk(c + 1);
+                    }
+                } else {
+                    /* Prologue: tiles 0 .. STAGES-2. The previous tile's readers are done before
+                     * any stage is overwritten (barrier at the end of the tile loop). */
+#pragma unroll
+                    for (int s = 0; s < STAGES - 1; ++s) {
+                        if (s < kt_count) {
+                            issue(s, s);
+                            fetch(tc_int<0>(), s);
+                            put(tc_int<0>(), s);
+                            if constexpr (NP == 2) {
+                                fetch(tc_int<1>(), s);
+                                put(tc_int<1>(), s);
+                            }
+                        }
+                        gf_copy_commit();
+                    }
 
-                for (int64_t kt = 0; kt < kt_count; ++kt) {
-                    gf_copy_wait<STAGES - 2>();
-                    duet_barrier();
-                    /* Tile kt + STAGES - 1 goes into the stage tile kt - 1 used: every warp has
-                     * finished with it (the barrier above). */
-                    const int64_t nt = kt + STAGES - 1;
-                    const int nst = (int)(nt % STAGES), st = (int)(kt % STAGES);
-                    const bool next = nt < kt_count;
-                    if (next) issue(nt, nst);
-                    gf_copy_commit();
-                    if (next) fetch(tc_int<0>(), nt);
-                    multiply(st, 0, NSTEP / NP);
-                    if (next) put(tc_int<0>(), nst);
-                    if constexpr (NP == 2) {
-                        if (next) fetch(tc_int<1>(), nt);
-                        multiply(st, NSTEP / 2, NSTEP);
-                        if (next) put(tc_int<1>(), nst);
+                    for (int64_t kt = 0; kt < kt_count; ++kt) {
+                        gf_copy_wait<STAGES - 2>();
+                        duet_barrier();
+                        /* Tile kt + STAGES - 1 goes into the stage tile kt - 1 used: every warp has
+                         * finished with it (the barrier above). */
+                        const int64_t nt = kt + STAGES - 1;
+                        const int nst = (int)(nt % STAGES), st = (int)(kt % STAGES);
+                        const bool next = nt < kt_count;
+                        if (next) issue(nt, nst);
+                        gf_copy_commit();
+                        if (next) fetch(tc_int<0>(), nt);
+                        multiply(st, 0, NSTEP / NP);
+                        if (next) put(tc_int<0>(), nst);
+                        if constexpr (NP == 2) {
+                            if (next) fetch(tc_int<1>(), nt);
+                            multiply(st, NSTEP / 2, NSTEP);
+                            if (next) put(tc_int<1>(), nst);
+                        }
+                        flush();
                     }
-                    flush();
                 }
-            }
             gf_copy_wait<0>();
             duet_barrier(); /* the next tile's prologue overwrites the stages */
 
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+            if constexpr (CSPLIT) {
+                if (gridDim.y > 1) {
+                    tc_csplit_store<BM, BN, WM, WN, atom>(p, acc, tc_smem, bz, m0, n0, mrem, nrem,
+                                                          tid);
+                    continue;
+                }
+            }
+#endif      /* the cluster split: sm_90 */
             /* Epilogue: straight from the accumulators (C is read at most once per element). */
 #pragma unroll
             for (int i = 0; i < AI; ++i)

@@ -297,6 +297,7 @@ static dt_gemm_target target(int which, size_t room)
     t.wgmma_shared = 218112;
     t.wgmma_x3_shared = 204800;
     t.tcs_shared = t.nvidia ? 98304 : 0;
+    t.tc_small = 1;
     t.workspace_room = room;
     return t;
 }
@@ -328,7 +329,7 @@ static dt_gemm gpu_problem(duet_dtype dt, duet_math_mode math, int64_t m, int64_
 static const char *family_name(dt_gemm_family f)
 {
     static const char *const names[] = {"none", "skinny", "wgmma", "wgmma_x3", "tcs",
-                                        "tc",   "simt",   "fast"};
+                                        "tc",   "simt",   "fast",  "tc_small"};
     return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
 }
 
@@ -438,7 +439,9 @@ static void test_gpu_named(void)
     WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
     /* Small problems in one launch where copies would dominate: 33 x 70 x 64 and 33 x 70 x 128
-     * (one wave of 64 x 64 tiles, 4 and 8 k-steps: SIMT), 33 x 70 x 144 (9 k-steps: copies),
+     * (one wave of 64 x 64 tiles, 4 and 8 k-steps: SIMT), 33 x 70 x 144 (9 SIMT k-steps: the
+     * small tensor-core kernel, k over a cluster of 5 on the H200; without clusters its cost is
+     * 5: copies),
      * 382 x 7 x 1 TF32 and 16 x 4096 x 60 TF32 (exact f32, as they lie too); 24^3 as it lies
      * stays on the swizzled kernel; 3xTF32 never takes the rule; a narrow C only up to
      * DT_SMALL_STEPS_NARROW. */
@@ -447,7 +450,31 @@ static void test_gpu_named(void)
     g = gpu_problem(F16, D, 33, 70, 128, 1, 1, 0);
     WANT_SMALL("f16 33x70x128 small", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
     g = gpu_problem(F16, D, 33, 70, 144, 1, 1, 0);
-    WANT_SMALL("f16 33x70x144 small", g, T_H200, DT_GEMM_TCS, 2, 1);
+    WANT_SMALL("f16 33x70x144 small", g, T_H200, DT_GEMM_TC_SMALL, 0, 5);
+    WANT_SMALL("f16 33x70x144 small sm_80", g, T_SM80, DT_GEMM_TCS, 2, 1);
+    WANT_SMALL("f16 33x70x144 small portable", g, T_H200_PORTABLE, DT_GEMM_TCS, 2, 1);
+    WANT("f16 33x70x144 no small rule", g, T_H200, any, DT_GEMM_TCS, 2, 1);
+    {
+        dt_gemm_target t = target(T_H200, any);
+        t.small = 1;
+        t.tc_small = 0;
+        dt_gemm_gpu_plan pl;
+        dt_gemm_plan_gpu(&g, &t, &pl);
+        DT_CHECK(pl.family == DT_GEMM_TCS, "f16 33x70x144 with DUET_GEMM_TC_SMALL=0: %s",
+                 family_name(pl.family));
+        t.tc_small = 2;
+        g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
+        dt_gemm_plan_gpu(&g, &t, &pl);
+        DT_CHECK(pl.family == DT_GEMM_TC_SMALL && pl.split == 2,
+                 "f16 33x70x64 with DUET_GEMM_TC_SMALL=all: %s split %d", family_name(pl.family),
+                 pl.split);
+    }
+    /* i8 only up to DT_TC_SMALL_STEPS_I8: 6 k-tiles of 64 over 6 blocks (cost 1), 32 over 8
+     * (cost 4: copies). */
+    g = gpu_problem(I8, D, 33, 70, 333, 1, 1, 0);
+    WANT_SMALL("i8 33x70x333 small", g, T_H200, DT_GEMM_TC_SMALL, 0, 6);
+    g = gpu_problem(I8, D, 33, 70, 2000, 1, 1, 0);
+    WANT_SMALL("i8 33x70x2000 small", g, T_H200, DT_GEMM_TCS, 2, -1);
     g = gpu_problem(BF, D, 129, 3, 77, 0, 0, 1);
     WANT_SMALL("bf16 129x3x77 (narrow, 5 k-steps)", g, T_H200, DT_GEMM_SKINNY, 0, 1);
     g = gpu_problem(BF, D, 129, 3, 47, 0, 0, 1);
@@ -493,7 +520,8 @@ static void test_gpu_named(void)
     g = gpu_problem(BF, D, 24, 24, 24, 1, 1, 0);
     WANT_SMALL("bf16 24^3 m-major, n-major small", g, T_H200, DT_GEMM_TCS, 0, 1);
     g = gpu_problem(BF, D, 2048, 40, 414, 0, 1, 0);
-    WANT_SMALL("bf16 2048x40x414 small", g, T_H200, DT_GEMM_TCS, 1, -1);
+    WANT_SMALL("bf16 2048x40x414 small", g, T_H200, DT_GEMM_TC_SMALL, 0, 7);
+    WANT("bf16 2048x40x414 no small rule", g, T_H200, any, DT_GEMM_TCS, 1, -1);
     g = gpu_problem(BF, D, 2048, 5, 414, 0, 1, 0);
     WANT_SMALL("bf16 2048x5x414 (narrow)", g, T_H200, DT_GEMM_SKINNY, 0, 1);
     /* A tiny narrow problem on the SIMT K-major form: the one launch of the small rule. */
@@ -598,11 +626,36 @@ static void test_gpu_properties(void)
                                             (pl.ld >= k && (pl.ld * (int64_t)elem) % 16 == 0 &&
                                              (f == DT_GEMM_WGMMA || f == DT_GEMM_WGMMA_X3 ||
                                               f == DT_GEMM_TCS)));
-                                ok = ok && (pl.split == 1 ||
-                                            (f == DT_GEMM_TCS && g.batch == 1 &&
-                                             (pl.split - 1) * pl.kslice < k &&
-                                             pl.split * pl.kslice >= k &&
-                                             pl.split_bytes == (size_t)pl.split * m * n * 4));
+                                ok =
+                                    ok &&
+                                    (pl.split == 1 ||
+                                     (f == DT_GEMM_TCS && g.batch == 1 &&
+                                      (pl.split - 1) * pl.kslice < k && pl.split * pl.kslice >= k &&
+                                      pl.split_bytes == (size_t)pl.split * m * n * 4) ||
+                                     (f == DT_GEMM_TC_SMALL && t.props->capability_major >= 9 &&
+                                      !t.portable && pl.split <= DT_TC_SMALL_MAX_SPLIT &&
+                                      pl.kslice % (DT_TC_SMALL_KBYTES / (int64_t)elem) == 0 &&
+                                      (pl.split - 1) * pl.kslice < k && pl.split * pl.kslice >= k &&
+                                      pl.split_bytes == 0));
+                                if (f == DT_GEMM_TC_SMALL) {
+                                    /* NVIDIA sm_80+, f16/bf16/i8 as they lie, no workspace,
+                                     * within the rule's measure (gemm_plan.h). */
+                                    const int64_t tiles = ((m + 63) / 64) * ((n + 63) / 64);
+                                    const int64_t slots =
+                                        DT_TC_SMALL_BLOCKS_PER_UNIT * t.props->compute_units;
+                                    const int64_t bk = DT_TC_SMALL_KBYTES / (int64_t)elem;
+                                    const int64_t slice = pl.split > 1 ? pl.kslice : k;
+                                    const int64_t cost = (tiles * pl.split + slots - 1) / slots *
+                                                         ((slice + bk - 1) / bk);
+                                    ok = ok && t.nvidia && t.props->capability_major >= 8 &&
+                                         t.small &&
+                                         (g.dtype == DUET_DTYPE_F16 || g.dtype == DUET_DTYPE_BF16 ||
+                                          g.dtype == DUET_DTYPE_I8) &&
+                                         !pl.pack_a && !pl.pack_b &&
+                                         dt_gemm_gpu_plan_workspace(&pl) == 0 &&
+                                         cost <= (g.dtype == DUET_DTYPE_I8 ? DT_TC_SMALL_STEPS_I8
+                                                                           : DT_TC_SMALL_STEPS);
+                                }
                                 if (ok && f == DT_GEMM_TCS) {
                                     /* The operands as the kernel gets them. */
                                     const void *pa = pl.pack_a ? (void *)(uintptr_t)4096 : g.a.base;

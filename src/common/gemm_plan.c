@@ -337,6 +337,55 @@ static int64_t small_cost(const dt_gemm *g, const dt_gemm_target *t)
     return cdiv(blocks, DT_SMALL_BLOCKS_PER_UNIT * units) * cdiv(g->k, DT_SMALL_BK);
 }
 
+/* The small tensor-core rule's measure (gemm_plan.h, DT_TC_SMALL_STEPS) and its cluster
+ * split (*split blocks of *kslice); INT64_MAX where the kernel does not take g. */
+static int64_t tc_small_cost(const dt_gemm *g, const dt_gemm_target *t, int *split, int64_t *kslice)
+{
+    *split = 1;
+    *kslice = g->k;
+    if (!t->nvidia || !t->small || !t->tc_small || t->props->capability_major < 8) return INT64_MAX;
+    if (!is_16bit(g->dtype) && g->dtype != DUET_DTYPE_I8) return INT64_MAX;
+    if (g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1) return INT64_MAX;
+    /* Beyond these the measure is far past any bound (and int64 arithmetic stays exact). */
+    if (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX || g->batch > INT32_MAX)
+        return INT64_MAX;
+    const int64_t tiles_mn = cdiv(g->m, DT_TC_SMALL_TILE) * cdiv(g->n, DT_TC_SMALL_TILE);
+    if (tiles_mn > INT32_MAX / g->batch) return INT64_MAX;
+    const int64_t tiles = tiles_mn * g->batch;
+    const int64_t bk = DT_TC_SMALL_KBYTES / (int64_t)duet_dtype_size(g->dtype);
+    const int64_t ktiles = cdiv(g->k, bk);
+    const int64_t units = t->props->compute_units > 0 ? t->props->compute_units : 1;
+    const int64_t slots = DT_TC_SMALL_BLOCKS_PER_UNIT * units;
+    int64_t s = 1;
+    if (t->props->capability_major >= 9 && !t->portable && tiles < slots) {
+        s = slots / tiles;
+        if (s > DT_TC_SMALL_MAX_SPLIT) s = DT_TC_SMALL_MAX_SPLIT;
+        if (s > ktiles) s = ktiles;
+    }
+    const int64_t ks = cdiv(ktiles, s) * bk;
+    s = cdiv(g->k, ks);
+    if (s > 1) {
+        *split = (int)s;
+        *kslice = ks;
+    }
+    return cdiv(tiles * s, slots) * cdiv(ks < g->k ? ks : g->k, bk);
+}
+
+/* Plans g on the small tensor-core kernel when its measure is within bound. */
+static int tc_small_rule(const dt_gemm *g, const dt_gemm_target *t, int64_t bound,
+                         dt_gemm_gpu_plan *plan)
+{
+    int split;
+    int64_t kslice;
+    if (tc_small_cost(g, t, &split, &kslice) > bound) return 0;
+    plan->family = DT_GEMM_TC_SMALL;
+    plan->math = g->math;
+    plan->split = split;
+    plan->kslice = kslice;
+    plan->rule = "small problem on tensor cores: one launch, k split over a cluster";
+    return 1;
+}
+
 /* Whether an f16, bf16 or i8 problem runs on the SIMT kernel by the small-problem rule: its
  * cost within `bound` and operands the swizzled kernel would need copied. */
 static int small_simt(const dt_gemm *g, const dt_gemm_target *t, int64_t bound)
@@ -407,6 +456,12 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         plan->rule = "Hopper wgmma on the operands as they lie";
         return;
     }
+    /* A small problem whose operands would need copies (DT_TC_SMALL_STEPS): one launch on the
+     * small tensor-core kernel, unless the SIMT kernel's one-launch rule takes it. */
+    if (!x3 && !small_simt(g, t, DT_SMALL_STEPS) && !(tc_device_has(g, t) && tcs_covers(g, elem)) &&
+        tc_small_rule(g, t, g->dtype == DUET_DTYPE_I8 ? DT_TC_SMALL_STEPS_I8 : DT_TC_SMALL_STEPS,
+                      plan))
+        return;
     if (g->k >= 1) {
         const int64_t ld = ld16(g->k, elem);
         as_packed(g, 1, 1, ld, &p);
@@ -521,6 +576,7 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->math = g->math;
     plan->split = 1;
     plan->kslice = g->k;
+    if (t->tc_small == 2 && tc_small_rule(g, t, DT_TC_SMALL_STEPS_ALL, plan)) return;
     if (tiny_k(g, t)) {
         plan->math = DUET_MATH_DEFAULT;
         if (g->dtype == DUET_DTYPE_F16 || g->dtype == DUET_DTYPE_BF16 ||

@@ -74,13 +74,15 @@ int dt_gemm_tile_split(int64_t m, int64_t n, int64_t k, int64_t bm, int64_t bn, 
  */
 typedef enum dt_gemm_family {
     DT_GEMM_FAMILY_NONE = 0,
-    DT_GEMM_SKINNY,      /* memory-bound narrow C (kernels/gemm_skinny.cuh)                   */
-    DT_GEMM_WGMMA,       /* Hopper wgmma fed by TMA (kernels/gemm_wgmma.cuh, _x3 for 3xTF32)  */
-    DT_GEMM_WGMMA_X3,    /* Hopper 3xTF32 on B split once into TF32 big and small parts       */
-    DT_GEMM_TCS,         /* swizzled mma.sync, cp.async operands (kernels/gemm_tc_sw.cuh)     */
-    DT_GEMM_TC,          /* register-staged mma.sync or MFMA (kernels/gemm_tc.cuh)           */
-    DT_GEMM_LOWP_SIMT,   /* f16, bf16, i8 without matrix instructions (gemm_lowp_simt.cuh)    */
-    DT_GEMM_FAST         /* f32, f64, i32 tiles by the tuning table's rows (gemm_fast_gpu.inc) */
+    DT_GEMM_SKINNY,    /* memory-bound narrow C (kernels/gemm_skinny.cuh)                   */
+    DT_GEMM_WGMMA,     /* Hopper wgmma fed by TMA (kernels/gemm_wgmma.cuh, _x3 for 3xTF32)  */
+    DT_GEMM_WGMMA_X3,  /* Hopper 3xTF32 on B split once into TF32 big and small parts       */
+    DT_GEMM_TCS,       /* swizzled mma.sync, cp.async operands (kernels/gemm_tc_sw.cuh)     */
+    DT_GEMM_TC,        /* register-staged mma.sync or MFMA (kernels/gemm_tc.cuh)           */
+    DT_GEMM_LOWP_SIMT, /* f16, bf16, i8 without matrix instructions (gemm_lowp_simt.cuh)    */
+    DT_GEMM_FAST,      /* f32, f64, i32 tiles by the tuning table's rows (gemm_fast_gpu.inc) */
+    DT_GEMM_TC_SMALL   /* 64 x 64 mma.sync, register-staged operands, k split over a cluster
+                          (kernels/gemm_tc.cuh, src/cuda/gemm_tc_small.cu)                 */
 } dt_gemm_family;
 
 /* How an operand's elements lie, as the tensor-core loaders read them: 16-byte runs along k
@@ -112,6 +114,10 @@ typedef struct dt_gemm_target {
     int no_pack;            /* DUET_GEMM_NO_PACK=1: no K-major copies for the mma.sync kernels */
     int small;              /* the one-launch rule for small problems (DT_SMALL_STEPS) is on;
                                DUET_GEMM_NO_SMALL=1 turns it off                            */
+    int tc_small;           /* the small tensor-core rule (DT_TC_SMALL_STEPS): 0 off
+                               (DUET_GEMM_TC_SMALL=0), 1 on, 2 ahead of every other rule up
+                               to DT_TC_SMALL_STEPS_ALL (DUET_GEMM_TC_SMALL=all: for
+                               measuring it against the others)                              */
     size_t workspace_room;  /* bytes of workspace the plan may use (SIZE_MAX: it can grow)  */
 } dt_gemm_target;
 
@@ -151,6 +157,36 @@ enum {
     DT_SMALL_TILE = 64,
     DT_SMALL_BK = 16,
     DT_SMALL_BLOCKS_PER_UNIT = 4
+};
+
+/*
+ * Small problems on tensor cores in one launch (DT_GEMM_TC_SMALL, NVIDIA sm_80+). 64 x 64
+ * tiles of four warps read both operands as they lie through registers (no copies, any
+ * alignment) and multiply them with mma.sync. Where the tiles leave the device idle, k is
+ * split over a cluster of up to DT_TC_SMALL_MAX_SPLIT blocks (sm_90, not in the portable mode)
+ * that add their sums through distributed shared memory in a fixed order: one launch, no
+ * workspace, the same bits every run. Its measure
+ *   cost = waves x steps,  waves = ceil(tiles x split / (DT_TC_SMALL_BLOCKS_PER_UNIT x SMs)),
+ *   steps = k-tiles of DT_TC_SMALL_KBYTES per block
+ * counts the k-tiles a block waits on in turn. The rule: f16, bf16 and i8 whose operands the
+ * swizzled kernel cannot take as they lie (the copies and their launches), that the SIMT
+ * one-launch rule does not take, with cost <= DT_TC_SMALL_STEPS (i8: DT_TC_SMALL_STEPS_I8). On
+ * the H200's shape sweep (seed 1) it ran those at 1.27-1.71x (bf16 > f32 and f16, geometric
+ * means by cost 1, 2, 3-4; i8 1.57-1.76x at cost 1-2) the speed of the copies and the
+ * swizzled or wgmma kernel; at cost 5-8 (i8 3-4) at 0.90-0.98x and beyond at 0.37-0.76x (its
+ * k-loop waits on memory once per two k-tiles). Against the SIMT kernel's
+ * one launch it lost (0.73x): its code, about 140 KiB an instance, is fetched from memory
+ * after a flushed L2, about 10 us of a small call. DUET_GEMM_TC_SMALL=all puts the kernel
+ * ahead of every rule up to cost DT_TC_SMALL_STEPS_ALL, for such measurements.
+ */
+enum {
+    DT_TC_SMALL_TILE = 64,
+    DT_TC_SMALL_KBYTES = 64,
+    DT_TC_SMALL_MAX_SPLIT = 8,
+    DT_TC_SMALL_BLOCKS_PER_UNIT = 3,
+    DT_TC_SMALL_STEPS = 4,
+    DT_TC_SMALL_STEPS_I8 = 2,
+    DT_TC_SMALL_STEPS_ALL = 64
 };
 
 /*
