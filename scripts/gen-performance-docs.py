@@ -148,11 +148,12 @@ SOURCES["epilogue"] = {
 SWEEP_NOTES = {
     "gemm-sweep-2026-11-29-h200.csv": (
         "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13), "
-        "`duet-bench --sweep 300 --seed 1 --csv <csv>`; the f32, f64, i8>i32, TF32 and 3xTF32 "
-        "rows from the run at commit 274c498, whose planner rules and kernels for those dtypes "
-        "the library keeps, the four 16-bit rows from `--sweep-dtypes bf16-f32,bf16,f16,f16-f32` "
-        "with 96cf532's planner and GEMM kernels (the same problems: a seed draws each "
-        "dtype's problems alone)."),
+        "`duet-bench --sweep 300 --seed 1 --csv <csv>`; the f32, f64, TF32 and 3xTF32 rows from "
+        "the run at commit 274c498, whose planner rules and kernels for those dtypes the library "
+        "keeps; the four 16-bit rows from `--sweep-dtypes bf16-f32,bf16,f16,f16-f32` and the "
+        "i8>i32 rows from `--sweep-dtypes i8` with d7c0717's planner and GEMM kernels (the same "
+        "problems: a seed draws each dtype's problems alone). The i8 run stopped at its time "
+        "limit after 288 of its 300 problems."),
 }
 
 # What the page says about parts of the library that no file of docs/results/ describes.
