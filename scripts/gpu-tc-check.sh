@@ -13,7 +13,9 @@
 #   paths     test_gemm_lowp --quick down each path the planner can take for the suite's small
 #             shapes: the small-problem rule off (DUET_GEMM_NO_SMALL=1: copies and the
 #             swizzled kernel), no copies either (DUET_GEMM_NO_PACK=1: the register-staged
-#             kernel AMD runs), and the portable kernels only (DUET_GEMM_PORTABLE=1)
+#             kernel AMD runs), the portable kernels only (DUET_GEMM_PORTABLE=1), and the
+#             small tensor-core kernel ahead of every rule (DUET_GEMM_TC_SMALL=all: its cluster
+#             split on sm_90)
 #   bench     duet-bench --only gemm-lowp (CSV in $OUT)
 # Logs go to $OUT; the last lines printed summarise each phase.
 set -uo pipefail
@@ -66,7 +68,7 @@ for phase in $PHASES; do
         ;;
     paths)
         for env_set in DUET_GEMM_NO_SMALL=1 "DUET_GEMM_NO_SMALL=1 DUET_GEMM_NO_PACK=1" \
-            DUET_GEMM_PORTABLE=1; do
+            DUET_GEMM_PORTABLE=1 DUET_GEMM_TC_SMALL=all; do
             name=$(echo "$env_set" | tr ' =' '_-')
             env $env_set "$BUILD_DIR/tests/test_gemm_lowp" --quick >"$OUT/paths-$name.log" 2>&1
             summary+=("paths $env_set: rc $? $(tail -1 "$OUT/paths-$name.log")")
