@@ -450,12 +450,10 @@ DUET_INLINE void tc_store_int(const tc_args &p, unsigned char *c, int32_t acc)
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, float acc) { tc_store_float(p, c, acc); }
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, int32_t acc) { tc_store_int(p, c, acc); }
 
-/* The cluster split's pitch of its shared sums, in words, and the blocks per SM its kernel
- * is compiled to keep resident (the planner's DT_TC_SMALL_BLOCKS_PER_UNIT). */
-template <int KIND> DUET_HOST_DEVICE constexpr int tc_csplit_min_blocks()
-{
-    return 3; /* 170 registers (12-16 bytes of spills at most) */
-}
+/* The blocks per SM the cluster-split kernel is compiled to keep resident (the planner's
+ * DT_TC_SMALL_BLOCKS_PER_UNIT): 170 registers a thread, room for two k-tiles of staging in
+ * flight; and the pitch of its shared sums, in words. */
+#define TC_CSPLIT_MIN_BLOCKS 3
 template <int BM, int BN> DUET_HOST_DEVICE constexpr int tc_csplit_pitch() { return BN + 4; }
 
 #if DUET_GPU_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -553,8 +551,7 @@ constexpr int tc_shared_bytes()
 template <int KIND, bool SPLIT3, int BM, int BN, int WM, int WN, int STAGES, int LA, int LB,
           bool CSPLIT = false>
 DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE,
-                                  CSPLIT ? tc_csplit_min_blocks<KIND>() : 1)
-    gemm_tc_kernel(const tc_args p)
+                                  CSPLIT ? TC_CSPLIT_MIN_BLOCKS : 1) gemm_tc_kernel(const tc_args p)
 {
     typedef duet_mma_atom<KIND> atom;
     typedef typename atom::acc_t acc_t;

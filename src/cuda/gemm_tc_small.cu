@@ -7,6 +7,8 @@
 /* The planner (src/common/gemm_plan.c) sizes grids and the cluster split with these shapes. */
 static_assert(TCSM_BM == DT_TC_SMALL_TILE, "the planner's small tile differs from the kernel's");
 static_assert(TC_BKW * 4 == DT_TC_SMALL_KBYTES, "the planner's k-tile differs from the kernel's");
+static_assert(TC_CSPLIT_MIN_BLOCKS == DT_TC_SMALL_BLOCKS_PER_UNIT,
+              "the planner's resident blocks differ from the kernel's launch bound");
 
 template <int KIND>
 static cudaError_t tcsm_launch(const tc_args &p, dim3 grid, cudaStream_t stream, size_t *shared,
