@@ -447,6 +447,13 @@ DUET_INLINE void tc_store_int(const tc_args &p, unsigned char *c, int32_t acc)
     *q = v;
 }
 
+/* The address of C's element (row, col) of batch entry bz. */
+DUET_INLINE unsigned char *tc_c_at(const tc_args &p, int64_t bz, int64_t row, int64_t col)
+{
+    const int64_t off = bz * p.c_bs + row * p.c_rs + col * p.c_cs;
+    return p.c + off * (p.c_dtype == DUET_DTYPE_F16 || p.c_dtype == DUET_DTYPE_BF16 ? 2 : 4);
+}
+
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, float acc) { tc_store_float(p, c, acc); }
 DUET_INLINE void tc_store(const tc_args &p, unsigned char *c, int32_t acc) { tc_store_int(p, c, acc); }
 
@@ -517,13 +524,7 @@ DUET_DEVICE void tc_csplit_store(const tc_args &p, const Frag &acc, uint32_t *sm
         const uint32_t s = base + (uint32_t)(row * PITCH + col) * 4u;
         acc_t sum = tc_from_bits<acc_t>(tc_cluster_load(s, 0));
         for (uint32_t b = 1; b < blocks; ++b) sum += tc_from_bits<acc_t>(tc_cluster_load(s, b));
-        if (row < mrem && col < nrem) {
-            const int64_t off = bz * p.c_bs + (m0 + row) * p.c_rs + (n0 + col) * p.c_cs;
-            tc_store(
-                p,
-                p.c + off * (p.c_dtype == DUET_DTYPE_F16 || p.c_dtype == DUET_DTYPE_BF16 ? 2 : 4),
-                sum);
-        }
+        if (row < mrem && col < nrem) tc_store(p, tc_c_at(p, bz, m0 + row, n0 + col), sum);
     }
     tc_cluster_sync();
 }
@@ -1009,14 +1010,8 @@ DUET_GLOBAL void GF_LAUNCH_BOUNDS((BM / WM) * (BN / WN) * DUET_WARP_SIZE,
                         atom::c_pos(lane, e, r, c);
                         const int64_t gm = wm * WM + i * atom::M + r;
                         const int64_t gn = wn * WN + j * atom::N + c;
-                        if (gm < mrem && gn < nrem) {
-                            const int64_t off = bz * p.c_bs + (m0 + gm) * p.c_rs + (n0 + gn) * p.c_cs;
-                            tc_store(p, p.c + off * (p.c_dtype == DUET_DTYPE_F16 ||
-                                                             p.c_dtype == DUET_DTYPE_BF16
-                                                         ? 2
-                                                         : 4),
-                                     acc[i][j][e]);
-                        }
+                        if (gm < mrem && gn < nrem)
+                            tc_store(p, tc_c_at(p, bz, m0 + gm, n0 + gn), acc[i][j][e]);
                     }
         }
     }

@@ -379,7 +379,6 @@ static int tc_small_rule(const dt_gemm *g, const dt_gemm_target *t, int64_t boun
     int64_t kslice;
     if (tc_small_cost(g, t, &split, &kslice) > bound) return 0;
     plan->family = DT_GEMM_TC_SMALL;
-    plan->math = g->math;
     plan->split = split;
     plan->kslice = kslice;
     plan->rule = "small problem on tensor cores: one launch, k split over a cluster";

@@ -42,6 +42,7 @@ cudaError_t gemm_tc_small_launch(int kind, const tc_args &p, dim3 grid, cudaStre
     switch (kind) {
     case DUET_MMA_F16: return tcsm_launch<DUET_MMA_F16>(p, grid, stream, shared, threads);
     case DUET_MMA_BF16: return tcsm_launch<DUET_MMA_BF16>(p, grid, stream, shared, threads);
-    default: return tcsm_launch<DUET_MMA_I8>(p, grid, stream, shared, threads);
+    case DUET_MMA_I8: return tcsm_launch<DUET_MMA_I8>(p, grid, stream, shared, threads);
+    default: return cudaErrorInvalidValue; /* no such instance: the plan and the kernel disagree */
     }
 }
