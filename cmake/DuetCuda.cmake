@@ -196,7 +196,7 @@ find_package(CUDAToolkit REQUIRED)
 target_sources(duet PRIVATE
   src/cuda/backend_cuda.cu src/cuda/module_cuda.cu src/cuda/ops_cuda.cu
   src/cuda/gemm_fast_f32.cu src/cuda/gemm_fast_f64.cu src/cuda/gemm_fast_i32.cu
-  src/cuda/gemm_lowp.cu src/cuda/gemm_tc_sw.cu src/cuda/gemm_tc_small.cu
+  src/cuda/gemm_lowp.cu src/cuda/gemm_tc_sw.cu src/cuda/gemm_tc_small.cu src/cuda/gemm_tiny.cu
   src/cuda/transpose_inplace.cu
   src/cuda/gemm_skinny.cu src/cuda/gemm_epilogue.cu src/cuda/convert.cu src/common/tuning.c)
 target_compile_definitions(duet PRIVATE DUET_BACKEND_CUDA=1)

@@ -15,7 +15,8 @@
 #             swizzled kernel), no copies either (DUET_GEMM_NO_PACK=1: the register-staged
 #             kernel AMD runs), the portable kernels only (DUET_GEMM_PORTABLE=1), and the
 #             small tensor-core kernel ahead of every rule (DUET_GEMM_TC_SMALL=all: its cluster
-#             split on sm_90)
+#             split on sm_90), the compact small-problem kernel off (DUET_GEMM_TINY=0: the rules
+#             behind it) and ahead of every rule up to cost 16 (DUET_GEMM_TINY=all)
 #   bench     duet-bench --only gemm-lowp (CSV in $OUT)
 # Logs go to $OUT; the last lines printed summarise each phase.
 set -uo pipefail
@@ -68,7 +69,7 @@ for phase in $PHASES; do
         ;;
     paths)
         for env_set in DUET_GEMM_NO_SMALL=1 "DUET_GEMM_NO_SMALL=1 DUET_GEMM_NO_PACK=1" \
-            DUET_GEMM_PORTABLE=1 DUET_GEMM_TC_SMALL=all; do
+            DUET_GEMM_PORTABLE=1 DUET_GEMM_TC_SMALL=all DUET_GEMM_TINY=0 DUET_GEMM_TINY=all; do
             name=$(echo "$env_set" | tr ' =' '_-')
             env $env_set "$BUILD_DIR/tests/test_gemm_lowp" --quick >"$OUT/paths-$name.log" 2>&1
             summary+=("paths $env_set: rc $? $(tail -1 "$OUT/paths-$name.log")")

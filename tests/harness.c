@@ -534,3 +534,38 @@ void dt_ref_gemm(duet_op op_a, duet_op op_b, double alpha, const duet_matrix *a,
 {
     dt_ref_gemm_ex(op_a, op_b, alpha, a, a_data, b, b_data, beta, c, c_data, NULL, NULL);
 }
+
+int dt_tiny_rule_fits(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t batch, int sms,
+                      int all)
+{
+    if (m < 1 || n < 1 || k < 1 || batch < 1 || sms < 1) return 0;
+    switch (in) {
+    case DUET_DTYPE_F32:
+    case DUET_DTYPE_F64:
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_BF16:
+    case DUET_DTYPE_I8:
+    case DUET_DTYPE_I32: break;
+    default: return 0;
+    }
+    /* The micro-tile: the largest of 4, 2, 1 whose 16 tm tiles number at least the SMs. */
+    int tm = 4;
+    int64_t tiles;
+    for (;; tm /= 2) {
+        tiles = ((m + 16 * tm - 1) / (16 * tm)) * ((n + 16 * tm - 1) / (16 * tm)) * batch;
+        if (tm == 1 || tiles >= sms) break;
+    }
+    const int64_t slots = (int64_t)(tm == 4 ? 2 : tm == 2 ? 3 : 4) * sms;
+    const int64_t cost = ((tiles + slots - 1) / slots) * ((k + 15) / 16);
+    return cost <= (all ? 16 : in == DUET_DTYPE_F64 ? 2 : 4);
+}
+
+int dt_tiny_rule_takes(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t batch, int sms)
+{
+    if (strcmp(duet_backend_name(), "cuda") != 0) return 0;
+    const char *tiny = getenv("DUET_GEMM_TINY"), *no_small = getenv("DUET_GEMM_NO_SMALL");
+    if ((tiny && strcmp(tiny, "0") == 0) || (no_small && strcmp(no_small, "1") == 0) ||
+        getenv("DUET_GEMM_HOPPER_ALL") != NULL)
+        return 0;
+    return dt_tiny_rule_fits(in, m, n, k, batch, sms, tiny && strcmp(tiny, "all") == 0);
+}

@@ -113,6 +113,16 @@ void dt_ref_gemm_ex(duet_op op_a, duet_op op_b, double alpha, const duet_matrix 
  * variable DUET_TEST_QUICK set to anything but "" or "0". */
 int dt_quick_mode(int argc, char **argv);
 
+/* Whether the GPU planner's compact small-problem rule (src/common/gemm_plan.h, DT_TINY_STEPS;
+ * `all`: DUET_GEMM_TINY=all's wider bound) takes an AUTO GEMM of inputs `in`, m x n x k x batch,
+ * on a device of `sms` SMs, by the rule's measure alone. The measure restated, so that a test
+ * can say which family must run; test_gemm_plan checks that it agrees with the planner. */
+int dt_tiny_rule_fits(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t batch, int sms,
+                      int all);
+/* dt_tiny_rule_fits where the rule is on: the CUDA backend, DUET_GEMM_TINY not "0" ("all"
+ * widens the bound), DUET_GEMM_NO_SMALL not "1", DUET_GEMM_HOPPER_ALL unset. */
+int dt_tiny_rule_takes(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t batch, int sms);
+
 /* Standard normal numbers (Box-Muller), like numpy's randn. */
 double dt_rand_normal(void);
 

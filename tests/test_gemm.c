@@ -947,9 +947,13 @@ static void test_narrow(void)
                 t.off_a = (size_t)(x == 2);
                 t.repeat = 1;
                 t.use_stream = idx % 2;
-                /* k within one SIMT step (16) runs on the tile kernels on NVIDIA (gemm_plan.h,
-                 * DT_TINY_K). */
-                if (t.k > 16) t.expect_kernel = "gemm_skinny_";
+                /* A small problem runs on the compact small-problem kernel (gemm_plan.h,
+                 * DT_TINY_STEPS); k within one SIMT step (16) on the tile kernels on NVIDIA
+                 * (DT_TINY_K). */
+                if (dt_tiny_rule_takes(t.dtype, t.m, t.n, t.k, t.batch, props.compute_units))
+                    t.expect_kernel = "gemm_tiny_";
+                else if (t.k > 16)
+                    t.expect_kernel = "gemm_skinny_";
                 run_in(&g, &t);
             }
     group_done(&g);

@@ -612,6 +612,11 @@ static void test_narrow(void)
                     t.n <= 16 && t.m >= t.n && x < 2 && t.batch == 1 && t.k > 1 &&
                     (row_bytes % 16 != 0 || t.off_a != 0) && t.k > 48)
                     t.expect_kernel = "gemm_skinny_kmajor_n";
+                /* A small one runs on the compact small-problem kernel, ahead of the family
+                 * (gemm_plan.h, DT_TINY_STEPS). */
+                if (!tc_small_all &&
+                    dt_tiny_rule_takes(COMBOS[d].in, t.m, t.n, t.k, t.batch, props.compute_units))
+                    t.expect_kernel = "gemm_tiny_";
                 run_in(&g, &t);
             }
     }

@@ -271,6 +271,9 @@ static void test_tile_split(void)
 enum { T_H200, T_H200_PORTABLE, T_SM80, T_SM89, T_SM75, T_GFX90A, T_GFX908, T_GFX1030, T_COUNT };
 
 static duet_device_props g_devs[T_COUNT];
+/* The targets' DUET_GEMM_TINY (gemm_plan.h, DT_TINY_STEPS): 1 as the library runs, 0 where a
+ * test names the rules behind it. */
+static int g_tiny = 1;
 
 static dt_gemm_target target(int which, size_t room)
 {
@@ -298,6 +301,7 @@ static dt_gemm_target target(int which, size_t room)
     t.wgmma_x3_shared = 204800;
     t.tcs_shared = t.nvidia ? 98304 : 0;
     t.tc_small = 1;
+    t.tiny = g_tiny;
     t.workspace_room = room;
     return t;
 }
@@ -329,7 +333,7 @@ static dt_gemm gpu_problem(duet_dtype dt, duet_math_mode math, int64_t m, int64_
 static const char *family_name(dt_gemm_family f)
 {
     static const char *const names[] = {"none", "skinny", "wgmma", "wgmma_x3", "tcs",
-                                        "tc",   "simt",   "fast",  "tc_small"};
+                                        "tc",   "simt",   "fast",  "tc_small", "tiny"};
     return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
 }
 
@@ -364,6 +368,16 @@ static dt_gemm_gpu_plan plan_of(const dt_gemm *g, int which, size_t room)
     WANT_S(what, g, which, room, 0, fam, packs, split_)
 #define WANT_SMALL(what, g, which, fam, packs, split_)                                            \
     WANT_S(what, g, which, SIZE_MAX, 1, fam, packs, split_)
+
+/* The compact small-problem kernel on tiles of side `tile`. */
+#define WANT_TINY(what, g_, which, tile_)                                                          \
+    do {                                                                                           \
+        const dt_gemm gt_ = (g_);                                                                  \
+        const dt_gemm_gpu_plan pl_ = plan_of_t(&gt_, which, SIZE_MAX, 1);                          \
+        DT_CHECK(pl_.family == DT_GEMM_TINY && pl_.tile == (tile_) && !pl_.pack_a && !pl_.pack_b,  \
+                 "%s on %d: %s tile %d (%s); want tiny, tile %d", what, which,                     \
+                 family_name(pl_.family), pl_.tile, pl_.rule ? pl_.rule : "", tile_);              \
+    } while (0)
 
 static void test_gpu_named(void)
 {
@@ -438,6 +452,43 @@ static void test_gpu_named(void)
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
     WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
+    /* The compact small-problem kernel ahead of every rule (DT_TINY_STEPS; f64
+     * DT_TINY_STEPS_F64), on NVIDIA with the one-launch rules on, on the tile whose blocks
+     * spread over the SMs: 33 x 70 x 64 on 16 x 16 tiles (15 of them, 4 k-steps: cost 4),
+     * 1000^2 x 6 on 64 x 64 (256 tiles, one wave), f64 2048 x 12 x 12 on 16 x 16 (cost 1); past
+     * the bound (33 x 70 x 128: cost 8; f64 64^3: 4) the rules behind it; not on AMD. */
+    WANT_TINY("f16 33x70x64", gpu_problem(F16, D, 33, 70, 64, 1, 1, 0), T_H200, 16);
+    WANT_TINY("f16 33x70x64 sm_80", gpu_problem(F16, D, 33, 70, 64, 1, 1, 0), T_SM80, 16);
+    WANT_TINY("bf16 1000^2 x 6", gpu_problem(BF, D, 1000, 1000, 6, 0, 0, 0), T_H200, 64);
+    WANT_TINY("tf32 382x7x1", gpu_problem(F32, TF, 382, 7, 1, 1, 0, 0), T_H200, 16);
+    WANT_TINY("3xtf32 382x7x1", gpu_problem(F32, X3, 382, 7, 1, 1, 0, 0), T_H200, 16);
+    WANT_TINY("f64 2048x12x12", gpu_problem(DUET_DTYPE_F64, D, 2048, 12, 12, 0, 0, 0), T_H200, 16);
+    WANT_TINY("i8 700x300x40", gpu_problem(I8, D, 700, 300, 40, 0, 1, 0), T_H200, 32);
+    g = gpu_problem(F16, D, 33, 70, 128, 1, 1, 0);
+    WANT_SMALL("f16 33x70x128 (cost 8)", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
+    g = gpu_problem(DUET_DTYPE_F64, D, 64, 64, 64, 0, 0, 0);
+    WANT_SMALL("f64 64^3 (cost 4)", g, T_H200, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
+    WANT_SMALL("f16 33x70x64 gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
+    WANT("f16 33x70x64 no small rule", g, T_H200, any, DT_GEMM_TCS, 2, 1);
+    {
+        dt_gemm_target t = target(T_H200, any);
+        t.small = 1;
+        t.tiny = 0;
+        dt_gemm_gpu_plan pl;
+        dt_gemm_plan_gpu(&g, &t, &pl);
+        DT_CHECK(pl.family == DT_GEMM_LOWP_SIMT, "f16 33x70x64 with DUET_GEMM_TINY=0: %s",
+                 family_name(pl.family));
+        t.tiny = 2;
+        g = gpu_problem(F16, D, 33, 70, 128, 1, 1, 0);
+        dt_gemm_plan_gpu(&g, &t, &pl);
+        DT_CHECK(pl.family == DT_GEMM_TINY && pl.tile == 16,
+                 "f16 33x70x128 with DUET_GEMM_TINY=all: %s tile %d", family_name(pl.family),
+                 pl.tile);
+    }
+
+    /* The rules behind it (DUET_GEMM_TINY=0), down to "bf16 4096^3 small". */
+    g_tiny = 0;
     /* Small problems in one launch where copies would dominate: 33 x 70 x 64 and 33 x 70 x 128
      * (one wave of 64 x 64 tiles, 4 and 8 k-steps: SIMT), 33 x 70 x 144 (9 SIMT k-steps: the
      * small tensor-core kernel, k over a cluster of 5 on the H200; without clusters its cost is
@@ -530,6 +581,7 @@ static void test_gpu_named(void)
     WANT("f16 4080x8x15 (narrow, tiny) no small rule", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
     g = gpu_problem(BF, D, 4096, 4096, 4096, 0, 0, 0);
     WANT_SMALL("bf16 4096^3 small", g, T_H200, DT_GEMM_WGMMA, 0, 1);
+    g_tiny = 1;
 
     /* The portable path on Hopper, and the other NVIDIA GPUs. */
     g = gpu_problem(BF, D, 4096, 4096, 4096, 0, 0, 0);
@@ -621,7 +673,8 @@ static void test_gpu_properties(void)
                                         (blocks + 4 * units - 1) / (4 * units) * ((k + 15) / 16);
                                     ok = ok && t.small && cost <= DT_SMALL_STEPS;
                                 }
-                                ok = ok && (lowp || f == DT_GEMM_FAST || f == DT_GEMM_SKINNY);
+                                ok = ok && (lowp || f == DT_GEMM_FAST || f == DT_GEMM_SKINNY ||
+                                            f == DT_GEMM_TINY);
                                 ok = ok && (!(pl.pack_a || pl.pack_b) ||
                                             (pl.ld >= k && (pl.ld * (int64_t)elem) % 16 == 0 &&
                                              (f == DT_GEMM_WGMMA || f == DT_GEMM_WGMMA_X3 ||
@@ -655,6 +708,26 @@ static void test_gpu_properties(void)
                                          dt_gemm_gpu_plan_workspace(&pl) == 0 &&
                                          cost <= (g.dtype == DUET_DTYPE_I8 ? DT_TC_SMALL_STEPS_I8
                                                                            : DT_TC_SMALL_STEPS);
+                                }
+                                {
+                                    /* The compact small-problem kernel: NVIDIA with the
+                                     * one-launch rules on, as they lie, no workspace, exactly
+                                     * where the rule's measure (restated in the tests'
+                                     * harness) says, on the tile the measure picked. */
+                                    const int fits = t.nvidia && t.small &&
+                                                     dt_tiny_rule_fits(g.dtype, m, n, k, 1,
+                                                                       t.props->compute_units, 0);
+                                    ok = ok && (f == DT_GEMM_TINY) == fits;
+                                    if (f == DT_GEMM_TINY) {
+                                        int tm = 4;
+                                        while (tm > 1 && ((m + 16 * tm - 1) / (16 * tm)) *
+                                                                 ((n + 16 * tm - 1) / (16 * tm)) <
+                                                             t.props->compute_units)
+                                            tm /= 2;
+                                        ok = ok && pl.tile == 16 * tm && !pl.pack_a && !pl.pack_b &&
+                                             dt_gemm_gpu_plan_workspace(&pl) == 0 &&
+                                             pl.math == DUET_MATH_DEFAULT;
+                                    }
                                 }
                                 if (ok && f == DT_GEMM_TCS) {
                                     /* The operands as the kernel gets them. */

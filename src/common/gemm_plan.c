@@ -385,6 +385,51 @@ static int tc_small_rule(const dt_gemm *g, const dt_gemm_target *t, int64_t boun
     return 1;
 }
 
+/* The compact small-problem kernel's measure (gemm_plan.h, DT_TINY_STEPS) and its tile side
+ * (*tile); INT64_MAX where the rule is off or g is out of its reach. */
+static int64_t tiny_cost(const dt_gemm *g, const dt_gemm_target *t, int *tile)
+{
+    *tile = 0;
+    /* DUET_GEMM_HOPPER_ALL puts wgmma ahead of it (that knob's purpose). */
+    if (!t->nvidia || !t->small || !t->tiny || t->hopper_all) return INT64_MAX;
+    if (g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1) return INT64_MAX;
+    if (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX || g->batch > INT32_MAX)
+        return INT64_MAX;
+    switch (g->dtype) {
+    case DUET_DTYPE_F32:
+    case DUET_DTYPE_F64:
+    case DUET_DTYPE_F16:
+    case DUET_DTYPE_BF16:
+    case DUET_DTYPE_I8:
+    case DUET_DTYPE_I32: break;
+    default: return INT64_MAX;
+    }
+    const int64_t units = t->props->compute_units > 0 ? t->props->compute_units : 1;
+    int tm = 4;
+    int64_t tiles = 0;
+    for (;; tm /= 2) {
+        const int64_t tiles_mn = cdiv(g->m, 16 * tm) * cdiv(g->n, 16 * tm);
+        if (tiles_mn > INT32_MAX / g->batch) return INT64_MAX;
+        tiles = tiles_mn * g->batch;
+        if (tm == 1 || tiles >= units) break;
+    }
+    *tile = 16 * tm;
+    return cdiv(tiles, dt_tiny_blocks_per_unit(tm) * units) * cdiv(g->k, DT_TINY_BK);
+}
+
+/* Puts g on the compact small-problem kernel when its measure is within bound. */
+static int tiny_rule(const dt_gemm *g, const dt_gemm_target *t, int64_t bound,
+                     dt_gemm_gpu_plan *plan)
+{
+    int tile;
+    if (tiny_cost(g, t, &tile) > bound) return 0;
+    plan->family = DT_GEMM_TINY;
+    plan->math = DUET_MATH_DEFAULT;
+    plan->tile = tile;
+    plan->rule = "small problem: compact SIMT kernel in one launch";
+    return 1;
+}
+
 /* Whether an f16, bf16 or i8 problem runs on the SIMT kernel by the small-problem rule: its
  * cost within `bound` and operands the swizzled kernel would need copied. */
 static int small_simt(const dt_gemm *g, const dt_gemm_target *t, int64_t bound)
@@ -576,6 +621,12 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->split = 1;
     plan->kslice = g->k;
     if (t->tc_small == 2 && tc_small_rule(g, t, DT_TC_SMALL_STEPS_ALL, plan)) return;
+    if (tiny_rule(g, t,
+                  t->tiny == 2                 ? DT_TINY_STEPS_ALL
+                  : g->dtype == DUET_DTYPE_F64 ? DT_TINY_STEPS_F64
+                                               : DT_TINY_STEPS,
+                  plan))
+        return;
     if (tiny_k(g, t)) {
         plan->math = DUET_MATH_DEFAULT;
         if (g->dtype == DUET_DTYPE_F16 || g->dtype == DUET_DTYPE_BF16 ||

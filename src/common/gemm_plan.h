@@ -81,8 +81,9 @@ typedef enum dt_gemm_family {
     DT_GEMM_TC,        /* register-staged mma.sync or MFMA (kernels/gemm_tc.cuh)           */
     DT_GEMM_LOWP_SIMT, /* f16, bf16, i8 without matrix instructions (gemm_lowp_simt.cuh)    */
     DT_GEMM_FAST,      /* f32, f64, i32 tiles by the tuning table's rows (gemm_fast_gpu.inc) */
-    DT_GEMM_TC_SMALL   /* 64 x 64 mma.sync, register-staged operands, k split over a cluster
+    DT_GEMM_TC_SMALL,  /* 64 x 64 mma.sync, register-staged operands, k split over a cluster
                           (kernels/gemm_tc.cuh, src/cuda/gemm_tc_small.cu)                 */
+    DT_GEMM_TINY       /* small problems of any dtype, compact SIMT (kernels/gemm_tiny.cuh) */
 } dt_gemm_family;
 
 /* How an operand's elements lie, as the tensor-core loaders read them: 16-byte runs along k
@@ -118,6 +119,9 @@ typedef struct dt_gemm_target {
                                (DUET_GEMM_TC_SMALL=0), 1 on, 2 ahead of every other rule up
                                to DT_TC_SMALL_STEPS_ALL (DUET_GEMM_TC_SMALL=all: for
                                measuring it against the others)                              */
+    int tiny;               /* the compact small-problem rule (DT_TINY_STEPS): 0 off
+                               (DUET_GEMM_TINY=0), 1 on, 2 ahead of every other rule up to
+                               DT_TINY_STEPS_ALL (DUET_GEMM_TINY=all)                        */
     size_t workspace_room;  /* bytes of workspace the plan may use (SIZE_MAX: it can grow)  */
 } dt_gemm_target;
 
@@ -190,6 +194,37 @@ enum {
 };
 
 /*
+ * Small problems of any dtype on the compact SIMT kernel (DT_GEMM_TINY, kernels/gemm_tiny.cuh,
+ * NVIDIA), ahead of every other rule: blocks of 16 x 16 threads with TM x TM outputs each
+ * (tiles of 16 TM), k in steps of DT_TINY_BK, any layout as it lies, one launch. TM is the
+ * largest of 4, 2, 1 whose tiles (all batches) number at least the SMs (else 1): a problem of
+ * few tiles runs on small ones, whose threads each execute less. Its measure
+ *   cost = waves x steps,  waves = ceil(tiles x batch / (resident blocks x SMs)),
+ *   steps = ceil(k / DT_TINY_BK)
+ * counts the steps a block runs in turn. The rule takes cost <= DT_TINY_STEPS (f64:
+ * DT_TINY_STEPS_F64). On the H200's shape sweep (200 problems per dtype, seed 1) it ran what
+ * it takes at these geometric-mean speeds over the kernels that ran them before (the SIMT tiles
+ * of every dtype, the memory-bound family, the swizzled and wgmma kernels on copies):
+ *   cost 1: 1.31-1.51x (f16, bf16 > f32, f32, TF32, f64; i8 1.20x), nearly every problem faster;
+ *   cost 2-4: 1.12-1.82x; cost 5-8: 1.08-1.36x with a quarter of them slower; 9-16: 0.66-1.18x.
+ * f64 at cost 3-4 ran 1.12x with 6 of 15 slower (the memory-bound family's 4-column forms).
+ * DUET_GEMM_TINY=all takes every problem up to DT_TINY_STEPS_ALL (how it was measured).
+ */
+enum {
+    DT_TINY_BK = 16,
+    DT_TINY_THREADS = 256,
+    DT_TINY_STEPS = 4,
+    DT_TINY_STEPS_F64 = 2,
+    DT_TINY_STEPS_ALL = 16
+};
+/* Resident blocks an SM by tile side (the kernel's launch bounds). */
+enum { DT_TINY_BLOCKS_64 = 2, DT_TINY_BLOCKS_32 = 3, DT_TINY_BLOCKS_16 = 4 };
+static inline int dt_tiny_blocks_per_unit(int tm)
+{
+    return tm == 4 ? DT_TINY_BLOCKS_64 : tm == 2 ? DT_TINY_BLOCKS_32 : DT_TINY_BLOCKS_16;
+}
+
+/*
  * Two rules from the shape sweep (duet-bench --sweep 300 --seed 1 on the H200, ratio =
  * cuBLAS time / duet time, medians over the problems of each group):
  *   - DT_TINY_K: with k <= 16 a problem runs on the SIMT tile kernels in one launch (f16,
@@ -226,6 +261,7 @@ typedef struct dt_gemm_gpu_plan {
     size_t a_bytes;          /* of which A's copy                                            */
     size_t split_bytes;      /* then the partial sums (f32; i32 for i8)                      */
     dt_skinny_plan skinny;   /* SKINNY: the family's own plan                                */
+    int tile;                /* TINY: the tile's side, 16 x the micro-tile (16, 32 or 64)     */
     const char *rule;        /* the rule that chose the family, for tests and docs           */
 } dt_gemm_gpu_plan;
 

@@ -8,7 +8,8 @@
  * duet_gpu_error_t; the rest are types, constants and inline helpers.
  *
  * Types and constants
- *   duet_gpu_error_t, DUET_GPU_SUCCESS, duet_gpu_stream_t, duet_gpu_event_t,
+ *   duet_gpu_error_t, DUET_GPU_SUCCESS, DUET_GPU_ERROR_INVALID_VALUE (a launcher given a case
+ *   it has no instance for), duet_gpu_stream_t, duet_gpu_event_t,
  *   duet_gpu_device_prop_t, DUET_GPU_RUNTIME_NAME ("CUDA", for messages),
  *   DUET_GPU_BACKEND_NAME ("cuda", be_name())
  * Errors
@@ -61,6 +62,7 @@
 typedef cudaError_t duet_gpu_error_t;
 typedef cudaStream_t duet_gpu_stream_t;
 #define DUET_GPU_SUCCESS cudaSuccess
+#define DUET_GPU_ERROR_INVALID_VALUE cudaErrorInvalidValue
 static inline cudaError_t duet_gpu_get_last_error(void) { return cudaGetLastError(); }
 static inline const char *duet_gpu_error_string(cudaError_t e) { return cudaGetErrorString(e); }
 #endif /* DUET_GPU_BASIC_NAMES */

@@ -28,6 +28,7 @@
 typedef hipError_t duet_gpu_error_t;
 typedef hipStream_t duet_gpu_stream_t;
 #define DUET_GPU_SUCCESS hipSuccess
+#define DUET_GPU_ERROR_INVALID_VALUE hipErrorInvalidValue
 static inline hipError_t duet_gpu_get_last_error(void) { return hipGetLastError(); }
 static inline const char *duet_gpu_error_string(hipError_t e) { return hipGetErrorString(e); }
 #endif /* DUET_GPU_BASIC_NAMES */
