@@ -147,13 +147,14 @@ SOURCES["epilogue"] = {
 # What each sweep file measured, where that differs from the library of the page's date.
 SWEEP_NOTES = {
     "gemm-sweep-2026-11-29-h200.csv": (
-        "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13), "
-        "`duet-bench --sweep 300 --seed 1 --csv <csv>`; the f32, f64, TF32 and 3xTF32 rows from "
-        "the run at commit 274c498, whose planner rules and kernels for those dtypes the library "
-        "keeps; the four 16-bit rows from `--sweep-dtypes bf16-f32,bf16,f16,f16-f32` and the "
-        "i8>i32 rows from `--sweep-dtypes i8` with d7c0717's planner and GEMM kernels (the same "
-        "problems: a seed draws each dtype's problems alone). The i8 run stopped at its time "
-        "limit after 288 of its 300 problems."),
+        "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13). "
+        "The f32, f64, TF32, 3xTF32 and four 16-bit rows with 2432af0's planner and kernels "
+        "(the compact small-problem kernel), `duet-bench --sweep 300 --seed 1 --sweep-ms 4 "
+        "--sweep-dtypes <dtype> --csv <csv>`, one dtype a run. The i8>i32 rows are d7c0717's "
+        "(`--sweep-dtypes i8`, before that kernel: the i8 problems it now takes, about a "
+        "quarter of them, ran 1.2-1.5x faster in a 200-problem comparison, not in this file); "
+        "that run stopped at its time limit after 288 of its 300 problems. A seed draws each "
+        "dtype's problems alone, so the rows are the same problems in every run."),
 }
 
 # What the page says about parts of the library that no file of docs/results/ describes.
