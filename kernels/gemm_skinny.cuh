@@ -5,6 +5,7 @@
 #include "duet/duet.h"
 
 #include "compat.h"
+#include "gemm_elem.cuh"
 #include "lowp_convert.cuh"
 #include "mma_atom.cuh"
 
@@ -51,33 +52,6 @@
 
 #define SK_WARPS 4 /* warps of a block */
 
-/* A and B's dtype as the kernels see it: bytes, the accumulator, one element read as it. */
-template <int DT> struct sk_type;
-template <> struct sk_type<DUET_DTYPE_F32> {
-    typedef float acc;
-    static constexpr int ELEM = 4;
-};
-template <> struct sk_type<DUET_DTYPE_F64> {
-    typedef double acc;
-    static constexpr int ELEM = 8;
-};
-template <> struct sk_type<DUET_DTYPE_I32> {
-    typedef uint32_t acc; /* products and sums modulo 2^32 */
-    static constexpr int ELEM = 4;
-};
-template <> struct sk_type<DUET_DTYPE_F16> {
-    typedef float acc;
-    static constexpr int ELEM = 2;
-};
-template <> struct sk_type<DUET_DTYPE_BF16> {
-    typedef float acc;
-    static constexpr int ELEM = 2;
-};
-template <> struct sk_type<DUET_DTYPE_I8> {
-    typedef uint32_t acc;
-    static constexpr int ELEM = 1;
-};
-
 /* The accumulator of an MMA atom: int32 for i8, else f32. */
 template <int DT> struct sk_mma_acc {
     typedef float type;
@@ -87,8 +61,7 @@ template <> struct sk_mma_acc<DUET_DTYPE_I8> {
 };
 
 /* Element e of the little-endian words w (ELEM bytes each) as the accumulator type. */
-template <int DT>
-DUET_INLINE typename sk_type<DT>::acc sk_word_elem(const uint32_t *w, int e)
+template <int DT> DUET_INLINE typename gemm_elem<DT>::acc sk_word_elem(const uint32_t *w, int e)
 {
     if constexpr (DT == DUET_DTYPE_F32) return __uint_as_float(w[e]);
     else if constexpr (DT == DUET_DTYPE_I32) return w[e];
@@ -100,17 +73,6 @@ DUET_INLINE typename sk_type<DT>::acc sk_word_elem(const uint32_t *w, int e)
         return duet_bf16_to_f32((uint16_t)(w[e / 2] >> (16 * (e % 2))));
     else
         return (uint32_t)(int32_t)(int8_t)(w[e / 4] >> (8 * (e % 4)));
-}
-
-/* One element at p as the accumulator type. */
-template <int DT> DUET_INLINE typename sk_type<DT>::acc sk_load_elem(const unsigned char *p)
-{
-    if constexpr (DT == DUET_DTYPE_F32) return *(const float *)p;
-    else if constexpr (DT == DUET_DTYPE_F64) return *(const double *)p;
-    else if constexpr (DT == DUET_DTYPE_I32) return *(const uint32_t *)p;
-    else if constexpr (DT == DUET_DTYPE_F16) return duet_f16_to_f32(*(const uint16_t *)p);
-    else if constexpr (DT == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)p);
-    else return (uint32_t)(int32_t)(*(const int8_t *)p);
 }
 
 /* One element at p as raw bits (the low ELEM bytes). */
@@ -182,8 +144,8 @@ DUET_INLINE void sk_out(const sk_args &p, int64_t bz, int64_t i, int64_t j, ACC 
 
 /* Compile-time shape of the K-major kernel. */
 template <int DT, int NMAX, bool MMA> struct sk_kmajor_shape {
-    typedef typename sk_type<DT>::acc acc;
-    static constexpr int ELEM = sk_type<DT>::ELEM;
+    typedef typename gemm_elem<DT>::acc acc;
+    static constexpr int ELEM = gemm_elem<DT>::ELEM;
     static constexpr int VEC = 16 / ELEM;  /* elements of a lane's 16 bytes */
     static constexpr int STEP = 4 * VEC;   /* k of one step (a lane group's 64 bytes) */
     /* B in shared: raw words (MMA) or accumulators (SIMT), per column a row of the window. */
@@ -282,7 +244,7 @@ DUET_INLINE void sk_stage_b(const sk_args &p, const unsigned char *pb, unsigned 
                 if constexpr (DT == DUET_DTYPE_F32) x = duet_f32_to_tf32(x);
                 v[u] = x;
             } else {
-                v[u] = in ? sk_load_elem<DT>(src) : acc(0);
+                v[u] = in ? gemm_load_elem<DT>(src) : acc(0);
             }
         }
     #pragma unroll
@@ -520,8 +482,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
 /* ---- M-major A ------------------------------------------------------------------------------ */
 
 template <int DT, int NMAX> struct sk_mmajor_shape {
-    typedef typename sk_type<DT>::acc acc;
-    static constexpr int ELEM = sk_type<DT>::ELEM;
+    typedef typename gemm_elem<DT>::acc acc;
+    static constexpr int ELEM = gemm_elem<DT>::ELEM;
     static constexpr int LV = 8 / ELEM; /* rows of a lane: 8 bytes of A's column */
     static constexpr int KCH = 64;                              /* k of one chunk */
     static constexpr int SMEM_B = KCH * NMAX * (int)sizeof(acc);
@@ -577,7 +539,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
                 } else {
     #pragma unroll
                     for (int l = 0; l < S::LV; ++l)
-                        x[q][l] = k < kend && i0 + l < p.m ? sk_load_elem<DT>(src + l * S::ELEM) : acc(0);
+                        x[q][l] = k < kend && i0 + l < p.m ? gemm_load_elem<DT>(src + l * S::ELEM)
+                                                           : acc(0);
                 }
             }
 
@@ -593,8 +556,9 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
                 }
                 const int64_t k = kc + kk;
                 bsm[kk * NMAX + j] =
-                    j < p.n && k < kend ? sk_load_elem<DT>(pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM)
-                                        : acc(0);
+                    j < p.n && k < kend
+                        ? gemm_load_elem<DT>(pb + (k * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM)
+                        : acc(0);
             }
             duet_barrier();
 

@@ -5,6 +5,7 @@
 #include "duet/duet.h"
 
 #include "compat.h"
+#include "gemm_elem.cuh"
 #include "lowp_convert.cuh"
 
 #include <stdint.h>
@@ -30,30 +31,11 @@
 #define TY_BK      16
 #define TY_THREADS 256
 
-enum { TY_F32 = 0, TY_F64, TY_F16, TY_BF16, TY_I8, TY_I32 };
-
 /* Resident blocks an SM each micro-tile compiles for (the planner's DT_TINY_BLOCKS_*). */
 template <int TM> DUET_HOST_DEVICE constexpr int ty_min_blocks()
 {
     return TM == 4 ? 2 : TM == 2 ? 3 : 4;
 }
-
-template <int KIND> struct ty_kind {
-    typedef float acc;
-    static constexpr int ELEM = KIND == TY_F32 ? 4 : 2;
-};
-template <> struct ty_kind<TY_F64> {
-    typedef double acc;
-    static constexpr int ELEM = 8;
-};
-template <> struct ty_kind<TY_I8> {
-    typedef uint32_t acc;
-    static constexpr int ELEM = 1;
-};
-template <> struct ty_kind<TY_I32> {
-    typedef uint32_t acc;
-    static constexpr int ELEM = 4;
-};
 
 /* One operand seen along x (m for A, n for B) and k: element (bt, x, k) at
  * base + (bt * bs + x * sx + k * sk) * element bytes. */
@@ -73,22 +55,6 @@ struct ty_args {
     float falpha, fbeta;      /* f32, f16, bf16 C */
     uint32_t ialpha, ibeta;   /* i32 C: arithmetic modulo 2^32 */
 };
-
-template <int KIND> DUET_INLINE typename ty_kind<KIND>::acc ty_value(const unsigned char *q)
-{
-    if constexpr (KIND == TY_F32)
-        return *reinterpret_cast<const float *>(q);
-    else if constexpr (KIND == TY_F64)
-        return *reinterpret_cast<const double *>(q);
-    else if constexpr (KIND == TY_F16)
-        return duet_f16_to_f32(*reinterpret_cast<const uint16_t *>(q));
-    else if constexpr (KIND == TY_BF16)
-        return duet_bf16_to_f32(*reinterpret_cast<const uint16_t *>(q));
-    else if constexpr (KIND == TY_I8)
-        return (uint32_t)(int32_t)(*reinterpret_cast<const int8_t *>(q));
-    else
-        return *reinterpret_cast<const uint32_t *>(q);
-}
 
 /* C's element at q = alpha * acc + beta * C, C of dtype CD. */
 template <int CD> DUET_INLINE void ty_store(const ty_args &p, unsigned char *q, float acc)
@@ -156,15 +122,15 @@ DUET_INLINE ty_reader ty_reader_make(const ty_operand &o, int64_t bt, int64_t x_
     return r;
 }
 
-template <int KIND, int TM>
+template <int DT, int TM>
 DUET_INLINE void ty_fetch(const ty_reader &r, int64_t s, int64_t klim,
-                          typename ty_kind<KIND>::acc (&v)[TM])
+                          typename gemm_elem<DT>::acc (&v)[TM])
 {
     const unsigned char *q = r.q + s * r.kstep;
 #pragma unroll
     for (int u = 0; u < TM; ++u) {
         const bool in = r.x0 + u * r.dx < r.xrem && r.kk0 + u * r.dk < klim;
-        v[u] = in ? ty_value<KIND>(q + u * r.step) : typename ty_kind<KIND>::acc(0);
+        v[u] = in ? gemm_load_elem<DT>(q + u * r.step) : typename gemm_elem<DT>::acc(0);
     }
 }
 
@@ -175,12 +141,12 @@ DUET_INLINE void ty_put(T *s, const ty_reader &r, const T (&v)[TM])
     for (int u = 0; u < TM; ++u) s[(r.kk0 + u * r.dk) * (X + 1) + r.x0 + u * r.dx] = v[u];
 }
 
-template <int KIND, int CD, int TM>
+template <int DT, int CD, int TM>
 DUET_GLOBAL void __launch_bounds__(TY_THREADS, ty_min_blocks<TM>())
     gemm_tiny_kernel(const ty_args p)
 {
-    typedef typename ty_kind<KIND>::acc acc_t;
-    constexpr int ELEM = ty_kind<KIND>::ELEM, X = 16 * TM, PITCH = X + 1;
+    typedef typename gemm_elem<DT>::acc acc_t;
+    constexpr int ELEM = gemm_elem<DT>::ELEM, X = 16 * TM, PITCH = X + 1;
     __shared__ acc_t As[TY_BK * PITCH], Bs[TY_BK * PITCH];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     /* The planner keeps tiles x batch within int32. */
@@ -198,16 +164,16 @@ DUET_GLOBAL void __launch_bounds__(TY_THREADS, ty_min_blocks<TM>())
 #pragma unroll
                 for (int j = 0; j < TM; ++j) acc[i][j] = acc_t(0);
             acc_t va[TM], vb[TM];
-            ty_fetch<KIND, TM>(ra, 0, p.k, va);
-            ty_fetch<KIND, TM>(rb, 0, p.k, vb);
+            ty_fetch<DT, TM>(ra, 0, p.k, va);
+            ty_fetch<DT, TM>(rb, 0, p.k, vb);
             for (int64_t k0 = 0; k0 < p.k; k0 += TY_BK) {
                 ty_put<acc_t, X, TM>(As, ra, va);
                 ty_put<acc_t, X, TM>(Bs, rb, vb);
                 duet_barrier();
                 const int64_t left = p.k - k0;
                 if (left > TY_BK) {
-                    ty_fetch<KIND, TM>(ra, k0 / TY_BK + 1, left - TY_BK, va);
-                    ty_fetch<KIND, TM>(rb, k0 / TY_BK + 1, left - TY_BK, vb);
+                    ty_fetch<DT, TM>(ra, k0 / TY_BK + 1, left - TY_BK, va);
+                    ty_fetch<DT, TM>(rb, k0 / TY_BK + 1, left - TY_BK, vb);
                 }
                 const int kn = left < TY_BK ? (int)((left + 3) & ~(int64_t)3) : TY_BK;
                 for (int kk = 0; kk < kn; kk += 4) {

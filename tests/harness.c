@@ -557,7 +557,7 @@ int dt_tiny_rule_fits(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t ba
     }
     const int64_t slots = (int64_t)(tm == 4 ? 2 : tm == 2 ? 3 : 4) * sms;
     const int64_t cost = ((tiles + slots - 1) / slots) * ((k + 15) / 16);
-    return cost <= (all ? 16 : in == DUET_DTYPE_F64 ? 2 : 4);
+    return cost <= (all ? 16 : in == DUET_DTYPE_F64 ? 2 : 4) ? 16 * tm : 0;
 }
 
 int dt_tiny_rule_takes(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t batch, int sms)

@@ -115,8 +115,9 @@ int dt_quick_mode(int argc, char **argv);
 
 /* Whether the GPU planner's compact small-problem rule (src/common/gemm_plan.h, DT_TINY_STEPS;
  * `all`: DUET_GEMM_TINY=all's wider bound) takes an AUTO GEMM of inputs `in`, m x n x k x batch,
- * on a device of `sms` SMs, by the rule's measure alone. The measure restated, so that a test
- * can say which family must run; test_gemm_plan checks that it agrees with the planner. */
+ * on a device of `sms` SMs, by the rule's measure alone: the side of the tile it picks (16, 32
+ * or 64), 0 when it does not take the problem. The measure restated, so that a test can say
+ * which family must run; test_gemm_plan checks that it agrees with the planner. */
 int dt_tiny_rule_fits(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t batch, int sms,
                       int all);
 /* dt_tiny_rule_fits where the rule is on: the CUDA backend, DUET_GEMM_TINY not "0" ("all"

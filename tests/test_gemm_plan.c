@@ -714,17 +714,14 @@ static void test_gpu_properties(void)
                                      * one-launch rules on, as they lie, no workspace, exactly
                                      * where the rule's measure (restated in the tests'
                                      * harness) says, on the tile the measure picked. */
-                                    const int fits = t.nvidia && t.small &&
-                                                     dt_tiny_rule_fits(g.dtype, m, n, k, 1,
-                                                                       t.props->compute_units, 0);
-                                    ok = ok && (f == DT_GEMM_TINY) == fits;
+                                    const int tile =
+                                        t.nvidia && t.small
+                                            ? dt_tiny_rule_fits(g.dtype, m, n, k, 1,
+                                                                t.props->compute_units, 0)
+                                            : 0;
+                                    ok = ok && (f == DT_GEMM_TINY) == (tile != 0);
                                     if (f == DT_GEMM_TINY) {
-                                        int tm = 4;
-                                        while (tm > 1 && ((m + 16 * tm - 1) / (16 * tm)) *
-                                                                 ((n + 16 * tm - 1) / (16 * tm)) <
-                                                             t.props->compute_units)
-                                            tm /= 2;
-                                        ok = ok && pl.tile == 16 * tm && !pl.pack_a && !pl.pack_b &&
+                                        ok = ok && pl.tile == tile && !pl.pack_a && !pl.pack_b &&
                                              dt_gemm_gpu_plan_workspace(&pl) == 0 &&
                                              pl.math == DUET_MATH_DEFAULT;
                                     }

@@ -107,4 +107,26 @@ static inline uint32_t duet_clamp_u32(int64_t v)
     return v > 0x7fffffff ? 0x7fffffffu : (uint32_t)v;
 }
 
+#if defined(DUET_RUNTIME_CUDA_H) || defined(DUET_RUNTIME_HIP_H)
+/* The status of a failed kernel launch: DUET_ERROR_DEVICE_LOST when the error poisoned the
+ * context, else DUET_ERROR_LAUNCH_FAILED (inside the backend, whose runtime header classifies
+ * errors; the lab includes the launchers with the basic names only). */
+static inline duet_status duet_launch_status(duet_gpu_error_t e)
+{
+    return duet_gpu_error_class(e) == DUET_GPU_CLASS_STICKY ? DUET_ERROR_DEVICE_LOST
+                                                            : DUET_ERROR_LAUNCH_FAILED;
+}
+#endif /* the backend's runtime header */
+
+/* The grid of a persistent tile kernel that walks `tiles` tiles along x and `batch` matrices
+ * along z with strides of gridDim: each within the device's limits (z also within 65535). */
+static inline dim3 duet_tile_grid(int64_t tiles, int64_t batch, const duet_device_props *props)
+{
+    int64_t gx = tiles, gz = batch;
+    if (props->max_grid_dims[0] > 0 && gx > props->max_grid_dims[0]) gx = props->max_grid_dims[0];
+    if (gz > 65535) gz = 65535;
+    if (props->max_grid_dims[2] > 0 && gz > props->max_grid_dims[2]) gz = props->max_grid_dims[2];
+    return dim3((unsigned)(gx < 1 ? 1 : gx), 1, (unsigned)(gz < 1 ? 1 : gz));
+}
+
 #endif /* DUET_GPU_LAUNCH_UTIL_H */
