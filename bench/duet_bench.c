@@ -1105,17 +1105,18 @@ static void run_lt_epi(void *u)
 }
 #endif /* DUET_BENCH_CUBLAS */
 
-static double gelu_tanh_ref(double x)
+static double epi_act_ref(duet_activation act, double x)
 {
+    if (act == DUET_ACT_RELU) return x > 0 ? x : 0.0;
     return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
 /* The largest error of 4096 sampled elements of D (bf16, m x n) against a double-precision
- * evaluation of gelu(A B^T + bias), in units of the bound: one bf16 unit in the last place of D
- * (2^-7 of |D|: the rounding of D and of the f32 GELU) plus the f32 accumulation's (sqrt(k)
- * 2^-24 of sum |a b|, times the slope of GELU, <= 1.13). */
-static double check_epi(const uint16_t *ha, const uint16_t *hb, const uint16_t *hbias,
-                        const uint16_t *hd, int64_t m, int64_t n, int64_t k)
+ * evaluation of act(A B^T + bias) (act GELU (tanh) or ReLU), in units of the bound: one bf16
+ * unit in the last place of D (2^-7 of |D|: the rounding of D and of the f32 activation) plus
+ * the f32 accumulation's (sqrt(k) 2^-24 of sum |a b|, times the activation's slope, <= 1.13). */
+static double check_epi(duet_activation act, const uint16_t *ha, const uint16_t *hb,
+                        const uint16_t *hbias, const uint16_t *hd, int64_t m, int64_t n, int64_t k)
 {
     double worst = 0;
     for (int s = 0; s < 4096; s++) {
@@ -1127,7 +1128,7 @@ static double check_epi(const uint16_t *ha, const uint16_t *hb, const uint16_t *
             gauge += fabs(ab);
         }
         x += (double)f32_of_bf16(hbias[j]);
-        const double ref = gelu_tanh_ref(x);
+        const double ref = epi_act_ref(act, x);
         const double got = (double)f32_of_bf16(hd[i * n + j]);
         const double bound = ldexp(fabs(ref), -7) + 1.13 * (4.0 * sqrt((double)k) + 8.0) * ldexp(gauge, -24) +
                              1e-30;
@@ -1137,11 +1138,14 @@ static double check_epi(const uint16_t *ha, const uint16_t *hb, const uint16_t *
     return worst;
 }
 
-/* bf16 A (m x k) and B (n x k) row-major, D = gelu_tanh(A B^T + bias) in bf16 with a bias per
- * column: duet_gemm_ex beside the plain duet_gemm of the same product and beside cuBLASLt's
- * cublasLtMatmul with CUBLASLT_EPILOGUE_GELU_BIAS (its first heuristic). */
-static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
+/* bf16 A (m x k) and B (n x k) row-major, D = act(A B^T + bias) in bf16 with a bias per column,
+ * act GELU (tanh) or ReLU: duet_gemm_ex beside the plain duet_gemm of the same product and
+ * beside cuBLASLt's cublasLtMatmul with CUBLASLT_EPILOGUE_GELU_BIAS or _RELU_BIAS (its first
+ * heuristic). */
+static void bench_gemm_epi(int64_t m, int64_t n, int64_t k, duet_activation act)
 {
+    const int gelu = act == DUET_ACT_GELU_TANH;
+    const char *op = gelu ? "gemm+bias+gelu" : "gemm+bias+relu";
     epi_job j;
     memset(&j, 0, sizeof j);
     j.m = m, j.n = n, j.k = k;
@@ -1163,7 +1167,7 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
     j.b = duet_matrix_make(bb, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, n, k);
     j.d = duet_matrix_make(bd, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, m, n);
     j.bias = duet_matrix_make(bbias, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, 1, n);
-    j.epi.act = DUET_ACT_GELU_TANH;
+    j.epi.act = act;
     j.epi.bias = &j.bias;
     j.opt.algorithm = DUET_ALGO_AUTO;
     j.opt.info = &j.info;
@@ -1171,14 +1175,14 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
     char size[64];
     snprintf(size, sizeof size, "%ldx%ldx%ld/Bt", (long)m, (long)n, (long)k);
 
-    progress("gemm+bias+gelu bf16 %s", size);
+    progress("%s bf16 %s", op, size);
     const timing tp = time_duet(run_epi_plain, &j);
     char plain_kernel[sizeof j.info.kernel];
     snprintf(plain_kernel, sizeof plain_kernel, "%s", j.info.kernel);
     OK(duet_buffer_memset(g_stream, bd, 0, 0xff, nd * 2));
     const timing te = time_duet(run_epi, &j);
     OK(duet_buffer_read(g_stream, bd, 0, hd, nd * 2));
-    const double err = check_epi(ha, hb, hbias, hd, m, n, k);
+    const double err = check_epi(act, ha, hb, hbias, hd, m, n, k);
     const int ok = err <= 1.0;
     if (!ok) g_failures++;
     char check[48], kernel[sizeof j.info.kernel + sizeof j.info.epilogue + 2];
@@ -1203,7 +1207,7 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
     const cublasOperation_t opt_t = CUBLAS_OP_T, opt_n = CUBLAS_OP_N;
     LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opt_t, sizeof opt_t));
     LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opt_n, sizeof opt_n));
-    const cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_GELU_BIAS;
+    const cublasLtEpilogue_t ep = gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
     LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
     LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &j.dbias,
                                       sizeof j.dbias));
@@ -1225,16 +1229,18 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
         j.algo = heur.algo;
         const timing ct = time_cuda(run_lt_epi, &j);
         CU(cudaMemcpy(hd, j.dd, nd * 2, cudaMemcpyDeviceToHost));
-        const double cerr = check_epi(ha, hb, hbias, hd, m, n, k);
+        const double cerr = check_epi(act, ha, hb, hbias, hd, m, n, k);
         const int cok = cerr <= 1.0;
         if (!cok) g_failures++;
         char ccheck[48];
         snprintf(ccheck, sizeof ccheck, "%s %.2g bound", cok ? "ok" : "FAIL", cerr);
-        report("gemm+bias+gelu", "bf16>bf16", size, "cublaslt", "cublasLtMatmul_GELU_BIAS", &ct, 0,
+        report(op, "bf16>bf16", size, "cublaslt",
+               gelu ? "cublasLtMatmul_GELU_BIAS" : "cublasLtMatmul_RELU_BIAS", &ct, 0,
                flop_rate(flops, ct.ms), flop_unit(0), 1.0, -1, ccheck);
         ratio = ct.ms / te.ms;
     } else {
-        fprintf(stderr, "duet-bench: cuBLASLt has no algorithm for GELU_BIAS at %s\n", size);
+        fprintf(stderr, "duet-bench: cuBLASLt has no algorithm for %s at %s\n",
+                gelu ? "GELU_BIAS" : "RELU_BIAS", size);
     }
     LT(cublasLtMatrixLayoutDestroy(j.la));
     LT(cublasLtMatrixLayoutDestroy(j.lb));
@@ -1249,8 +1255,8 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
 #endif /* DUET_BENCH_CUBLAS */
     /* The plain GEMM's row: its ratio column is duet_gemm_ex's time over it, the epilogue's cost
      * on the same product (1.00: free). */
-    report("gemm+bias+gelu", "bf16>bf16", size, "auto-ex", kernel, &te, 0, flop_rate(flops, te.ms),
-           flop_unit(0), ratio, -1, check);
+    report(op, "bf16>bf16", size, "auto-ex", kernel, &te, 0, flop_rate(flops, te.ms), flop_unit(0),
+           ratio, -1, check);
     report("gemm (no epilogue)", "bf16>bf16", size, "auto", plain_kernel, &tp, 0,
            flop_rate(flops, tp.ms), flop_unit(0), te.ms / tp.ms, -1, "-");
     OK(duet_buffer_destroy(ba));
@@ -1265,15 +1271,16 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k)
 
 static void bench_gemm_epi_all(int quick)
 {
-    header("gemm with an epilogue: D = gelu_tanh(A B^T + bias) in bf16, bias per column; vs_vend "
-           "of the duet_gemm_ex row: cuBLASLt GELU_BIAS time / duet's; of the plain row: "
-           "duet_gemm_ex time / duet_gemm time");
+    header("gemm with an epilogue: D = act(A B^T + bias) in bf16, bias per column, act gelu_tanh "
+           "or relu; vs_vend of the duet_gemm_ex row: cuBLASLt GELU_BIAS / RELU_BIAS time / "
+           "duet's; of the plain row: duet_gemm_ex time / duet_gemm time");
     static const int64_t gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}};
     static const int64_t gpu_quick[][3] = {{2048, 2048, 2048}};
     static const int64_t cpu[][3] = {{256, 256, 256}};
     const int64_t(*sz)[3] = g_on_gpu ? (quick ? gpu_quick : gpu) : cpu;
     const int ns = g_on_gpu ? (quick ? 1 : 2) : 1;
-    for (int i = 0; i < ns; i++) bench_gemm_epi(sz[i][0], sz[i][1], sz[i][2]);
+    for (int i = 0; i < ns; i++) bench_gemm_epi(sz[i][0], sz[i][1], sz[i][2], DUET_ACT_GELU_TANH);
+    for (int i = 0; i < ns; i++) bench_gemm_epi(sz[i][0], sz[i][1], sz[i][2], DUET_ACT_RELU);
 }
 
 /* ---- transpose --------------------------------------------------------------------------- */

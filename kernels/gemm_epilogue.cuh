@@ -51,14 +51,68 @@ DUET_INLINE float ge_load_f32(const unsigned char *p, int dtype)
     if (dtype == DUET_DTYPE_BF16) return duet_bf16_to_f32(*(const uint16_t *)p);
     return *(const float *)p;
 }
+/* f32 -> bf16 for the epilogue's outputs: nearest even, overflow to inf, NaN a NaN. On NVIDIA
+ * (sm_80 on) the instruction, whose NaN is the canonical one, so that the pass and the fused
+ * store (which packs pairs with cvt.rn.bf16x2) give the same bits; elsewhere lowp_convert's. */
+DUET_INLINE uint16_t ge_f32_to_bf16(float v)
+{
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+    uint16_t h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    return h;
+#else
+    return duet_f32_to_bf16(v);
+#endif
+}
+/* Two f32 values as one 32-bit word of 16-bit dtype (f16 or bf16), lo in the low half. */
+DUET_INLINE uint32_t ge_pack2_16(int dtype, float lo, float hi)
+{
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+    uint32_t w;
+    if (dtype == DUET_DTYPE_F16)
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+    return w;
+#else
+    if (dtype == DUET_DTYPE_F16) return duet_f32_to_f16(lo) | (uint32_t)duet_f32_to_f16(hi) << 16;
+    return ge_f32_to_bf16(lo) | (uint32_t)ge_f32_to_bf16(hi) << 16;
+#endif
+}
 DUET_INLINE void ge_store_f32(unsigned char *p, int dtype, float v)
 {
     if (dtype == DUET_DTYPE_F16)
         *(uint16_t *)p = duet_f32_to_f16(v);
     else if (dtype == DUET_DTYPE_BF16)
-        *(uint16_t *)p = duet_f32_to_bf16(v);
+        *(uint16_t *)p = ge_f32_to_bf16(v);
     else
         *(float *)p = v;
+}
+
+/* 2^y and 1 / d for the f32 activations: on NVIDIA the special-function unit's instructions
+ * (ex2.approx, within 2 ulps; rcp.approx, within 1 ulp), flushing subnormal results to 0, which
+ * changes no activation's result beyond its bound (1 + 2^y is 1 for any subnormal 2^y, and a
+ * reciprocal below 2^-126 multiplies an |x| that leaves a result below the f32 normal range).
+ * Elsewhere exp2f and __fdividef. */
+DUET_INLINE float ge_exp2(float y)
+{
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__)
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+    return r;
+#else
+    return exp2f(y);
+#endif
+}
+DUET_INLINE float ge_rcp(float d)
+{
+#if DUET_GPU_CUDA && defined(__CUDA_ARCH__)
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+    return r;
+#else
+    return __fdividef(1.0f, d);
+#endif
 }
 
 template <typename M> struct ge_math;
@@ -82,11 +136,21 @@ template <> struct ge_math<float> {
     {
         switch (act) {
         case DUET_ACT_RELU: return x > 0.0f || x != x ? x : 0.0f;
-        case DUET_ACT_GELU_TANH:
-            return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+        /* GELU (tanh) as x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3), the same function
+         * (0.5 (1 + tanh u) = 1 / (1 + e^-2u)) in one exp2 and one reciprocal; SiLU and sigmoid
+         * likewise: 2 special-function and 4-6 other instructions against tanhf's or expf's
+         * and a division's 20-30. The exponent is formed in f32 and e^y turns its few ulps into
+         * a few ulps of relative error; the result is within 4 ulps of max(|result|, 1) (duet.h).
+         * At x = -inf GELU and SiLU give NaN, as the tanh and exp forms do (-inf * 0). */
+        case DUET_ACT_GELU_TANH: {
+            const float x2 = __fmul_rn(x, x);
+            const float y = __fmul_rn(x, __fmaf_rn(x2, -0.10294324f, -2.3022082f));
+            return __fmul_rn(x, ge_rcp(__fadd_rn(1.0f, ge_exp2(y))));
+        }
         case DUET_ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
-        case DUET_ACT_SILU: return x / (1.0f + expf(-x));
-        case DUET_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+        case DUET_ACT_SILU:
+            return __fmul_rn(x, ge_rcp(__fadd_rn(1.0f, ge_exp2(__fmul_rn(x, -1.4426950f)))));
+        case DUET_ACT_SIGMOID: return ge_rcp(__fadd_rn(1.0f, ge_exp2(__fmul_rn(x, -1.4426950f))));
         case DUET_ACT_CLAMP: return x != x ? x : x < lo ? lo : x > hi ? hi : x;
         default: return x;
         }

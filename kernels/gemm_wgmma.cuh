@@ -25,13 +25,19 @@
  *   registers, or for a 16-bit C with beta == 0 through shared memory and a TMA store, which
  *   clips at the edges), so M and N edges need no special tiles; K edges read TMA's zero
  *   fill.
- * - With duet_gemm_ex's epilogue fused (EPI), each consumer warpgroup writes its 64 x 256 f32
- *   results to shared memory 128 columns at a time and then applies the epilogue in a loop
- *   over rows, a warp per row and four columns a lane (wg_epi_rows), so D, C, the residual and
- *   aux are read and written in whole rows and the epilogue's code exists a few times, not
- *   once per accumulator (unrolled over the 128 it would be tens of thousands of
- *   instructions). No MMA runs while the consumers apply it: the producer fills the next
- *   tile's stages meanwhile, and the rest of the epilogue's time adds to the GEMM's.
+ * - With duet_gemm_ex's epilogue fused (EPI) there are two stores. An epilogue of scales, a
+ *   bias and an activation only (wg_epi.direct: no C, residual or aux to read or write) is
+ *   applied to the accumulator registers where they are (wg_epi_direct): a tile's column
+ *   vectors go through shared memory once (a thread's two columns, asked into L1 when the
+ *   tile starts and loaded while its last MMAs run), its rows' values stay in registers, and
+ *   D leaves like a plain GEMM's C (16-bit through the TMA store, f32 from the registers).
+ *   This is the store of inference's bias + activation GEMMs; it costs a few instructions an
+ *   element beyond the plain store (GELU, SiLU, sigmoid: two of them special-function ones,
+ *   whose throughput bounds it). Any other epilogue writes the 64 x 256 f32 results to
+ *   shared memory 128 columns at a time and applies the epilogue in a loop over rows, a warp
+ *   per row and four columns a lane (wg_epi_rows), so D, C, the residual and aux are read and
+ *   written in whole rows. No MMA runs while the consumers apply either: the producer fills
+ *   the next tile's stages meanwhile, and the rest of the epilogue's time adds to the GEMM's.
  * - Tiles (and batches) are walked by every CTA with a stride of gridDim.x in a grouped order
  *   (WG_GROUP_M tile rows at a time, column by column), so the CTAs resident at one moment
  *   share A row panels and B column panels in L2. The producer runs ahead into the next tile
@@ -50,6 +56,10 @@
 #define WG_EPI_COLS        128
 #define WG_EPI_LD          (WG_EPI_COLS + 8)
 #define WG_EPI_STAGE_BYTES (2 * 64 * WG_EPI_LD * 4)
+/* The direct store's column vectors (scale, bias) of a tile, f32, per consumer warpgroup, two
+ * tiles' worth (alternate tiles fill alternate halves, so a fill never meets the previous
+ * tile's readers and needs no barrier before it). */
+#define WG_EPI_VEC_BYTES (2 * 2 * 2 * WG_BN * 4)
 
 /* A 16-bit C is written through shared memory by TMA stores, which need the 64 KiB that a
  * fourth stage would take; an f32 or i32 C (twice the bytes) is stored from registers. The
@@ -57,7 +67,9 @@
 template <typename CT, bool EPI = false> struct wg_config {
     static constexpr bool tma_store = !EPI && sizeof(CT) == 2;
     static constexpr int stages = tma_store || EPI ? 3 : 4;
-    static constexpr int c_bytes = EPI ? WG_EPI_STAGE_BYTES : tma_store ? WG_C_TILE_BYTES : 0;
+    static constexpr int c_bytes = EPI         ? WG_EPI_STAGE_BYTES + WG_EPI_VEC_BYTES
+                                   : tma_store ? WG_C_TILE_BYTES
+                                               : 0;
     /* Stages, the C tile, 2 mbarriers per stage, slack to align to the swizzle's 1024 bytes. */
     static constexpr int shared_bytes =
         stages * (WG_A_STAGE_BYTES + WG_B_STAGE_BYTES) + c_bytes + 2 * stages * 8 + 1024;
@@ -89,6 +101,7 @@ struct wg_epi {
     ge_operand c, bias, row_scale, col_scale, residual, aux;
     int act;
     int d_dtype;
+    int direct; /* no c, residual or aux: applied in the registers (wg_epi_direct) */
     float lo, hi, beta;
 };
 
@@ -286,14 +299,172 @@ DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_
             if (pair && e.d_dtype == DUET_DTYPE_F32) {
                 *reinterpret_cast<float2 *>(q) = make_float2(x[2 * w], x[2 * w + 1]);
             } else if (pair) {
-                const bool h = e.d_dtype == DUET_DTYPE_F16;
-                const uint32_t lo = h ? duet_f32_to_f16(x[2 * w]) : duet_f32_to_bf16(x[2 * w]);
-                const uint32_t hi =
-                    h ? duet_f32_to_f16(x[2 * w + 1]) : duet_f32_to_bf16(x[2 * w + 1]);
-                *reinterpret_cast<uint32_t *>(q) = lo | hi << 16;
+                *reinterpret_cast<uint32_t *>(q) = ge_pack2_16(e.d_dtype, x[2 * w], x[2 * w + 1]);
             } else {
                 if (in[2 * w]) ge_store_f32(q, e.d_dtype, x[2 * w]);
                 if (in[2 * w + 1]) ge_store_f32(q + d_size, e.d_dtype, x[2 * w + 1]);
+            }
+        }
+    }
+}
+
+/* What the direct store needs beyond the accumulators: this thread's two columns of the tile's
+ * column scale and column bias (columns tid and tid + 128 of the tile, shared through
+ * wg_epi_direct's vec), and its two rows' row scale and row bias (rows row0 and row0 + 8).
+ * Absent ones are 1 and 0. With touch, only asks for their lines in L1 (prefetch, no
+ * registers held across the main loop), so that the loads after it hit. */
+struct wg_epi_pre {
+    float cs[2], cb[2], rs[2], rb[2];
+};
+
+DUET_SM90_INLINE void wg_epi_vectors(wg_epi_pre &v, bool touch, const wg_params &p, const wg_epi &e,
+                                     int bt, int row0, int col0, int tid)
+{
+    typedef ge_math<float> G;
+    const bool bias_row = e.bias.p && e.bias.cs == 0;
+    const bool bias_col = e.bias.p && !bias_row;
+    auto get = [touch, bt](const ge_operand &o, int i, int j, float absent, bool on) {
+        if (!on) return absent;
+        if (!touch) return G::load(o, bt, i, j);
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(ge_at(o, bt, i, j, ge_size_f32(o.dtype))));
+        return absent;
+    };
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+        const int col = col0 + tid + 128 * q;
+        const bool in = col < p.n;
+        v.cs[q] = get(e.col_scale, 0, col, 1.0f, e.col_scale.p && in);
+        v.cb[q] = get(e.bias, 0, col, 0.0f, bias_col && in);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = row0 + 8 * h;
+        const bool in = row < p.m;
+        v.rs[h] = get(e.row_scale, row, 0, 1.0f, e.row_scale.p && in);
+        v.rb[h] = get(e.bias, row, 0, 0.0f, bias_row && in);
+    }
+}
+
+/* The direct store of a fused epilogue without C, residual or aux (wg_epi.direct): the steps of
+ * the epilogue pass, in its order and with its roundings (so the same bits), applied to the
+ * warpgroup's 64 x 256 accumulators in their registers (element 4 j + 2 h + e: row
+ * warp * 16 + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + e), each step chosen once for all
+ * 128 of a thread. The column vectors are read from vec (2 x 256 f32 of this warpgroup and
+ * this tile's parity), which the warpgroup fills from pre first. D leaves as a plain GEMM's C does:
+ * 16-bit through shared memory (half, this warpgroup's 32 KiB) and the TMA store when p.tma_store,
+ * else from the registers a pair of columns at a time, bounds checked. */
+DUET_SM90_INLINE void wg_epi_direct(float (&acc)[128], const wg_epi_pre &pre, float *vec,
+                                    uint8_t *half, const CUtensorMap *tmc, const wg_params &p,
+                                    const wg_epi &e, int bt, int tm, int tn, int wg, int tid)
+{
+    typedef ge_math<float> G;
+    const int warp = tid / 32, lane = tid % 32, cl = 2 * (lane % 4);
+    const bool bias_row = e.bias.p && e.bias.cs == 0;
+    const bool bias_col = e.bias.p && !bias_row;
+    /* After the barrier below the previous tile's TMA store has read half. */
+    if (p.tma_store && tid == 0) sm90_bulk_wait_read();
+    if (e.col_scale.p) {
+        vec[tid] = pre.cs[0];
+        vec[tid + 128] = pre.cs[1];
+    }
+    if (bias_col) {
+        vec[WG_BN + tid] = pre.cb[0];
+        vec[WG_BN + tid + 128] = pre.cb[1];
+    }
+    sm90_named_barrier(wg, 128);
+    if (p.alpha != 1.0f) { /* a product with 1 is the value itself */
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = G::mul(p.alpha, acc[i]);
+    }
+    if (e.row_scale.p) {
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = G::mul(acc[i], pre.rs[(i / 2) % 2]);
+    }
+    if (e.col_scale.p) {
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+            const float2 c = *reinterpret_cast<const float2 *>(vec + 8 * j + cl);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                acc[4 * j + 2 * h] = G::mul(acc[4 * j + 2 * h], c.x);
+                acc[4 * j + 2 * h + 1] = G::mul(acc[4 * j + 2 * h + 1], c.y);
+            }
+        }
+    }
+    if (bias_col) {
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+            const float2 c = *reinterpret_cast<const float2 *>(vec + WG_BN + 8 * j + cl);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                acc[4 * j + 2 * h] = G::add(acc[4 * j + 2 * h], c.x);
+                acc[4 * j + 2 * h + 1] = G::add(acc[4 * j + 2 * h + 1], c.y);
+            }
+        }
+    } else if (bias_row) {
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = G::add(acc[i], pre.rb[(i / 2) % 2]);
+    }
+    wg_act<128>(e.act, acc, e.lo, e.hi);
+
+    if (p.tma_store) {
+        /* As the plain 16-bit store: four 64 x 64 boxes of 128-byte rows, 128-byte swizzle. */
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+            for (int j = 0; j < 32; ++j)
+                *reinterpret_cast<uint32_t *>(half + (j / 8) * 8192 + r * 128 +
+                                              (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4) =
+                    ge_pack2_16(e.d_dtype, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        }
+        sm90_fence_proxy_async();
+        sm90_named_barrier(wg, 128);
+        if (tid == 0) {
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                sm90_tma_store_3d(tmc, half + q * 8192, tn * WG_BN + 64 * q,
+                                  tm * WG_BM + (wg - 1) * 64, bt);
+            sm90_bulk_commit();
+        }
+        return;
+    }
+    const int d_size = ge_size_f32(e.d_dtype);
+    const int row0 = tm * WG_BM + (wg - 1) * 64 + warp * 16 + lane / 4;
+    const int col0 = tn * WG_BN + cl;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int row = row0 + 8 * h;
+        if (row >= p.m) continue;
+        unsigned char *drow = static_cast<unsigned char *>(p.c) +
+                              ((int64_t)bt * p.bsc + (int64_t)row * p.ldc + col0) * d_size;
+        if (e.d_dtype == DUET_DTYPE_F32) {
+#pragma unroll
+            for (int j = 0; j < 32; ++j) {
+                const int col = col0 + 8 * j;
+                if (col >= p.n) continue;
+                float *q = reinterpret_cast<float *>(drow) + 8 * j;
+                if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(q) % 8) == 0) {
+                    *reinterpret_cast<float2 *>(q) =
+                        make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+                } else {
+                    q[0] = acc[4 * j + 2 * h];
+                    if (col + 1 < p.n) q[1] = acc[4 * j + 2 * h + 1];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 32; ++j) {
+                const int col = col0 + 8 * j;
+                if (col >= p.n) continue;
+                unsigned char *q = drow + 16 * j;
+                if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(q) % 4) == 0) {
+                    *reinterpret_cast<uint32_t *>(q) =
+                        ge_pack2_16(e.d_dtype, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+                } else {
+                    ge_store_f32(q, e.d_dtype, acc[4 * j + 2 * h]);
+                    if (col + 1 < p.n) ge_store_f32(q + 2, e.d_dtype, acc[4 * j + 2 * h + 1]);
+                }
             }
         }
     }
@@ -357,7 +528,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
         sm90_mbar_fence_init();
         sm90_tma_prefetch_map(&tma);
         sm90_tma_prefetch_map(&tmb);
-        if (TMA_STORE && p.tma_store) sm90_tma_prefetch_map(&tmc);
+        if ((TMA_STORE || EPI) && p.tma_store) sm90_tma_prefetch_map(&tmc);
     }
     __syncthreads();
 
@@ -413,6 +584,11 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
         for (int64_t t = blockIdx.x; t < p.tiles_total; t += gridDim.x) {
             int bt, tm, tn;
             wg_tile_coords(t, p, bt, tm, tn);
+            const int epi_row0 = tm * WG_BM + (wg - 1) * 64 + warp * 16 + lane / 4;
+            wg_epi_pre pre;
+            if constexpr (EPI) {
+                if (e.direct) wg_epi_vectors(pre, true, p, e, bt, epi_row0, tn * WG_BN, tid);
+            }
 #pragma unroll 1
             for (int kt = 0; kt < p.ktiles; ++kt) {
                 sm90_mbar_wait(&full[s], phase);
@@ -443,12 +619,25 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                     phase ^= 1;
                 }
             }
+            /* The direct store's vectors are loaded while the last MMAs run. */
+            if constexpr (EPI) {
+                if (e.direct) wg_epi_vectors(pre, false, p, e, bt, epi_row0, tn * WG_BN, tid);
+            }
             sm90_wgmma_wait<0>();
 #pragma unroll
             for (int i = 0; i < 128; ++i) sm90_fence_operand(acc[i]);
             if (tid == 0) sm90_mbar_arrive(&empty[prev]);
 
             if constexpr (EPI) {
+                if (e.direct) {
+                    const int parity = (int)(((t - blockIdx.x) / gridDim.x) & 1);
+                    wg_epi_direct(acc, pre,
+                                  reinterpret_cast<float *>(sc + WG_EPI_STAGE_BYTES) +
+                                      ((wg - 1) * 2 + parity) * 2 * WG_BN,
+                                  sc + (wg - 1) * (WG_C_TILE_BYTES / 2), &tmc, p, e, bt, tm, tn, wg,
+                                  tid);
+                    continue;
+                }
                 /* Two halves of 128 columns: the accumulators of one half into the staging
                  * (fragment layout: rows warp * 16 + lane / 4 (+ 8), column pairs 8 apart),
                  * then the epilogue over it. The barriers keep the previous half's (or tile's)
@@ -543,7 +732,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
             }
         }
         /* The shared memory must outlive the last TMA store's reads. */
-        if (TMA_STORE && p.tma_store && tid == 0) sm90_bulk_wait_read();
+        if ((TMA_STORE || EPI) && p.tma_store && tid == 0) sm90_bulk_wait_read();
     }
 #endif /* DUET_SM90_DEVICE */
 }

@@ -633,6 +633,56 @@ static void special(void)
     run_case(&t);
 }
 
+/* The f32 activations over their whole range, against the reference: D = act(x) for a column
+ * of x values (x * 1, k = 1: the product is x exactly) from a fine grid over [-40, 40], where
+ * the exp2 and reciprocal forms meet their cancellations and tails, and far values up to 1e30
+ * (x^3 overflows). duet.h promises 4 ulps of max(|act(x)|, 1) in f32; checked at 8. */
+static void act_range(void)
+{
+    const int64_t grid = quick ? 4001 : 16001, far = 12, m = grid + 2 * far;
+    static const double FAR[12] = {45, 60, 87, 88.8, 100, 150, 1e3, 1e6, 1e12, 1e20, 1e25, 1e30};
+    float *x = malloc((size_t)m * 4), *d = malloc((size_t)m * 4);
+    for (int64_t i = 0; i < grid; i++)
+        x[i] = (float)(-40.0 + 80.0 * (double)i / (double)(grid - 1));
+    for (int i = 0; i < far; i++)
+        x[grid + 2 * i] = (float)FAR[i], x[grid + 2 * i + 1] = -(float)FAR[i];
+    const float one = 1.0f;
+    duet_buffer *bx, *bo, *bd;
+    DT_OK(duet_buffer_create(ctx, (size_t)m * 4, &bx));
+    DT_OK(duet_buffer_create(ctx, 4, &bo));
+    DT_OK(duet_buffer_create(ctx, (size_t)m * 4, &bd));
+    DT_OK(duet_buffer_write(NULL, bx, 0, x, (size_t)m * 4));
+    DT_OK(duet_buffer_write(NULL, bo, 0, &one, 4));
+    duet_matrix A = duet_matrix_make(bx, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, m, 1);
+    duet_matrix B = duet_matrix_make(bo, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    duet_matrix D = duet_matrix_make(bd, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, m, 1);
+    static const duet_activation ACTS[] = {DUET_ACT_GELU_TANH, DUET_ACT_GELU_ERF, DUET_ACT_SILU,
+                                           DUET_ACT_SIGMOID};
+    for (size_t a = 0; a < sizeof ACTS / sizeof ACTS[0]; a++) {
+        duet_gemm_epilogue e;
+        memset(&e, 0, sizeof e);
+        e.act = ACTS[a];
+        DT_OK(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &e, &D, NULL));
+        DT_OK(duet_buffer_read(NULL, bd, 0, d, (size_t)m * 4));
+        double worst = 0;
+        int64_t at = 0;
+        for (int64_t i = 0; i < m; i++) {
+            const double ref = ref_act(ACTS[a], (double)x[i], 0, 0);
+            const double err = fabs((double)d[i] - ref) / (fabs(ref) > 1 ? fabs(ref) : 1.0);
+            if (!(err <= worst)) worst = err, at = i; /* NaN is the worst */
+        }
+        DT_CHECK(worst <= 8 * 0x1p-24, "act_range %s: %.2f ulps of max(|y|, 1) at x = %.9g",
+                 duet_activation_name(ACTS[a]), worst / 0x1p-24, (double)x[at]);
+        printf("act_range %-9s: %.2f ulps at most\n", duet_activation_name(ACTS[a]),
+               worst / 0x1p-24);
+    }
+    duet_buffer_destroy(bx);
+    duet_buffer_destroy(bo);
+    duet_buffer_destroy(bd);
+    free(x);
+    free(d);
+}
+
 /* The inputs whose GEMM the Hopper kernel can run with the epilogue in its store: every
  * activation, bias per row and per column, aux, residual, scales, beta with C apart from D and
  * as D, D of f32, f16 and bf16, edges of M and N inside a tile (m, n not multiples of 128 and
@@ -928,6 +978,7 @@ int main(int argc, char **argv)
     }
     dt_seed(29);
     misuse();
+    act_range();
     special();
     fused();
     sweep();

@@ -164,6 +164,7 @@ bool epi_params(const dt_gemm *g, wg_epi *e)
     e->aux = epi_operand(x->aux);
     e->act = (int)x->act;
     e->d_dtype = (int)g->c_dtype;
+    e->direct = !x->c.on && !x->residual.on && !x->aux.on;
     e->lo = (float)x->lo;
     e->hi = (float)x->hi;
     e->beta = (float)x->beta;
@@ -293,13 +294,14 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     p.ialpha = (uint32_t)(int32_t)g->alpha;
     p.ibeta = (uint32_t)(int32_t)g->beta;
 
-    /* 16-bit C, beta == 0 (C unread), TMA's 16-byte rules on C: the shared-memory epilogue. */
+    /* 16-bit C (or D of a direct fused epilogue), beta == 0 (C unread), TMA's 16-byte rules on
+     * C: the shared-memory epilogue. */
     CUtensorMap tc;
     memset(&tc, 0, sizeof tc);
     const size_t celem = g->c_dtype == DUET_DTYPE_F32 || g->c_dtype == DUET_DTYPE_I32 ? 4 : 2;
     /* n % 8 too: the TMA store writes a row's last 16-byte chunk whole (seen on the H100: a
      * row of 70 bf16 wrote the 2 padding elements of ldc 72). */
-    if (!fused && celem == 2 && p.beta_zero && n % 8 == 0 && aligned16(g->c.base) &&
+    if ((!fused || e.direct) && celem == 2 && p.beta_zero && n % 8 == 0 && aligned16(g->c.base) &&
         stride16(g->c.rs, 2) && (batch == 1 || (g->c.bs != 0 && stride16(g->c.bs, 2))))
         p.tma_store = encode_c(&tc,
                                g->c_dtype == DUET_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
