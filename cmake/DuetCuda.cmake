@@ -224,8 +224,9 @@ endif()
 # needs its builtins and the PTX compiler linked in too, and it is large.
 target_link_libraries(duet PRIVATE CUDA::nvrtc)
 
-# The Hopper GEMMs (src/cuda/gemm_wgmma.cu, kernels/gemm_wgmma.cuh; the f64 one on TMA loads,
-# src/cuda/gemm_dmma_tma.cu, kernels/gemm_dmma_tma.cuh): wgmma, TMA and setmaxnreg exist
+# The Hopper GEMMs (src/cuda/gemm_wgmma.cu, its fused-epilogue instances in gemm_wgmma_epi.cu,
+# kernels/gemm_wgmma.cuh; the f64 one on TMA loads, src/cuda/gemm_dmma_tma.cu,
+# kernels/gemm_dmma_tma.cuh): wgmma, TMA and setmaxnreg exist
 # only in the architecture-specific sm_90a target, which CMAKE_CUDA_ARCHITECTURES cannot name
 # for one source alone, so it is an object library of its own with explicit -gencode flags,
 # built whenever the list holds an sm_90 entry (90, 90-real, 90-virtual). Other GPUs never
@@ -237,8 +238,8 @@ foreach(_duet_arch IN LISTS _duet_cuda_archs_resolved)
   endif()
 endforeach()
 if(_duet_has_sm90)
-  add_library(duet_wgmma OBJECT src/cuda/gemm_wgmma.cu src/cuda/gemm_wgmma_x3.cu
-    src/cuda/gemm_dmma_tma.cu)
+  add_library(duet_wgmma OBJECT src/cuda/gemm_wgmma.cu src/cuda/gemm_wgmma_epi.cu
+    src/cuda/gemm_wgmma_x3.cu src/cuda/gemm_dmma_tma.cu)
   set_target_properties(duet_wgmma PROPERTIES
     CUDA_ARCHITECTURES OFF
     CUDA_STANDARD 17

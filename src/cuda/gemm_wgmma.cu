@@ -1,5 +1,6 @@
 /* gemm_wgmma.cu - host side of the Hopper GEMM: coverage checks, tensor maps, the launch. */
 #include "cuda/gemm_wgmma.h"
+#include "cuda/gemm_wgmma_launch.h"
 #include "cuda/gemm_wgmma_x3.h"
 #include "cuda/tma_map.h"
 
@@ -86,39 +87,6 @@ bool encode_c(CUtensorMap *map, CUtensorMapDataType type, void *base, int64_t m,
     return fn(map, type, 3, base, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-template <int KIND, typename CT, int LAYOUT, bool EPI>
-cudaError_t launch(const CUtensorMap &ta, const CUtensorMap &tb, const CUtensorMap &tc,
-                   const wg_params &p, const wg_epi &e, int grid, cudaStream_t stream,
-                   size_t *shared)
-{
-    const int bytes = wg_config<CT, EPI>::shared_bytes;
-    *shared = (size_t)bytes;
-    /* The opt-in above 48 KiB of shared memory, once per kernel and device. */
-    static std::atomic<uint64_t> ready{0};
-    const cudaError_t err =
-        duet_gpu_opt_in_shared(gemm_wgmma_kernel<KIND, CT, LAYOUT, EPI>, bytes, ready);
-    if (err != cudaSuccess) return err;
-    gemm_wgmma_kernel<KIND, CT, LAYOUT, EPI><<<grid, WG_THREADS, bytes, stream>>>(ta, tb, tc, p, e);
-    return cudaGetLastError();
-}
-
-/* The 16-bit kinds take every operand layout; TF32 and i8 wgmma read K-major operands only. */
-template <int KIND, typename CT, bool EPI = false>
-cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &tb,
-                          const CUtensorMap &tc, const wg_params &p, const wg_epi &e, int grid,
-                          cudaStream_t stream, size_t *shared)
-{
-    if constexpr (KIND == WG_BF16 || KIND == WG_F16) {
-        switch (layout) {
-        case 1: return launch<KIND, CT, 1, EPI>(ta, tb, tc, p, e, grid, stream, shared);
-        case 2: return launch<KIND, CT, 2, EPI>(ta, tb, tc, p, e, grid, stream, shared);
-        case 3: return launch<KIND, CT, 3, EPI>(ta, tb, tc, p, e, grid, stream, shared);
-        default: break;
-        }
-    }
-    return launch<KIND, CT, 0, EPI>(ta, tb, tc, p, e, grid, stream, shared);
 }
 
 bool f32_math_dtype(duet_dtype d)
@@ -313,15 +281,9 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     const duet_dtype cd = g->c_dtype;
     cudaError_t err = cudaErrorInvalidValue;
     size_t shared = 0;
-    switch (fused ? -1 - kind : kind) {
-    case -1 - WG_BF16:
-        err = launch_layout<WG_BF16, float, true>(layout, ta, tb, tc, p, e, grid, stream, &shared);
-        break;
-    case -1 - WG_F16:
-        err = launch_layout<WG_F16, float, true>(layout, ta, tb, tc, p, e, grid, stream, &shared);
-        break;
-    case -1 - WG_TF32:
-        err = launch_layout<WG_TF32, float, true>(0, ta, tb, tc, p, e, grid, stream, &shared);
+    switch (fused ? -1 : kind) {
+    case -1:
+        err = gemm_wgmma_epi_launch(kind, layout, ta, tb, tc, p, e, grid, stream, &shared);
         break;
     case WG_BF16:
         err = cd == DUET_DTYPE_F32
