@@ -667,6 +667,36 @@ static void gemm_sweep(void)
     }
 }
 
+/* Every small shape in the manner of the reference BLAS testers: m, n and k each from
+ * {1, 2, 3, 5, 9, 17} ({1, 3, 9} quick), for every pair of 8-bit A and B dtypes and every op;
+ * C's dtype, the layouts, alpha, beta and the call (duet_gemm, or duet_gemm_ex with scales)
+ * turn with the case number, each with its own period (3, 10, 14, 33, 52, 5), so that their
+ * combinations recur across the shapes. Checked against the exact reference like
+ * gemm_sweep's cases. */
+static void gemm_small_shapes(void)
+{
+    const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    const duet_dtype cs[3] = {DUET_DTYPE_F32, DUET_DTYPE_F16, DUET_DTYPE_BF16};
+    static const int64_t full[] = {1, 2, 3, 5, 9, 17}, few[] = {1, 3, 9};
+    const int64_t *dims = quick ? few : full;
+    const int nd = quick ? 3 : 6;
+    static const double alphas[3] = {1.0, 0.7, -2.0}, betas[4] = {0.0, 1.0, 1.3, 0.0};
+    long cases = 0;
+    for (int im = 0; im < nd; im++)
+        for (int in = 0; in < nd; in++)
+            for (int ik = 0; ik < nd; ik++)
+                for (int op = 0; op < 4; op++)
+                    for (int pair = 0; pair < 4; pair++) {
+                        const long c = cases++;
+                        const int ex = (int)(c % 5 == 1);
+                        gemm_case(op & 1 ? DUET_OP_T : DUET_OP_N, op & 2 ? DUET_OP_T : DUET_OP_N,
+                                  (int)(c / 5 % 2), (int)(c / 7 % 2), f8[pair & 1], f8[pair >> 1],
+                                  cs[c % 3], dims[im], dims[in], dims[ik], 1, 0, alphas[c / 11 % 3],
+                                  betas[c / 13 % 4], ex, ex ? 0.5f : 1.0f, ex ? 3.0f : 1.0f);
+                    }
+    printf("small shapes: %ld GEMMs\n", cases);
+}
+
 static void gemm_misuse(void)
 {
     duet_buffer *b = NULL;
@@ -741,6 +771,7 @@ int main(int argc, char **argv)
     convert_strided();
     gemm_misuse();
     gemm_sweep();
+    gemm_small_shapes();
     DT_OK(duet_context_destroy(ctx));
     return dt_finish("test_fp8");
 }
