@@ -697,6 +697,175 @@ static void gemm_small_shapes(void)
     printf("small shapes: %ld GEMMs\n", cases);
 }
 
+/* duet_gemm_ex with an 8-bit float D: D = sat(result * scale_d), amax_d = max |result|, the
+ * result being the f32 epilogue's (here bias and an activation, beta * C). Reference in double;
+ * each element within the f32 GEMM and epilogue bound (times the activation's slope, <= 1.2,
+ * and scale_d), plus the 8-bit rounding (2^-4 of |D| for e4m3, 2^-3 for e5m2) and half the
+ * smallest subnormal; beyond the largest finite value D must be saturated to it. amax within
+ * the same bound of the reference's maximum. Guard elements outside D keep their values. */
+static void f8_d_case(duet_dtype ab, duet_dtype bd, duet_dtype dd, int d_col, int64_t m, int64_t n,
+                      int64_t k, int64_t batch, double alpha, double beta, duet_activation act,
+                      int with_bias, float scale, int with_amax)
+{
+    duet_matrix A = stored(ab, 0, m, k, batch), B = stored(bd, 1, k, n, batch);
+    duet_matrix C = stored(DUET_DTYPE_F32, !d_col, m, n, batch), D = stored(dd, d_col, m, n, batch);
+    duet_matrix bias = stored(DUET_DTYPE_BF16, 0, 1, n, 1);
+    size_t na, nb, nc, nd, nbias;
+    void *ha = host_random(&A, &na, 1.5), *hb = host_random(&B, &nb, 1.5);
+    void *hc = host_random(&C, &nc, 2.0), *hd = host_random(&D, &nd, 1.0);
+    void *hbias = host_random(&bias, &nbias, 1.0);
+    duet_buffer *ba = upload(&A, ha, na), *bb = upload(&B, hb, nb), *bc = upload(&C, hc, nc);
+    duet_buffer *bdb = upload(&D, hd, nd), *bbias = upload(&bias, hbias, nbias);
+    const float sc[2] = {scale, -7.0f}; /* scale_d, then amax_d's old value */
+    duet_buffer *bs = NULL;
+    DT_OK(duet_buffer_create(ctx, sizeof sc, &bs));
+    DT_OK(duet_buffer_write(NULL, bs, 0, sc, sizeof sc));
+    duet_matrix msd = duet_matrix_make(bs, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    duet_matrix mam = msd;
+    mam.offset = 1;
+    duet_gemm_epilogue epi;
+    memset(&epi, 0, sizeof epi);
+    epi.act = act;
+    epi.bias = with_bias ? &bias : NULL;
+    epi.scale_d = scale != 1.0f ? &msd : NULL;
+    epi.amax_d = with_amax ? &mam : NULL;
+    duet_launch_info info;
+    duet_op_options o;
+    memset(&o, 0, sizeof o);
+    o.info = &info;
+    DT_OK(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, alpha, &A, &B, beta, beta != 0.0 ? &C : NULL,
+                       &epi, &D, &o));
+    unsigned char *got = (unsigned char *)malloc(nd);
+    float back[2];
+    DT_OK(duet_buffer_read(NULL, bdb, 0, got, nd));
+    DT_OK(duet_buffer_read(NULL, bs, 0, back, sizeof back));
+    const double big = dd == DUET_DTYPE_F8E4M3 ? 448.0 : 57344.0;
+    const double u8 = dd == DUET_DTYPE_F8E4M3 ? 0x1p-4 : 0x1p-3;
+    const double sub = dd == DUET_DTYPE_F8E4M3 ? 0x1p-10 : 0x1p-17;
+    unsigned char *touched = (unsigned char *)calloc(nd, 1);
+    double ref_amax = 0.0, amax_err = 0.0;
+    int bad = 0;
+    for (int64_t q = 0; q < batch; q++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                long double acc = 0.0L;
+                double gauge = 0.0;
+                for (int64_t p = 0; p < k; p++) {
+                    const double x = dt_get(ha, ab, dt_matrix_index(&A, q, i, p));
+                    const double y = dt_get(hb, bd, dt_matrix_index(&B, q, p, j));
+                    acc += (long double)x * y;
+                    gauge += fabs(x * y);
+                }
+                const double c0 =
+                    beta != 0.0 ? dt_get(hc, DUET_DTYPE_F32, dt_matrix_index(&C, q, i, j)) : 0.0;
+                const double b0 =
+                    with_bias ? dt_get(hbias, DUET_DTYPE_BF16, dt_matrix_index(&bias, 0, 0, j))
+                              : 0.0;
+                const double x = (double)((long double)alpha * acc) + beta * c0 + b0;
+                double r = x;
+                if (act == DUET_ACT_GELU_TANH)
+                    r = 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+                else if (act == DUET_ACT_RELU)
+                    r = x > 0 ? x : 0.0;
+                const double e = 1.2 * (double)(k + 8) * 0x1p-24 *
+                                     (fabs(alpha) * gauge + fabs(beta * c0) + fabs(b0)) +
+                                 16 * 0x1p-24 * (fabs(r) + 1.0);
+                if (fabs(r) > ref_amax) ref_amax = fabs(r);
+                if (e > amax_err) amax_err = e;
+                double want = r * scale;
+                want = want > big ? big : want < -big ? -big : want;
+                const size_t di = dt_matrix_index(&D, q, i, j);
+                touched[di] = 1;
+                const double g = dt_get(got, dd, di);
+                const double tol = scale * e + u8 * fabs(want) + sub;
+                if (!(fabs(g - want) <= tol) && bad++ < 4)
+                    fprintf(stderr, "f8 D (%d,%lld,%lld): got %.9g want %.9g (tol %.3g)\n", (int)q,
+                            (long long)i, (long long)j, g, want, tol);
+            }
+    for (size_t i = 0; i < nd; i++)
+        if (!touched[i] && got[i] != ((unsigned char *)hd)[i] && bad++ < 4)
+            fprintf(stderr, "f8 D: element %zu outside D was written\n", i);
+    char what[160];
+    snprintf(what, sizeof what, "A %s B %s D %s %s %lldx%lldx%lld batch %lld act %s%s scale %g%s",
+             duet_dtype_name(ab), duet_dtype_name(bd), duet_dtype_name(dd), d_col ? "col" : "row",
+             (long long)m, (long long)n, (long long)k, (long long)batch, duet_activation_name(act),
+             with_bias ? " bias" : "", scale, with_amax ? " amax" : "");
+    DT_CHECK(bad == 0, "gemm_ex 8-bit D %s: %d bad", what, bad);
+    if (with_amax)
+        DT_CHECK(fabs((double)back[1] - ref_amax) <= amax_err,
+                 "gemm_ex 8-bit D %s: amax %.9g, want %.9g", what, (double)back[1], ref_amax);
+    else
+        DT_CHECK(back[1] == -7.0f, "gemm_ex 8-bit D %s: amax_d's neighbour was written", what);
+    DT_CHECK(back[0] == scale, "gemm_ex 8-bit D %s: scale_d was written", what);
+    DT_CHECK(strstr(info.epilogue, "convert_") != NULL, "gemm_ex 8-bit D %s: info.epilogue \"%s\"",
+             what, info.epilogue);
+    free(ha), free(hb), free(hc), free(hd), free(hbias), free(got), free(touched);
+    DT_OK(duet_buffer_destroy(ba));
+    DT_OK(duet_buffer_destroy(bb));
+    DT_OK(duet_buffer_destroy(bc));
+    DT_OK(duet_buffer_destroy(bdb));
+    DT_OK(duet_buffer_destroy(bbias));
+    DT_OK(duet_buffer_destroy(bs));
+}
+
+static void gemm_f8_d(void)
+{
+    const duet_dtype e4 = DUET_DTYPE_F8E4M3, e5 = DUET_DTYPE_F8E5M2, bf = DUET_DTYPE_BF16;
+    f8_d_case(bf, bf, e4, 0, 37, 70, 33, 1, 1.0, 0.0, DUET_ACT_GELU_TANH, 1, 1.0f, 1);
+    f8_d_case(bf, bf, e5, 1, 37, 70, 33, 2, 1.0, 0.5, DUET_ACT_RELU, 1, 0.25f, 1);
+    f8_d_case(e4, e5, e4, 0, 19, 9, 64, 2, 0.75, 0.0, DUET_ACT_NONE, 0, 16.0f, 0);
+    f8_d_case(DUET_DTYPE_F32, DUET_DTYPE_F32, e5, 0, 5, 130, 17, 1, 2.0, -1.0, DUET_ACT_NONE, 1,
+              1.0f, 1);
+    /* Saturation: results far beyond e4m3's 448 after the scale. */
+    f8_d_case(bf, bf, e4, 1, 8, 8, 40, 1, 1.0, 0.0, DUET_ACT_NONE, 0, 200.0f, 1);
+    /* No product (k == 0): D = sat((beta C + bias) scale). */
+    f8_d_case(bf, bf, e4, 0, 6, 5, 0, 1, 1.0, 1.0, DUET_ACT_NONE, 1, 2.0f, 1);
+    if (!quick) {
+        f8_d_case(bf, bf, e4, 0, 300, 260, 129, 3, 1.0, 0.0, DUET_ACT_GELU_TANH, 1, 0.5f, 1);
+        f8_d_case(e5, e5, e5, 1, 129, 257, 100, 1, 1.0, 0.0, DUET_ACT_RELU, 1, 1.0f, 1);
+    }
+
+    /* Misuse: nothing written, the argument named. */
+    duet_buffer *b = NULL;
+    DT_OK(duet_buffer_create(ctx, 4096, &b));
+    duet_matrix A = duet_matrix_make(b, bf, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    duet_matrix B = A;
+    B.offset = 16;
+    duet_matrix D8 = duet_matrix_make(b, e4, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    D8.offset = 256;
+    duet_matrix Dh = duet_matrix_make(b, bf, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    Dh.offset = 512;
+    duet_matrix sd = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    sd.offset = 600;
+    duet_matrix am = sd;
+    am.offset = 601;
+    duet_gemm_epilogue epi;
+    memset(&epi, 0, sizeof epi);
+    epi.scale_d = &sd;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &Dh, NULL),
+             DUET_ERROR_UNSUPPORTED, "epi.scale_d");
+    epi.scale_d = NULL, epi.amax_d = &am;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &Dh, NULL),
+             DUET_ERROR_UNSUPPORTED, "epi.amax_d");
+    duet_matrix am_bad = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 2);
+    am_bad.offset = 601;
+    epi.amax_d = &am_bad;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &D8, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.amax_d");
+    duet_matrix am_in_d = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    am_in_d.offset = 64; /* bytes 256..259: D's first element */
+    epi.amax_d = &am_in_d;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, NULL, &epi, &D8, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.amax_d overlaps D");
+    epi.amax_d = NULL;
+    duet_matrix Ad = duet_matrix_make(b, DUET_DTYPE_F64, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    duet_matrix Bd = Ad;
+    Bd.offset = 16;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &Ad, &Bd, 0.0, NULL, &epi, &D8, NULL),
+             DUET_ERROR_UNSUPPORTED, "D is f8e4m3");
+    DT_OK(duet_buffer_destroy(b));
+}
+
 static void gemm_misuse(void)
 {
     duet_buffer *b = NULL;
@@ -772,6 +941,7 @@ int main(int argc, char **argv)
     gemm_misuse();
     gemm_sweep();
     gemm_small_shapes();
+    gemm_f8_d();
     DT_OK(duet_context_destroy(ctx));
     return dt_finish("test_fp8");
 }

@@ -799,7 +799,7 @@ static void misuse(void)
         DT_FAILS(EX(&A, &B, 1.0, &C, &e, &Di), UNS, "D is i32");
         duet_matrix Dd = D;
         Dd.dtype = DUET_DTYPE_F64;
-        DT_FAILS(EX(&A, &B, 1.0, &C, &e, &Dd), UNS, "f32, f16 or bf16");
+        DT_FAILS(EX(&A, &B, 1.0, &C, &e, &Dd), UNS, "f32, f16, bf16, f8e4m3 or f8e5m2");
     }
     {
         duet_matrix Cb = C;

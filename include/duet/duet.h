@@ -464,6 +464,10 @@ typedef struct duet_gemm_epilogue {
                                      only: the per-tensor scale of A, read on the device when
                                      the op runs (a captured graph sees its current value)   */
     const duet_matrix *scale_b;   /* likewise for B                                          */
+    const duet_matrix *scale_d;   /* NULL, or 1 x 1 f32 (batch_count 1), D of f8e4m3/f8e5m2
+                                     only: D = result * scale_d, read on the device          */
+    duet_matrix *amax_d;          /* NULL, or 1 x 1 f32 (batch_count 1), written, D of
+                                     f8e4m3/f8e5m2 only: max |result| over D, before scale_d */
 } duet_gemm_epilogue;
 
 /* D = act(row_scale[i] * col_scale[j] * (alpha * op(A) * op(B)) + beta * C + bias) + residual,
@@ -482,7 +486,7 @@ typedef struct duet_gemm_epilogue {
  * modulo 2^32 for i32/i8). The epilogue runs in the math type
  *   A, B           math   D, aux, bias, scales, residual       act
  *   f32/f16/bf16,  f32    any of f32, f16, bf16 (each its own)  all
- *   f8e4m3/f8e5m2
+ *   f8e4m3/f8e5m2         D also f8e4m3 or f8e5m2 (below)
  *   f64            f64    f64 or f32 (each its own)             all
  *   i32/i8         i32    i32 or i8 (each its own)              NONE, RELU, CLAMP
  * as: t = alpha * acc; t = t * row_scale[i]; t = t * col_scale[j]; t = t + beta * C; t = t +
@@ -513,6 +517,18 @@ typedef struct duet_gemm_epilogue {
  * this release refuses either with row_scale or col_scale (DUET_ERROR_UNSUPPORTED), as it
  * refuses them for A and B of any other dtype. A scale that is not a 1 x 1 f32 matrix of
  * batch_count 1, or that D or aux overlaps, is DUET_ERROR_INVALID_ARGUMENT.
+ *
+ * An 8-bit float D (f32 math): D = round(result * scale_d) to D's dtype, result being the f32
+ * value the steps above give (D = t), multiplied by scale_d in f32 when there is one, rounded
+ * to nearest even and saturated to +-448 (e4m3) or +-57344 (e5m2) as duet_convert's default
+ * does; NaN stays NaN. amax_d, when given, receives max |result| over every element of D (all
+ * batches), before scale_d: NaN if any is NaN, 0 when D is empty; deterministic, as
+ * duet_convert's amax. This release writes the result in f32 to the stream's scratch (m n
+ * batch elements, in info.workspace_bytes) and converts it with duet_convert's kernel: one
+ * more launch and pass than an f32 D (info.epilogue names both). scale_d or amax_d with a D of
+ * another dtype is DUET_ERROR_UNSUPPORTED; either not a 1 x 1 f32 matrix of batch_count 1,
+ * D overlapping scale_d, or amax_d overlapping any operand, is DUET_ERROR_INVALID_ARGUMENT.
+ * aux and the other epilogue operands keep the table's dtypes.
  *
  * Errors: as duet_gemm for A, B, C and the options; for the epilogue, a bad act or bound, a
  * vector or residual of the wrong shape or batch_count or an overlap is

@@ -1153,6 +1153,33 @@ static int epi_is_identity(const duet_gemm_epilogue *epi)
                     !epi->scale_b);
 }
 
+static duet_status check_scalar_matrix(const mat *x, const char *fn, const char *name);
+
+/* The epilogue's f32 (math-type) intermediate in the stream's scratch, laid out as D is (so that
+ * the pass reads it along D's rows): the GEMM's product when D is narrower than the math type,
+ * and the epilogue's result before the conversion to an 8-bit float D. */
+static duet_status epi_scratch(dt_context *ctx, dt_stream *s, const duet_matrix *d, int64_t m,
+                               int64_t n, int64_t batch, size_t msize, const char *fn, dt_view *tv,
+                               size_t *bytes)
+{
+    void *p = NULL;
+    const size_t cells = (size_t)batch * (size_t)m * (size_t)n; /* D's: fits */
+    if (cells > SIZE_MAX / msize)
+        return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn,
+                       "the intermediate product (%zu elements of %zu bytes) overflows the "
+                       "address space",
+                       cells, msize);
+    *bytes = cells * msize;
+    const duet_status st = dt_workspace_reserve(ctx, s->be, &s->epi_ws, *bytes, fn, &p);
+    if (st != DUET_SUCCESS) return st;
+    const int row_major = d->layout == DUET_LAYOUT_ROW_MAJOR;
+    tv->base = p;
+    tv->rs = row_major ? n : 1;
+    tv->cs = row_major ? 1 : m;
+    tv->bs = m * n;
+    return DUET_SUCCESS;
+}
+
 duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                          const duet_matrix *a, const duet_matrix *b, double beta,
                          const duet_matrix *c, const duet_gemm_epilogue *epi, duet_matrix *d,
@@ -1226,6 +1253,25 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
                          sname[i]);
         if (st != DUET_SUCCESS) return st;
     }
+    /* An 8-bit float D's scale (read) and amax (written): one f32 each, on the device. */
+    const int d8 = is_f8(d->dtype);
+    mat mdx[2];
+    memset(mdx, 0, sizeof mdx);
+    const duet_matrix *const dxm[2] = {epi->scale_d, epi->amax_d};
+    const char *const dxname[2] = {"epi.scale_d", "epi.amax_d"};
+    const char *const dxld[2] = {"epi.scale_d.ld", "epi.amax_d.ld"};
+    for (int i = 0; i < 2; i++) {
+        if (!dxm[i]) continue;
+        st = check_matrix(dxm[i], fn, dxname[i], dxld[i], i, &ctx, &mdx[i], &md, &ma);
+        if (st == DUET_SUCCESS && mdx[i].buf->ctx != md.buf->ctx)
+            st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                         "%s.buffer belongs to another context than D.buffer", dxname[i]);
+        if (st == DUET_SUCCESS) st = check_scalar_matrix(&mdx[i], fn, dxname[i]);
+        if (st == DUET_SUCCESS && !d8)
+            st = dt_fail(DUET_ERROR_UNSUPPORTED, fn, "%s applies to an 8-bit float D only; D is %s",
+                         dxname[i], duet_dtype_name(d->dtype));
+        if (st != DUET_SUCCESS) return st;
+    }
 
     /* ---- dtypes ---- */
     const duet_dtype dt = a->dtype;
@@ -1241,11 +1287,12 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
                        "table: C is f32/f64/i32 like A and B, f16 or f32 for f16, bf16 or f32 "
                        "for bf16, i32 for i8, f32, f16 or bf16 for 8-bit floats)",
                        duet_dtype_name(dt), duet_dtype_name(b->dtype), duet_dtype_name(c->dtype));
-    if (!epi_dtype_ok(math, d->dtype))
+    if (!epi_dtype_ok(math, d->dtype) && !(math == DUET_DTYPE_F32 && d8))
         return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                        "D is %s, but a GEMM of %s inputs (%s epilogue math) writes D of %s",
                        duet_dtype_name(d->dtype), duet_dtype_name(dt), duet_dtype_name(math),
-                       epi_dtype_set(math));
+                       math == DUET_DTYPE_F32 ? "f32, f16, bf16, f8e4m3 or f8e5m2"
+                                              : epi_dtype_set(math));
     for (int i = 0; i < 5; i++)
         if (ea[i].m && !epi_dtype_ok(math, ea[i].m->dtype))
             return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
@@ -1319,6 +1366,41 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         if (scl[i] && (overlaps(&md, &msc[i]) || (ea[4].m && overlaps(&ea[4].chk, &msc[i]))))
             return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s overlaps %s in one buffer",
                            overlaps(&md, &msc[i]) ? "D" : "epi.aux", sname[i]);
+    if (epi->scale_d && (overlaps(&md, &mdx[0]) || (ea[4].m && overlaps(&ea[4].chk, &mdx[0]))))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s overlaps epi.scale_d in one buffer",
+                       overlaps(&md, &mdx[0]) ? "D" : "epi.aux");
+    if (epi->amax_d) {
+        const mat *list[12] = {&md,
+                               &ma,
+                               &mb,
+                               c ? &mc : NULL,
+                               ea[0].m ? &ea[0].chk : NULL,
+                               ea[1].m ? &ea[1].chk : NULL,
+                               ea[2].m ? &ea[2].chk : NULL,
+                               ea[3].m ? &ea[3].chk : NULL,
+                               ea[4].m ? &ea[4].chk : NULL,
+                               scl[0] ? &msc[0] : NULL,
+                               scl[1] ? &msc[1] : NULL,
+                               epi->scale_d ? &mdx[0] : NULL};
+        const char *lnames[12] = {"D",
+                                  "A",
+                                  "B",
+                                  "C",
+                                  "epi.bias",
+                                  "epi.row_scale",
+                                  "epi.col_scale",
+                                  "epi.residual",
+                                  "epi.aux",
+                                  "epi.scale_a",
+                                  "epi.scale_b",
+                                  "epi.scale_d"};
+        for (int i = 0; i < 12; i++)
+            if (list[i] && overlaps(&mdx[1], list[i]))
+                return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                               "epi.amax_d overlaps %s in one buffer (amax_d may share memory "
+                               "with no other operand)",
+                               lnames[i]);
+    }
     if (ea[4].m) {
         const mat *aux = &ea[4].chk;
         const mat *list[8] = {&md, &ma, &mb, c ? &mc : NULL, ea[0].m ? &ea[0].chk : NULL,
@@ -1344,7 +1426,9 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     duet_launch_info *info = options ? options->info : NULL;
     if (m == 0 || n == 0) {
         dt_fill_info(info, "", &plan, 0);
-        return DUET_SUCCESS;
+        /* amax of no elements: 0, as duet_convert's. */
+        return epi->amax_d ? be_memset(ctx->be, s->be, mdx[1].view.base, 0, sizeof(float))
+                           : DUET_SUCCESS;
     }
     /* No epilogue, and D is a C the GEMM can write: the plain GEMM, no second pass. */
     if (epi_is_identity(epi) && gemm_dtypes_supported(dt, b->dtype, d->dtype) &&
@@ -1381,7 +1465,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     const int scaled = epi->row_scale || epi->col_scale || epi->scale_a || epi->scale_b;
     const size_t msize = duet_dtype_size(math);
     pthread_mutex_lock(&s->op_lock);
-    if (product && (!options || options->algorithm == DUET_ALGO_AUTO)) {
+    if (product && !d8 && (!options || options->algorithm == DUET_ALGO_AUTO)) {
         /* The epilogue in the GEMM's own store, where the backend's plan has one: D written
          * once, no intermediate, no second launch. */
         int fused = 0;
@@ -1396,42 +1480,28 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         }
     }
     size_t scratch = 0;
-    if (product) {
-        dt_view tv;
-        double gbeta = 0.0;
-        if (d->dtype == math && d_is_c && !scaled) {
-            /* D is C in the accumulation dtype: the GEMM adds beta * C itself, in place. */
-            tv = md.view;
-            gbeta = beta;
-            memset(&e.c, 0, sizeof e.c);
-        } else if (d->dtype == math && !d_is_c) {
-            tv = md.view; /* C is read once, by the epilogue */
-        } else {
-            /* D narrower than the math type (or D is C and scaled): the stream's scratch, laid
-             * out as D is so that the epilogue reads it along D's rows. */
-            void *p = NULL;
-            const size_t cells = (size_t)batch * (size_t)m * (size_t)n; /* D's: fits */
-            if (cells > SIZE_MAX / msize) {
-                pthread_mutex_unlock(&s->op_lock);
-                return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn,
-                               "the intermediate product (%zu elements of %zu bytes) overflows "
-                               "the address space",
-                               cells, msize);
-            }
-            scratch = cells * msize;
-            st = dt_workspace_reserve(ctx, s->be, &s->epi_ws, scratch, fn, &p);
-            if (st != DUET_SUCCESS) {
-                pthread_mutex_unlock(&s->op_lock);
-                return st;
-            }
-            const int row_major = d->layout == DUET_LAYOUT_ROW_MAJOR;
-            tv.base = p;
-            tv.rs = row_major ? n : 1;
-            tv.cs = row_major ? 1 : m;
-            tv.bs = m * n;
+    dt_view tv; /* where the GEMM writes its product */
+    memset(&tv, 0, sizeof tv);
+    /* D is C in the accumulation dtype without scales: the GEMM adds beta * C itself, in place. */
+    const int gemm_adds_c = product && d->dtype == math && d_is_c && !scaled;
+    if (gemm_adds_c) {
+        tv = md.view;
+        memset(&e.c, 0, sizeof e.c);
+    } else if (product && d->dtype == math && !d_is_c) {
+        tv = md.view; /* C is read once, by the epilogue */
+    } else if (product || d8) {
+        /* D narrower than the math type (or D is C and scaled), or an 8-bit float D: the
+         * stream's scratch. For an 8-bit D the epilogue writes its result there too, in place,
+         * and duet_convert's kernel takes it to D. */
+        st = epi_scratch(ctx, s, d, m, n, batch, msize, fn, &tv, &scratch);
+        if (st != DUET_SUCCESS) {
+            pthread_mutex_unlock(&s->op_lock);
+            return st;
         }
-        st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, gbeta, tv, dt, b->dtype,
-                      math, m, n, k, batch, options, 1, fn, NULL, NULL);
+    }
+    if (product) {
+        st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, gemm_adds_c ? beta : 0.0,
+                      tv, dt, b->dtype, math, m, n, k, batch, options, 1, fn, NULL, NULL);
         if (st != DUET_SUCCESS) {
             pthread_mutex_unlock(&s->op_lock);
             return st;
@@ -1440,6 +1510,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     } else {
         dt_fill_info(info, "", &plan, 0);
     }
+    if (d8) e.d = epi_view(&tv, math);
     if (info) info->workspace_bytes += scratch;
     /* Kernels walk D along its unit stride. */
     if (e.d.v.cs != 1 && e.d.v.rs == 1) {
@@ -1449,6 +1520,34 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         for (int i = 0; i < 8; i++) epi_turn(all[i]);
     }
     st = be_gemm_epilogue(ctx, s->be, &e, info);
+    if (st == DUET_SUCCESS && d8) {
+        /* D = the result (the scratch) times scale_d, rounded and saturated to D's dtype; amax. */
+        dt_convert cv;
+        memset(&cv, 0, sizeof cv);
+        cv.src_dtype = math;
+        cv.dst_dtype = d->dtype;
+        cv.rows = m;
+        cv.cols = n;
+        cv.batch = batch;
+        cv.saturate = 1;
+        cv.src = tv;
+        cv.dst = md.view;
+        cv.scale = epi->scale_d ? mdx[0].view.base : NULL;
+        cv.amax = epi->amax_d ? mdx[1].view.base : NULL;
+        if (cv.dst.cs != 1 && cv.dst.rs == 1) {
+            swap64(&cv.rows, &cv.cols);
+            swap64(&cv.src.rs, &cv.src.cs);
+            swap64(&cv.dst.rs, &cv.dst.cs);
+        }
+        duet_launch_info ci;
+        memset(&ci, 0, sizeof ci);
+        st = be_convert(ctx, s->be, &cv, info ? &ci : NULL);
+        if (st == DUET_SUCCESS && info) {
+            info->launches += ci.launches;
+            const size_t used = strlen(info->epilogue);
+            snprintf(info->epilogue + used, sizeof info->epilogue - used, "+%s", ci.kernel);
+        }
+    }
     pthread_mutex_unlock(&s->op_lock);
     return st;
 }
