@@ -1544,8 +1544,12 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         st = be_convert(ctx, s->be, &cv, info ? &ci : NULL);
         if (st == DUET_SUCCESS && info) {
             info->launches += ci.launches;
-            const size_t used = strlen(info->epilogue);
-            snprintf(info->epilogue + used, sizeof info->epilogue - used, "+%s", ci.kernel);
+            /* "<pass>+<conversion>", or "+convert" where the conversion's name does not fit. */
+            const size_t used = strlen(info->epilogue), room = sizeof info->epilogue - used;
+            if (strlen(ci.kernel) + 2 <= room)
+                snprintf(info->epilogue + used, room, "+%s", ci.kernel);
+            else
+                snprintf(info->epilogue + used, room, "+convert");
         }
     }
     pthread_mutex_unlock(&s->op_lock);
