@@ -163,9 +163,11 @@ NOT_MEASURED = [
      "./build-gpu/bench/duet-bench --overhead",
      "The last run (2026-11-24) predates changes to the common layer's argument checks and "
      "to the GEMM planner, so it no longer describes the library."),
-    ("FP8 GEMM (f8e4m3, f8e5m2 A and B; decoded to 16-bit on GPUs)",
+    ("FP8 GEMM (f8e4m3, f8e5m2 A and B decoded to 16-bit on GPUs; an 8-bit D through an f32 "
+     "pass and a conversion)",
      "./build/tests/test_fp8 on a GPU for correctness; a duet-bench mode is still to write",
-     "Correct on the cpu backend (tests/test_fp8.c); not yet run or timed on a GPU."),
+     "Correct on the cpu backend (tests/test_fp8.c); its quick mode passed on an H200 "
+     "(2026-11-29) before the small-shape and 8-bit-D cases were added; not timed."),
     ("duet_gemm_ex epilogues outside the Hopper kernel (a second pass) and duet_convert",
      "./build/bench/duet-bench --only gemm-epilogue",
      "Correct on every backend (tests/test_gemm_epilogue.c, tests/test_fp8.c); only the "
