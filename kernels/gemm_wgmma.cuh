@@ -308,6 +308,37 @@ DUET_SM90_INLINE void wg_epi_rows(const float *st, const wg_params &p, const wg_
     }
 }
 
+/* A warpgroup's 64 x 256 results of 16 bits out through shared memory and the TMA store:
+ * half (this warpgroup's 32 KiB) holds them as four 64 x 64 boxes of 128-byte rows in the
+ * 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)), which also keeps the
+ * 4-byte stores of a warp on 32 distinct banks. word(j, h) is the 32-bit pair of columns
+ * 8 j + 2 (lane % 4) + {0, 1} of row warp * 16 + lane / 4 + 8 h. The caller has seen the
+ * previous TMA store read half (sm90_bulk_wait_read, then a barrier of the warpgroup). The
+ * store runs on while the next tile's main loop does. */
+template <typename Word>
+DUET_SM90_INLINE void wg_tma_store_half(uint8_t *half, const CUtensorMap *tmc, Word word, int bt,
+                                        int tm, int tn, int wg, int tid)
+{
+    const int warp = tid / 32, lane = tid % 32;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int r = warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+            *reinterpret_cast<uint32_t *>(half + (j / 8) * 8192 + r * 128 +
+                                          (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4) = word(j, h);
+    }
+    sm90_fence_proxy_async();
+    sm90_named_barrier(wg, 128);
+    if (tid == 0) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+            sm90_tma_store_3d(tmc, half + q * 8192, tn * WG_BN + 64 * q, tm * WG_BM + (wg - 1) * 64,
+                              bt);
+        sm90_bulk_commit();
+    }
+}
+
 /* What the direct store needs beyond the accumulators: this thread's two columns of the tile's
  * column scale and column bias (columns tid and tid + 128 of the tile, shared through
  * wg_epi_direct's vec), and its two rows' row scale and row bias (rows row0 and row0 + 8).
@@ -408,25 +439,12 @@ DUET_SM90_INLINE void wg_epi_direct(float (&acc)[128], const wg_epi_pre &pre, fl
     wg_act<128>(e.act, acc, e.lo, e.hi);
 
     if (p.tma_store) {
-        /* As the plain 16-bit store: four 64 x 64 boxes of 128-byte rows, 128-byte swizzle. */
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = warp * 16 + lane / 4 + 8 * h;
-#pragma unroll
-            for (int j = 0; j < 32; ++j)
-                *reinterpret_cast<uint32_t *>(half + (j / 8) * 8192 + r * 128 +
-                                              (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4) =
-                    ge_pack2_16(e.d_dtype, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-        }
-        sm90_fence_proxy_async();
-        sm90_named_barrier(wg, 128);
-        if (tid == 0) {
-#pragma unroll
-            for (int q = 0; q < 4; ++q)
-                sm90_tma_store_3d(tmc, half + q * 8192, tn * WG_BN + 64 * q,
-                                  tm * WG_BM + (wg - 1) * 64, bt);
-            sm90_bulk_commit();
-        }
+        wg_tma_store_half(
+            half, tmc,
+            [&](int j, int h) {
+                return ge_pack2_16(e.d_dtype, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            },
+            bt, tm, tn, wg, tid);
         return;
     }
     const int d_size = ge_size_f32(e.d_dtype);
@@ -667,35 +685,20 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
             const int row0 = tm * WG_BM + (wg - 1) * 64 + warp * 16 + lane / 4;
             const int col0 = tn * WG_BN + (lane % 4) * 2;
             if (TMA_STORE && p.tma_store) {
-                /* Epilogue through shared memory: this warpgroup's 64 x 256 half as four
-                 * 64 x 64 boxes of 128-byte rows in the 128-byte swizzle (16-byte chunk c of
-                 * row r at chunk c ^ (r % 8)), which also keeps the 4-byte stores of a warp
-                 * on 32 distinct banks. The TMA store runs on while the next tile's main loop
-                 * does; only the next epilogue waits for it to have read the buffer. */
+                /* Through shared memory (wg_tma_store_half); only the next epilogue waits for
+                 * the store to have read the buffer. */
                 uint8_t *half = sc + (wg - 1) * (WG_C_TILE_BYTES / 2);
                 if (tid == 0) sm90_bulk_wait_read();
                 sm90_named_barrier(wg, 128);
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int r = warp * 16 + lane / 4 + 8 * h;
-#pragma unroll
-                    for (int j = 0; j < 32; ++j) {
-                        CT v[2] = {wg_from_float<CT>(p.alpha * acc[4 * j + 2 * h]),
-                                   wg_from_float<CT>(p.alpha * acc[4 * j + 2 * h + 1])};
-                        *reinterpret_cast<uint32_t *>(half + (j / 8) * 8192 + r * 128 +
-                                                      (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4) =
-                            *reinterpret_cast<const uint32_t *>(v);
-                    }
-                }
-                sm90_fence_proxy_async();
-                sm90_named_barrier(wg, 128);
-                if (tid == 0) {
-#pragma unroll
-                    for (int q = 0; q < 4; ++q)
-                        sm90_tma_store_3d(&tmc, half + q * 8192, tn * WG_BN + 64 * q,
-                                          tm * WG_BM + (wg - 1) * 64, bt);
-                    sm90_bulk_commit();
-                }
+                const float alpha = p.alpha;
+                wg_tma_store_half(
+                    half, &tmc,
+                    [&acc, alpha](int j, int h) {
+                        CT v[2] = {wg_from_float<CT>(alpha * acc[4 * j + 2 * h]),
+                                   wg_from_float<CT>(alpha * acc[4 * j + 2 * h + 1])};
+                        return *reinterpret_cast<const uint32_t *>(v);
+                    },
+                    bt, tm, tn, wg, tid);
                 continue;
             }
 

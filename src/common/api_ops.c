@@ -661,6 +661,31 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
 
 static duet_status check_scalar_matrix(const mat *x, const char *fn, const char *name);
 
+/* One of duet_gemm_ex's f32 scalars on the device (epi.scale_a, scale_b, scale_d, amax_d):
+ * checked as every matrix is, in D's context, and as one f32. */
+static duet_status check_epi_scalar(const duet_matrix *x, const char *fn, const char *name,
+                                    const char *ldname, int is_output, dt_context **ctx, mat *out,
+                                    const mat *md, const mat *ma)
+{
+    duet_status st = check_matrix(x, fn, name, ldname, is_output, ctx, out, md, ma);
+    if (st == DUET_SUCCESS && out->buf->ctx != md->buf->ctx)
+        st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                     "%s.buffer belongs to another context than D.buffer", name);
+    if (st == DUET_SUCCESS) st = check_scalar_matrix(out, fn, name);
+    return st;
+}
+
+/* A conversion whose dst is column-major walks dst's columns as rows, so that writes are
+ * contiguous. */
+static void convert_along_dst(dt_convert *c)
+{
+    if (c->dst.cs != 1 && c->dst.rs == 1) {
+        swap64(&c->rows, &c->cols);
+        swap64(&c->src.rs, &c->src.cs);
+        swap64(&c->dst.rs, &c->dst.cs);
+    }
+}
+
 static int is_f8(duet_dtype d) { return d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2; }
 
 /* A and B of duet_gemm's table: one dtype, or two 8-bit floats (e4m3 x e5m2 included). */
@@ -1153,8 +1178,6 @@ static int epi_is_identity(const duet_gemm_epilogue *epi)
                     !epi->scale_b);
 }
 
-static duet_status check_scalar_matrix(const mat *x, const char *fn, const char *name);
-
 /* The epilogue's f32 (math-type) intermediate in the stream's scratch, laid out as D is (so that
  * the pass reads it along D's rows): the GEMM's product when D is narrower than the math type,
  * and the epilogue's result before the conversion to an 8-bit float D. */
@@ -1238,11 +1261,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     const char *const sld[2] = {"epi.scale_a.ld", "epi.scale_b.ld"};
     for (int i = 0; i < 2; i++) {
         if (!scl[i]) continue;
-        st = check_matrix(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
-        if (st == DUET_SUCCESS && msc[i].buf->ctx != md.buf->ctx)
-            st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                         "%s.buffer belongs to another context than D.buffer", sname[i]);
-        if (st == DUET_SUCCESS) st = check_scalar_matrix(&msc[i], fn, sname[i]);
+        st = check_epi_scalar(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
         if (st == DUET_SUCCESS && !is_f8(a->dtype))
             st = dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                          "%s applies to 8-bit float A and B only; A is %s", sname[i],
@@ -1262,11 +1281,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     const char *const dxld[2] = {"epi.scale_d.ld", "epi.amax_d.ld"};
     for (int i = 0; i < 2; i++) {
         if (!dxm[i]) continue;
-        st = check_matrix(dxm[i], fn, dxname[i], dxld[i], i, &ctx, &mdx[i], &md, &ma);
-        if (st == DUET_SUCCESS && mdx[i].buf->ctx != md.buf->ctx)
-            st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                         "%s.buffer belongs to another context than D.buffer", dxname[i]);
-        if (st == DUET_SUCCESS) st = check_scalar_matrix(&mdx[i], fn, dxname[i]);
+        st = check_epi_scalar(dxm[i], fn, dxname[i], dxld[i], i, &ctx, &mdx[i], &md, &ma);
         if (st == DUET_SUCCESS && !d8)
             st = dt_fail(DUET_ERROR_UNSUPPORTED, fn, "%s applies to an 8-bit float D only; D is %s",
                          dxname[i], duet_dtype_name(d->dtype));
@@ -1534,11 +1549,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         cv.dst = md.view;
         cv.scale = epi->scale_d ? mdx[0].view.base : NULL;
         cv.amax = epi->amax_d ? mdx[1].view.base : NULL;
-        if (cv.dst.cs != 1 && cv.dst.rs == 1) {
-            swap64(&cv.rows, &cv.cols);
-            swap64(&cv.src.rs, &cv.src.cs);
-            swap64(&cv.dst.rs, &cv.dst.cs);
-        }
+        convert_along_dst(&cv);
         duet_launch_info ci;
         memset(&ci, 0, sizeof ci);
         st = be_convert(ctx, s->be, &cv, info ? &ci : NULL);
@@ -1670,12 +1681,7 @@ duet_status duet_convert(duet_stream *stream, const duet_matrix *src, duet_matri
     c.dst = md.view;
     c.scale = opt->scale ? mscale.view.base : NULL;
     c.amax = opt->amax ? mamax.view.base : NULL;
-    if (c.dst.cs != 1 && c.dst.rs == 1) {
-        /* A column-major dst: walk its columns as rows, so that writes are contiguous. */
-        swap64(&c.rows, &c.cols);
-        swap64(&c.src.rs, &c.src.cs);
-        swap64(&c.dst.rs, &c.dst.cs);
-    }
+    convert_along_dst(&c);
     pthread_mutex_lock(&s->op_lock);
     st = be_convert(ctx, s->be, &c, info);
     pthread_mutex_unlock(&s->op_lock);
