@@ -1283,6 +1283,269 @@ static void bench_gemm_epi_all(int quick)
     for (int i = 0; i < ns; i++) bench_gemm_epi(sz[i][0], sz[i][1], sz[i][2], DUET_ACT_RELU);
 }
 
+/* ---- FP8 GEMM (duet_gemm_ex with per-tensor scales) ----------------------------------------- */
+
+/* An e4m3 byte's value (no NaN is ever drawn). */
+static double e4m3_value(uint8_t b)
+{
+    const int e = (b >> 3) & 15, f = b & 7;
+    const double v = e == 0 ? ldexp((double)f, -9) : ldexp(1.0 + f / 8.0, e - 7);
+    return (b & 0x80) ? -v : v;
+}
+
+typedef struct f8_job {
+    duet_matrix a, b, d, sa, sb;
+    duet_op op_a, op_b;
+    duet_gemm_epilogue epi;
+    duet_op_options opt;
+    duet_launch_info info;
+#if defined(DUET_BENCH_CUBLAS)
+    void *da, *db, *dc, *dd, *ws;
+    float lt_alpha;
+    size_t ws_bytes;
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulAlgo_t algo;
+#endif /* DUET_BENCH_CUBLAS */
+} f8_job;
+
+static duet_status run_f8(void *u)
+{
+    f8_job *j = (f8_job *)u;
+    return duet_gemm_ex(g_stream, j->op_a, j->op_b, 1.0, &j->a, &j->b, 0.0, NULL, &j->epi, &j->d,
+                        &j->opt);
+}
+
+#if defined(DUET_BENCH_CUBLAS)
+static cublasStatus_t lt_f8_call(f8_job *j)
+{
+    const float zero = 0.0f;
+    /* Row-major D (m x n) = sa sb A B^T as column-major D^T = B A^T (cuBLASLt's "TN"), the
+     * scales in alpha (cuBLASLt 13.1 refused its A and B scale pointers with
+     * CUBLAS_STATUS_NOT_SUPPORTED on the H200); C unread (beta 0), a buffer of its own. */
+    return cublasLtMatmul(j->lt, j->desc, &j->lt_alpha, j->db, j->lb, j->da, j->la, &zero, j->dc,
+                          j->ld, j->dd, j->ld, &j->algo, j->ws, j->ws_bytes, g_cstream);
+}
+
+static void run_lt_f8(void *u) { LT(lt_f8_call((f8_job *)u)); }
+#endif /* DUET_BENCH_CUBLAS */
+
+/* The largest error of 1024 sampled elements of D (bf16, m x n) against sa sb sum a b in
+ * double, in units of 2^-8 |D| (D's rounding) + 2^-10 sum |sa sb a b| (the FP8 tensor core's
+ * accumulation: about 13 fraction bits within each instruction's 32 products, sums of 128 added
+ * in f32); worst_acc: the largest |error| - 2^-8 |D| over sum |sa sb a b|. ha is m x k, hb n x k.
+ */
+static double check_f8(const uint8_t *ha, const uint8_t *hb, const uint16_t *hd, int64_t m,
+                       int64_t n, int64_t k, double scale, double *worst_acc)
+{
+    double worst = 0;
+    for (int s = 0; s < 1024; s++) {
+        const int64_t i = (int64_t)(rnd_u64() % (uint64_t)m),
+                      j = (int64_t)(rnd_u64() % (uint64_t)n);
+        double x = 0, gauge = 0;
+        for (int64_t p = 0; p < k; p++) {
+            const double ab = e4m3_value(ha[i * k + p]) * e4m3_value(hb[j * k + p]);
+            x += ab;
+            gauge += fabs(ab);
+        }
+        x *= scale;
+        gauge *= scale;
+        const double got = (double)f32_of_bf16(hd[i * n + j]);
+        const double e = fabs(got - x) / (ldexp(fabs(x), -8) + ldexp(gauge, -10) + 1e-30);
+        const double acc = (fabs(got - x) - ldexp(fabs(x), -8)) / (gauge + 1e-30);
+        if (!(e <= worst)) worst = e; /* NaN stays */
+        if (acc > *worst_acc) *worst_acc = acc;
+    }
+    return worst;
+}
+
+/* e4m3 A and B, D = sa sb A B in bf16 with device scales sa, sb (duet_gemm_ex's epi.scale_a,
+ * scale_b), in the four layouts (cuBLAS's names of the column-major view: TN is A and B both
+ * k-major), and TN with DUET_MATH_FAST_ACCUM, beside cuBLASLt's FP8 cublasLtMatmul in TN (the
+ * only layout it takes; the scales in its alpha, see lt_f8_call) with its default accumulation
+ * (sums promoted outside the tensor core, as duet's default) and with
+ * CUBLASLT_MATMUL_DESC_FAST_ACCUM. */
+static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
+{
+    const size_t na = (size_t)(m * k), nb = (size_t)(n * k), nd = (size_t)(m * n);
+    uint8_t *ha = (uint8_t *)xmalloc(na), *hb = (uint8_t *)xmalloc(nb);
+    uint8_t *ht = (uint8_t *)xmalloc(na > nb ? na : nb);
+    uint16_t *hd = (uint16_t *)xmalloc(nd * 2);
+    /* Values 2^-3 .. 2^3 with random mantissas and signs. */
+    for (size_t i = 0; i < na; i++)
+        ha[i] = (uint8_t)((rnd_u64() & 0x87) | ((4 + rnd_u64() % 7) << 3));
+    for (size_t i = 0; i < nb; i++)
+        hb[i] = (uint8_t)((rnd_u64() & 0x87) | ((4 + rnd_u64() % 7) << 3));
+    const float sv[2] = {0.75f, 1.25f};
+    const double scale = (double)sv[0] * (double)sv[1];
+    duet_buffer *ba, *bb, *bd, *bs;
+    OK(duet_buffer_create(g_ctx, na, &ba));
+    OK(duet_buffer_create(g_ctx, nb, &bb));
+    OK(duet_buffer_create(g_ctx, nd * 2, &bd));
+    OK(duet_buffer_create(g_ctx, sizeof sv, &bs));
+    OK(duet_buffer_write(g_stream, bs, 0, sv, sizeof sv));
+    f8_job j;
+    memset(&j, 0, sizeof j);
+    j.d = duet_matrix_make(bd, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, m, n);
+    j.sa = duet_matrix_make(bs, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
+    j.sb = j.sa;
+    j.sb.offset = 1;
+    j.epi.scale_a = &j.sa;
+    j.epi.scale_b = &j.sb;
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    char size[64];
+    snprintf(size, sizeof size, "%ldx%ldx%ld", (long)m, (long)n, (long)k);
+
+    double lt_ms = -1, lt_fast_ms = -1;
+#if defined(DUET_BENCH_CUBLAS)
+    CU(cudaMalloc(&j.da, na));
+    CU(cudaMalloc(&j.db, nb));
+    CU(cudaMalloc(&j.dc, nd * 2));
+    CU(cudaMalloc(&j.dd, nd * 2));
+    j.ws_bytes = (size_t)32 << 20;
+    CU(cudaMalloc(&j.ws, j.ws_bytes));
+    CU(cudaMemcpy(j.da, ha, na, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(j.db, hb, nb, cudaMemcpyHostToDevice));
+    j.lt_alpha = sv[0] * sv[1];
+    LT(cublasLtCreate(&j.lt));
+    LT(cublasLtMatrixLayoutCreate(&j.lb, CUDA_R_8F_E4M3, (uint64_t)k, (uint64_t)n, k));
+    LT(cublasLtMatrixLayoutCreate(&j.la, CUDA_R_8F_E4M3, (uint64_t)k, (uint64_t)m, k));
+    LT(cublasLtMatrixLayoutCreate(&j.ld, CUDA_R_16BF, (uint64_t)n, (uint64_t)m, n));
+    for (int fast = 0; fast < 2; fast++) {
+        LT(cublasLtMatmulDescCreate(&j.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        const cublasOperation_t opt_t = CUBLAS_OP_T, opt_n = CUBLAS_OP_N;
+        LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opt_t,
+                                          sizeof opt_t));
+        LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opt_n,
+                                          sizeof opt_n));
+        const int8_t fa = (int8_t)fast;
+        LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fa, sizeof fa));
+        cublasLtMatmulPreference_t pref;
+        LT(cublasLtMatmulPreferenceCreate(&pref));
+        LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                &j.ws_bytes, sizeof j.ws_bytes));
+        /* The first of its heuristic's algorithms that runs. */
+        cublasLtMatmulHeuristicResult_t heur[16];
+        int found = 0;
+        LT(cublasLtMatmulAlgoGetHeuristic(j.lt, j.desc, j.lb, j.la, j.ld, j.ld, pref, 16, heur,
+                                          &found));
+        LT(cublasLtMatmulPreferenceDestroy(pref));
+        cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
+        for (int h = 0; h < found && st != CUBLAS_STATUS_SUCCESS; h++) {
+            j.algo = heur[h].algo;
+            st = lt_f8_call(&j);
+            if (st != CUBLAS_STATUS_SUCCESS)
+                fprintf(stderr,
+                        "duet-bench: cuBLASLt FP8%s at %s, algorithm %d of %d (state %d): "
+                        "status %d\n",
+                        fast ? " (fast accumulation)" : "", size, h, found, (int)heur[h].state,
+                        (int)st);
+        }
+        if (st == CUBLAS_STATUS_SUCCESS) {
+            CU(cudaMemset(j.dd, 0xff, nd * 2));
+            const timing ct = time_cuda(run_lt_f8, &j);
+            CU(cudaMemcpy(hd, j.dd, nd * 2, cudaMemcpyDeviceToHost));
+            double acc = 0;
+            const double err = check_f8(ha, hb, hd, m, n, k, scale, &acc);
+            const int ok = err <= 1.0;
+            if (!ok) g_failures++;
+            char check[64];
+            snprintf(check, sizeof check, "%s %.2g bound, acc %.2g", ok ? "ok" : "FAIL", err, acc);
+            report("gemm fp8 scaled", "e4m3>bf16", size, fast ? "cublaslt-fast" : "cublaslt",
+                   fast ? "cublasLtMatmul_TN_FAST_ACCUM" : "cublasLtMatmul_TN", &ct, 0,
+                   flop_rate(flops, ct.ms), flop_unit(0), 1.0, -1, check);
+            *(fast ? &lt_fast_ms : &lt_ms) = ct.ms;
+        } else {
+            fprintf(stderr, "duet-bench: no cuBLASLt FP8 algorithm ran at %s\n", size);
+        }
+        LT(cublasLtMatmulDescDestroy(j.desc));
+    }
+    LT(cublasLtMatrixLayoutDestroy(j.la));
+    LT(cublasLtMatrixLayoutDestroy(j.lb));
+    LT(cublasLtMatrixLayoutDestroy(j.ld));
+    LT(cublasLtDestroy(j.lt));
+    CU(cudaFree(j.da));
+    CU(cudaFree(j.db));
+    CU(cudaFree(j.dc));
+    CU(cudaFree(j.dd));
+    CU(cudaFree(j.ws));
+#endif /* DUET_BENCH_CUBLAS */
+
+    /* duet in each layout: A stored m x k (k-major) or k x m, B n x k or k x n. */
+    static const char *const names[4] = {"TN", "NN", "TT", "NT"};
+    for (int l = 0; l < 5; l++) {
+        /* am: A stored k x m (m-major); bn: B stored k x n (n-major). In the column-major view
+         * (D^T = B^T A^T, cuBLAS's A is duet's B) a k-major operand is cuBLAS's "T" for its A,
+         * "N" for its B: am 0 bn 0 is TN. */
+        const int am = l < 4 ? l >> 1 : 0, bn = l < 4 ? l & 1 : 0;
+        /* The fifth row: TN with DUET_MATH_FAST_ACCUM (cuBLASLt's fast row beside it). */
+        j.opt.math = l < 4 ? DUET_MATH_DEFAULT : DUET_MATH_FAST_ACCUM;
+        if (am) {
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t p = 0; p < k; p++) ht[p * m + i] = ha[i * k + p];
+            OK(duet_buffer_write(g_stream, ba, 0, ht, na));
+            j.a = duet_matrix_make(ba, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, k, m);
+            j.op_a = DUET_OP_T;
+        } else {
+            OK(duet_buffer_write(g_stream, ba, 0, ha, na));
+            j.a = duet_matrix_make(ba, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, m, k);
+            j.op_a = DUET_OP_N;
+        }
+        if (bn) {
+            for (int64_t jj = 0; jj < n; jj++)
+                for (int64_t p = 0; p < k; p++) ht[p * n + jj] = hb[jj * k + p];
+            OK(duet_buffer_write(g_stream, bb, 0, ht, nb));
+            j.b = duet_matrix_make(bb, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, k, n);
+            j.op_b = DUET_OP_N;
+        } else {
+            OK(duet_buffer_write(g_stream, bb, 0, hb, nb));
+            j.b = duet_matrix_make(bb, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, n, k);
+            j.op_b = DUET_OP_T;
+        }
+        char tag[80];
+        snprintf(tag, sizeof tag, "%s %s", size, names[am * 2 + bn]);
+        progress("gemm fp8 e4m3 %s", tag);
+        OK(duet_buffer_memset(g_stream, bd, 0, 0xff, nd * 2));
+        const timing t = time_duet(run_f8, &j);
+        OK(duet_buffer_read(g_stream, bd, 0, hd, nd * 2));
+        double acc = 0;
+        const double err = check_f8(ha, hb, hd, m, n, k, scale, &acc);
+        const int ok = err <= 1.0;
+        if (!ok) g_failures++;
+        char check[64], kernel[sizeof j.info.kernel + sizeof j.info.epilogue + 2];
+        snprintf(check, sizeof check, "%s %.2g bound, acc %.2g", ok ? "ok" : "FAIL", err, acc);
+        snprintf(kernel, sizeof kernel, "%s%s%s", j.info.kernel, j.info.epilogue[0] ? "+" : "",
+                 j.info.epilogue);
+        const double vend = l < 4 ? lt_ms : lt_fast_ms;
+        report("gemm fp8 scaled", "e4m3>bf16", tag, l < 4 ? "auto-ex" : "auto-ex-fast", kernel, &t,
+               0, flop_rate(flops, t.ms), flop_unit(0), vend > 0 ? vend / t.ms : -1, -1, check);
+    }
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bd));
+    OK(duet_buffer_destroy(bs));
+    free(ha);
+    free(hb);
+    free(ht);
+    free(hd);
+}
+
+static void bench_gemm_f8_all(int quick)
+{
+    header("fp8 gemm: D = sa sb A B in bf16, e4m3 A and B, device scales; TN/NN/TT/NT as cuBLAS "
+           "names the column-major view (TN: A and B k-major); vs_vend: cuBLASLt TN time / "
+           "duet's (the fast rows: both with fast accumulation)");
+    static const int64_t gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 7168, 16384}};
+    static const int64_t gpu_quick[][3] = {{2048, 2048, 2048}};
+    static const int64_t cpu[][3] = {{128, 128, 256}};
+    const int64_t(*sz)[3] = g_on_gpu ? (quick ? gpu_quick : gpu) : cpu;
+    const int ns = g_on_gpu ? (quick ? 1 : 3) : 1;
+    for (int i = 0; i < ns; i++) bench_gemm_f8(sz[i][0], sz[i][1], sz[i][2]);
+}
+
 /* ---- transpose --------------------------------------------------------------------------- */
 
 typedef struct transpose_job {
@@ -2891,7 +3154,8 @@ static void usage(FILE *f)
             "timed result is checked. Rates are TFLOP/s on a GPU, GFLOP/s on the cpu backend.\n"
             "\n"
             "  --only OP       one section: gemm, gemm-lowp, gemm-epilogue (duet_gemm_ex with\n"
-            "                  bias + GELU beside cuBLASLt's GELU_BIAS), transpose,\n"
+            "                  bias + GELU beside cuBLASLt's GELU_BIAS), gemm-fp8 (e4m3\n"
+            "                  with device scales beside cuBLASLt's FP8), transpose,\n"
             "                  transpose-inplace, elementwise, cpu (the cpu backend's mode:\n"
             "                  sgemm and dgemm at 256-2048 beside OpenBLAS when built with it,\n"
             "                  4096^2 transposes beside a copy)\n"
@@ -2933,8 +3197,8 @@ static void usage(FILE *f)
 }
 
 /* Option parsing: a bad option or value is one line on stderr and exit status 2. */
-static const char *const k_only[] = {"gemm",        "gemm-lowp", "gemm-epilogue", "transpose",
-                                     "transpose-inplace", "elementwise", "cpu"};
+static const char *const k_only[] = {"gemm",      "gemm-lowp",         "gemm-epilogue", "gemm-fp8",
+                                     "transpose", "transpose-inplace", "elementwise",   "cpu"};
 
 static const char *opt_value(int argc, char **argv, int *i)
 {
@@ -3188,6 +3452,7 @@ int main(int argc, char **argv)
     }
     if (!only || !strcmp(only, "gemm-lowp")) bench_gemm_lowp_all(quick);
     if (!only || !strcmp(only, "gemm-epilogue")) bench_gemm_epi_all(quick);
+    if (!only || !strcmp(only, "gemm-fp8")) bench_gemm_f8_all(quick);
     if (!only || !strcmp(only, "transpose")) {
         header("transpose out = in^T, row-major (GB/s = 2 * bytes / time)");
         static const int64_t gpu_sizes[] = {8192, 16384};

@@ -225,6 +225,7 @@ endif()
 target_link_libraries(duet PRIVATE CUDA::nvrtc)
 
 # The Hopper GEMMs (src/cuda/gemm_wgmma.cu, its fused-epilogue instances in gemm_wgmma_epi.cu,
+# its 8-bit float ones in gemm_wgmma_f8.cu and gemm_wgmma_f8_epi.cu,
 # kernels/gemm_wgmma.cuh; the f64 one on TMA loads, src/cuda/gemm_dmma_tma.cu,
 # kernels/gemm_dmma_tma.cuh): wgmma, TMA and setmaxnreg exist
 # only in the architecture-specific sm_90a target, which CMAKE_CUDA_ARCHITECTURES cannot name
@@ -239,7 +240,8 @@ foreach(_duet_arch IN LISTS _duet_cuda_archs_resolved)
 endforeach()
 if(_duet_has_sm90)
   add_library(duet_wgmma OBJECT src/cuda/gemm_wgmma.cu src/cuda/gemm_wgmma_epi.cu
-    src/cuda/gemm_wgmma_x3.cu src/cuda/gemm_dmma_tma.cu)
+    src/cuda/gemm_wgmma_f8.cu src/cuda/gemm_wgmma_f8_epi.cu src/cuda/gemm_wgmma_x3.cu
+    src/cuda/gemm_dmma_tma.cu)
   set_target_properties(duet_wgmma PROPERTIES
     CUDA_ARCHITECTURES OFF
     CUDA_STANDARD 17

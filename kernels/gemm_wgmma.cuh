@@ -75,8 +75,22 @@ template <typename CT, bool EPI = false> struct wg_config {
         stages * (WG_A_STAGE_BYTES + WG_B_STAGE_BYTES) + c_bytes + 2 * stages * 8 + 1024;
 };
 
-/* Input kinds (A's and B's dtype and the instruction that multiplies them). */
-enum wg_kind { WG_BF16 = 0, WG_F16 = 1, WG_TF32 = 2, WG_I8 = 3 };
+/* Input kinds (A's and B's dtype and the instruction that multiplies them); 4 is the 3xTF32
+ * kernel's (gemm_wgmma_x3.cuh). WG_F8_AB: A e4m3 (A = 4) or e5m2 (5), B likewise. */
+enum wg_kind {
+    WG_BF16 = 0,
+    WG_F16 = 1,
+    WG_TF32 = 2,
+    WG_I8 = 3,
+    WG_F8_44 = 5,
+    WG_F8_45 = 6,
+    WG_F8_54 = 7,
+    WG_F8_55 = 8
+};
+__host__ __device__ constexpr bool wg_is_f8(int kind)
+{
+    return kind >= WG_F8_44 && kind <= WG_F8_55;
+}
 
 struct wg_params {
     void *c;
@@ -90,6 +104,7 @@ struct wg_params {
                                beta == 0, 16-byte aligned rows)                          */
     float alpha, beta;      /* floating kinds                                          */
     uint32_t ialpha, ibeta; /* i8: int32 values whose uint32 images wrap modulo 2^32   */
+    int f8_fast; /* 8-bit floats, DUET_MATH_FAST_ACCUM: k summed in the tensor core only  */
 };
 
 /* duet_gemm_ex's epilogue as the fused store applies it (src/common/internal.h, dt_epilogue,
@@ -105,14 +120,7 @@ struct wg_epi {
     float lo, hi, beta;
 };
 
-template <int KIND> struct wg_traits;
-template <> struct wg_traits<WG_BF16> {
-    typedef float acc_t;
-};
-template <> struct wg_traits<WG_F16> {
-    typedef float acc_t;
-};
-template <> struct wg_traits<WG_TF32> {
+template <int KIND> struct wg_traits {
     typedef float acc_t;
 };
 template <> struct wg_traits<WG_I8> {
@@ -132,8 +140,47 @@ DUET_SM90_INLINE void wg_mma(typename wg_traits<KIND>::acc_t *d, uint64_t da, ui
         sm90_wgmma_m64n256k16_f16<TA, TB>(d, da, db, sd);
     else if constexpr (KIND == WG_TF32)
         sm90_wgmma_m64n256k8_tf32(d, da, db, sd);
-    else
+    else if constexpr (KIND == WG_I8)
         sm90_wgmma_m64n256k32_s8(d, da, db, sd);
+    else if constexpr (wg_is_f8(KIND)) {
+        /* DUET_MATH_FAST_ACCUM: the two 128-column halves (B's rows 128 on: 128 rows of 128
+         * bytes further, in 16-byte units), summed in the tensor core only. */
+        constexpr int ea = KIND == WG_F8_54 || KIND == WG_F8_55;
+        constexpr int eb = KIND == WG_F8_45 || KIND == WG_F8_55;
+        sm90_wgmma_m64n128k32_f8<ea, eb>(d, da, db, sd);
+        sm90_wgmma_m64n128k32_f8<ea, eb>(d + 64, da, db + 1024, sd);
+    }
+}
+
+/* A stage of 8-bit float K (128 values) for the warpgroup's 64 x 256 tile, added to acc in f32:
+ * each 128-column half is multiplied by four m64n128k32 instructions into t (starting from
+ * zero), which is then added to acc's values of those columns (acc[64 h + i] is t[i]: the
+ * fragment layouts of n = 128 and n = 256 agree column by column). The tensor core's own
+ * accumulation keeps about 13 fraction bits; adding its sums of 128 products in f32 bounds
+ * what a long K loses to that (the promotion that cuBLASLt's default FP8 mode also makes).
+ * Returns with the stage read (every group waited for). */
+template <int KIND>
+DUET_SM90_INLINE void wg_mma_f8_stage(float *acc, float *t, uint64_t da, uint64_t db)
+{
+    constexpr int ea = KIND == WG_F8_54 || KIND == WG_F8_55;
+    constexpr int eb = KIND == WG_F8_45 || KIND == WG_F8_55;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) sm90_fence_operand(t[i]);
+        sm90_wgmma_fence();
+        /* B's rows 128 h on: 128 rows of 128 bytes further (16-byte units). */
+#pragma unroll
+        for (int kk = 0; kk < WG_KBYTES / 32; ++kk)
+            sm90_wgmma_m64n128k32_f8<ea, eb>(t, da + 2 * kk, db + 1024 * h + 2 * kk, kk != 0);
+        sm90_wgmma_commit();
+        sm90_wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < 64; ++i) {
+            sm90_fence_operand(t[i]);
+            acc[64 * h + i] += t[i];
+        }
+    }
 }
 
 /* C element conversions for the epilogue. */
@@ -523,7 +570,8 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
     constexpr int kStages = wg_config<CT, EPI>::stages;
     constexpr bool TMA_STORE = wg_config<CT, EPI>::tma_store;
     static_assert(!EPI || KIND != WG_I8, "the fused epilogue is f32 math only");
-    constexpr int kelems = KIND == WG_TF32 ? 32 : (KIND == WG_I8 ? 128 : 64);
+    constexpr bool F8 = wg_is_f8(KIND);
+    constexpr int kelems = KIND == WG_TF32 ? 32 : (KIND == WG_I8 || F8 ? 128 : 64);
     constexpr int a_mn = LAYOUT & 1, b_mn = (LAYOUT >> 1) & 1;
     static_assert(!(a_mn || b_mn) || kelems == 64, "MN-major operands are 16-bit only");
 
@@ -607,6 +655,30 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
             if constexpr (EPI) {
                 if (e.direct) wg_epi_vectors(pre, true, p, e, bt, epi_row0, tn * WG_BN, tid);
             }
+            if (F8 && !p.f8_fast) {
+                /* 8-bit floats: a stage at a time, each added to acc in f32 once read
+                 * (wg_mma_f8_stage), so each stage is released as soon as it is done. */
+                if constexpr (F8) {
+#pragma unroll
+                    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+#pragma unroll 1
+                    for (int kt = 0; kt < p.ktiles; ++kt) {
+                        sm90_mbar_wait(&full[s], phase);
+                        float part[64];
+                        wg_mma_f8_stage<KIND>(
+                            acc, part, sm90_desc_kmajor_sw128(sa_addr + s * WG_A_STAGE_BYTES),
+                            sm90_desc_kmajor_sw128(sb_addr + s * WG_B_STAGE_BYTES));
+                        if (tid == 0) sm90_mbar_arrive(&empty[s]);
+                        if (++s == kStages) {
+                            s = 0;
+                            phase ^= 1;
+                        }
+                    }
+                }
+                if constexpr (EPI) {
+                    if (e.direct) wg_epi_vectors(pre, false, p, e, bt, epi_row0, tn * WG_BN, tid);
+                }
+            } else {
 #pragma unroll 1
             for (int kt = 0; kt < p.ktiles; ++kt) {
                 sm90_mbar_wait(&full[s], phase);
@@ -645,6 +717,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
             for (int i = 0; i < 128; ++i) sm90_fence_operand(acc[i]);
             if (tid == 0) sm90_mbar_arrive(&empty[prev]);
+            }
 
             if constexpr (EPI) {
                 if (e.direct) {

@@ -309,6 +309,30 @@ DUET_SM90_INLINE void sm90_wgmma_m64n128k8_tf32_rs(float *d, const uint32_t *a, 
 }
 DUET_SM90_INLINE void sm90_fence_operand(uint32_t &r) { asm volatile("" : "+r"(r)::"memory"); }
 
+/* 8-bit floats (K-major only): m64n128k32 with f32 results; EA, EB: 0 e4m3, 1 e5m2. d holds
+ * the warpgroup's 64 x 128 tile as above. The tensor core adds the 32 products and d's old
+ * value with about 13 fraction bits (its FP8 accumulation), so long sums are added in f32
+ * outside the instruction (gemm_wgmma.cuh). */
+#define DUET_SM90_F8_MMA(ta, tb)                                                                   \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                      \
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32." ta "." tb " {" DUET_SM90_D64 "},"  \
+                 " %64, %65, p, 1, 1;\n}\n"                                                        \
+                 : DUET_SM90_F32_OPS64(d)                                                          \
+                 : "l"(da), "l"(db), "r"(scale_d))
+template <int EA, int EB>
+DUET_SM90_INLINE void sm90_wgmma_m64n128k32_f8(float *d, uint64_t da, uint64_t db, int scale_d)
+{
+    if constexpr (EA == 0 && EB == 0)
+        DUET_SM90_F8_MMA("e4m3", "e4m3");
+    else if constexpr (EA == 0)
+        DUET_SM90_F8_MMA("e4m3", "e5m2");
+    else if constexpr (EB == 0)
+        DUET_SM90_F8_MMA("e5m2", "e4m3");
+    else
+        DUET_SM90_F8_MMA("e5m2", "e5m2");
+}
+#undef DUET_SM90_F8_MMA
+
 #endif /* DUET_SM90_DEVICE */
 
 #endif /* DUET_KERNELS_WGMMA_SM90_CUH */

@@ -495,17 +495,25 @@ static void reference_selfcheck(void)
 
 /* ---- gemm -------------------------------------------------------------------------------- */
 
+/* stored() lays matrices on 16-byte boundaries (else off them). */
+static int g_aligned;
+/* gemm_case's options.math (DEFAULT or FAST_ACCUM). */
+static duet_math_mode g_math = DUET_MATH_DEFAULT;
+
 /* A stored matrix of rows x cols, row- or column-major with one element of padding per line,
- * batch matrices apart by its extent plus 3 (one matrix when batch is 1). */
+ * batch matrices apart by its extent plus 3 (one matrix when batch is 1); with g_aligned, lines
+ * and batches padded to 32 bytes instead and the first element at the buffer's start. */
 static duet_matrix stored(duet_dtype dt, int col_major, int64_t rows, int64_t cols, int64_t batch)
 {
     duet_matrix x = duet_matrix_make(NULL, dt, col_major ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR,
                                      rows, cols);
-    x.ld += 1;
-    x.offset = 2;
+    const int64_t per = 32 / (int64_t)duet_dtype_size(dt);
+    x.ld = g_aligned ? (x.ld / per + 1) * per : x.ld + 1;
+    x.offset = g_aligned ? 0 : 2;
     if (batch > 1) {
         x.batch_count = batch;
-        x.batch_stride = dt_matrix_extent(&x) + 3;
+        x.batch_stride =
+            g_aligned ? (dt_matrix_extent(&x) / per + 1) * per : dt_matrix_extent(&x) + 3;
     }
     return x;
 }
@@ -537,7 +545,10 @@ static double unit_roundoff(duet_dtype d)
  * from C, C NULL when beta is 0, per-tensor scales), against a reference in long double:
  *   |D - r| <= (k + 4) 2^-24 (|alpha sa sb| sum |a||b| + |beta c|) + u_D |r| + u_D 2^-14,
  * f32 accumulation of exact products (k roundings at most), the scales' and alpha's f32
- * products, and one rounding to D's dtype (the last term: f16's subnormal spacing). Padding and
+ * products, and one rounding to D's dtype (the last term: f16's subnormal spacing). Where FP8
+ * instructions multiply (info names an e4m3/e5m2 wgmma kernel), plus 2^-8 |alpha sa sb| sum
+ * |a||b|: the tensor core adds each instruction's 32 products with about 13 fraction bits of
+ * the largest magnitude (duet.h). Padding and
  * the gaps between batches must come back as they were. */
 static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype ad, duet_dtype bd,
                       duet_dtype cd, int64_t m, int64_t n, int64_t k, int64_t batch, int bcast_b,
@@ -558,6 +569,7 @@ static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype a
     duet_op_options o;
     memset(&o, 0, sizeof o);
     o.info = &info;
+    o.math = g_math;
     if (!ex) {
         DT_OK(duet_gemm(NULL, oa, ob, alpha, &A, &B, beta, &C, &o));
     } else {
@@ -579,6 +591,16 @@ static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype a
     DT_OK(duet_buffer_read(NULL, ex ? bd_ : bc, 0, got, nd * duet_dtype_size(cd)));
     unsigned char *touched = (unsigned char *)calloc(nd, 1);
     const double s = ex ? (double)sa * (double)sb : 1.0;
+    /* Multiplied by FP8 instructions (the Hopper kernel) or decoded to 16 bits first. */
+    const int native = strstr(info.kernel, "wgmma") != NULL &&
+                       (strstr(info.kernel, "e4m3") != NULL || strstr(info.kernel, "e5m2") != NULL);
+    /* FAST_ACCUM where FP8 instructions ran: k summed in the tensor core, about 13 fraction
+     * bits of the running sum at each of its ceil(k / 32) steps. */
+    const double fast =
+        native && g_math == DUET_MATH_FAST_ACCUM ? (double)((k + 31) / 32 + 1) * 0x1p-11 : 0.0;
+    DT_CHECK(info.math == (fast > 0 ? DUET_MATH_FAST_ACCUM : DUET_MATH_DEFAULT),
+             "info.math %s with options.math %s (kernel %s)", duet_math_mode_name(info.math),
+             duet_math_mode_name(g_math), info.kernel);
     int bad = 0;
     double worst = 0.0;
     for (int64_t q = 0; q < batch; q++)
@@ -598,8 +620,10 @@ static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype a
                 const size_t ci = dt_matrix_index(&C, q, i, j);
                 const double c0 = beta != 0.0 ? dt_get(hc, cd, ci) : 0.0;
                 const double r = (double)((long double)alpha * s * acc) + beta * c0;
-                const double bound = (double)(k + 4) * 0x1p-24 * (fabs(alpha * s) * gauge + fabs(beta * c0)) +
-                                     unit_roundoff(cd) * (fabs(r) + 0x1p-14);
+                const double bound =
+                    (double)(k + 4) * 0x1p-24 * (fabs(alpha * s) * gauge + fabs(beta * c0)) +
+                    (native ? (0x1p-8 + fast) * fabs(alpha * s) * gauge : 0.0) +
+                    unit_roundoff(cd) * (fabs(r) + 0x1p-14);
                 const size_t di = dt_matrix_index(&D, q, i, j);
                 touched[di] = 1;
                 const double g = dt_get(got, cd, di);
@@ -624,8 +648,10 @@ static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype a
              duet_dtype_name(ad), a_col ? "col" : "row", duet_dtype_name(bd), b_col ? "col" : "row",
              duet_dtype_name(cd), (long long)m, (long long)n, (long long)k, (long long)batch,
              bcast_b ? " (B broadcast)" : "", alpha, beta, ex ? sa : 1.0, ex ? sb : 1.0, bad);
-    DT_CHECK(k == 0 || alpha == 0.0 || (info.launches >= 3 && strstr(info.prologue, "convert_") != NULL),
-             "info: %d launches, prologue \"%s\"", info.launches, info.prologue);
+    DT_CHECK(k == 0 || alpha == 0.0 || native ||
+                 (info.launches >= 3 && strstr(info.prologue, "convert_") != NULL),
+             "info: %d launches, kernel \"%s\", prologue \"%s\"", info.launches, info.kernel,
+             info.prologue);
     (void)worst;
     free(ha), free(hb), free(hc), free(got), free(touched);
     if (ex) free(hd);
@@ -665,6 +691,30 @@ static void gemm_sweep(void)
         gemm_case(DUET_OP_N, DUET_OP_N, 0, 0, f8[0], f8[1], cs[c], 5, 4, 0, 1, 0, 1.0, 0.5, 0, 1.0f, 1.0f);
         gemm_case(DUET_OP_N, DUET_OP_T, 0, 1, f8[1], f8[0], cs[c], 5, 4, 6, 1, 0, 0.0, 2.0, 0, 1.0f, 1.0f);
     }
+}
+
+/* Problems of more than one tile each way with more K stages than a kernel's ring holds, in
+ * batches, with A e4m3 and B e5m2 in every op: operands on 16-byte boundaries (where both are
+ * K-major an FP8 kernel reads them as they lie) and off them (K-major copies), through
+ * duet_gemm and duet_gemm_ex with scales (the scales in the kernel's store). */
+static void gemm_larger(void)
+{
+    const duet_dtype e4 = DUET_DTYPE_F8E4M3, e5 = DUET_DTYPE_F8E5M2;
+    for (int al = 0; al < 2; al++) {
+        g_aligned = al;
+        for (int op = 0; op < 4; op++) {
+            const duet_op oa = op & 1 ? DUET_OP_T : DUET_OP_N, ob = op & 2 ? DUET_OP_N : DUET_OP_T;
+            gemm_case(oa, ob, 0, 0, e4, e5, op < 2 ? DUET_DTYPE_BF16 : DUET_DTYPE_F32, 200, 300,
+                      520, 2, 0, 1.0, 0.0, op & 1, 0.5f, 2.0f);
+        }
+    }
+    /* DUET_MATH_FAST_ACCUM: the tensor core's sums (exact ones where none runs). */
+    g_math = DUET_MATH_FAST_ACCUM;
+    for (int op = 0; op < 2; op++)
+        gemm_case(DUET_OP_N, op ? DUET_OP_N : DUET_OP_T, 0, 0, e5, e4, DUET_DTYPE_F16, 200, 300,
+                  520, 2, 0, 1.0, op ? 0.5 : 0.0, op, 0.5f, 2.0f);
+    g_math = DUET_MATH_DEFAULT;
+    g_aligned = 0;
 }
 
 /* Every small shape in the manner of the reference BLAS testers: m, n and k each from
@@ -743,6 +793,9 @@ static void f8_d_case(duet_dtype ab, duet_dtype bd, duet_dtype dd, int d_col, in
     const double u8 = dd == DUET_DTYPE_F8E4M3 ? 0x1p-4 : 0x1p-3;
     const double sub = dd == DUET_DTYPE_F8E4M3 ? 0x1p-10 : 0x1p-17;
     unsigned char *touched = (unsigned char *)calloc(nd, 1);
+    /* FP8 instructions multiplied (gemm_case's bound). */
+    const int native = strstr(info.kernel, "wgmma") != NULL &&
+                       (strstr(info.kernel, "e4m3") != NULL || strstr(info.kernel, "e5m2") != NULL);
     double ref_amax = 0.0, amax_err = 0.0;
     int bad = 0;
     for (int64_t q = 0; q < batch; q++)
@@ -769,6 +822,7 @@ static void f8_d_case(duet_dtype ab, duet_dtype bd, duet_dtype dd, int d_col, in
                     r = x > 0 ? x : 0.0;
                 const double e = 1.2 * (double)(k + 8) * 0x1p-24 *
                                      (fabs(alpha) * gauge + fabs(beta * c0) + fabs(b0)) +
+                                 (native ? 1.2 * 0x1p-8 * fabs(alpha) * gauge : 0.0) +
                                  16 * 0x1p-24 * (fabs(r) + 1.0);
                 if (fabs(r) > ref_amax) ref_amax = fabs(r);
                 if (e > amax_err) amax_err = e;
@@ -896,6 +950,22 @@ static void gemm_misuse(void)
     o.algorithm = DUET_ALGO_TILED;
     DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &C, &o), DUET_ERROR_UNSUPPORTED,
              "auto");
+    /* The math modes: FAST_ACCUM for 8-bit floats only, TF32 and 3XTF32 for f32 only. */
+    o.algorithm = DUET_ALGO_AUTO;
+    o.math = DUET_MATH_TF32;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &C, &o),
+             DUET_ERROR_INVALID_ARGUMENT, "options.math (tf32)");
+    o.math = DUET_MATH_FAST_ACCUM;
+    duet_matrix h16 = duet_matrix_make(b, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &h16, &h16, 0.0, &C, &o),
+             DUET_ERROR_INVALID_ARGUMENT, "options.math (fast_accum)");
+    duet_matrix f32m = C;
+    f32m.offset = 512;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &f32m, &f32m, 0.0, &C, &o),
+             DUET_ERROR_INVALID_ARGUMENT, "8-bit float gemm only");
+    o.math = (duet_math_mode)4;
+    DT_FAILS(duet_gemm(NULL, DUET_OP_N, DUET_OP_N, 1.0, &A, &B, 0.0, &C, &o),
+             DUET_ERROR_INVALID_ARGUMENT, "options.math (4)");
     duet_matrix sc = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 1, 1);
     sc.offset = 900;
     duet_gemm_epilogue epi;
@@ -942,6 +1012,7 @@ int main(int argc, char **argv)
     convert_strided();
     gemm_misuse();
     gemm_sweep();
+    gemm_larger();
     gemm_small_shapes();
     gemm_f8_d();
     DT_OK(duet_context_destroy(ctx));

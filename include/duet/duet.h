@@ -316,18 +316,25 @@ typedef enum duet_algorithm {
 
 DUET_API const char *duet_algorithm_name(duet_algorithm algorithm);
 
-/* How an f32 GEMM may use matrix (tensor) cores. Only gemm with f32 A and B takes a mode other
- * than DEFAULT; any other op or dtype with a non-zero mode is DUET_ERROR_INVALID_ARGUMENT.
- * A device or backend without TF32 matrix instructions (the cpu backend, AMD GPUs, NVIDIA GPUs
- * before sm_80) computes TF32 and 3XTF32 in exact f32 and reports DUET_MATH_DEFAULT in
- * duet_launch_info.math: a mode never fails for want of hardware. */
+/* How a GEMM may use matrix (tensor) cores. Only gemm takes a mode other than DEFAULT: TF32
+ * and 3XTF32 with f32 A and B, FAST_ACCUM with 8-bit float A and B; any other op, dtype or
+ * pairing with a non-zero mode is DUET_ERROR_INVALID_ARGUMENT. A device or backend without the
+ * instructions (the cpu backend, AMD GPUs, NVIDIA GPUs before sm_80 for TF32, before sm_90 for
+ * 8-bit floats) computes the mode's GEMM exactly (f32 accumulation) and reports
+ * DUET_MATH_DEFAULT in duet_launch_info.math: a mode never fails for want of hardware. */
 typedef enum duet_math_mode {
-    DUET_MATH_DEFAULT = 0, /* the dtype's own IEEE arithmetic (f32 FMA): the exact mode       */
-    DUET_MATH_TF32 = 1,    /* one TF32 pass: inputs rounded to 10-bit mantissas (about 1e-3
-                              relative per product), f32 accumulation                      */
-    DUET_MATH_3XTF32 = 2   /* f32-accurate: each input split into a TF32 high part and a TF32
-                              residual, products big*big + big*small + small*big, f32
-                              accumulation; error comparable to exact f32 GEMM             */
+    DUET_MATH_DEFAULT = 0,   /* the dtype's own IEEE arithmetic (f32 FMA): the exact mode;
+                                8-bit floats: see duet_gemm's accuracy note               */
+    DUET_MATH_TF32 = 1,      /* one TF32 pass: inputs rounded to 10-bit mantissas (about 1e-3
+                                relative per product), f32 accumulation                      */
+    DUET_MATH_3XTF32 = 2,    /* f32-accurate: each input split into a TF32 high part and a TF32
+                                residual, products big*big + big*small + small*big, f32
+                                accumulation; error comparable to exact f32 GEMM             */
+    DUET_MATH_FAST_ACCUM = 3 /* 8-bit floats: the whole of k summed in the FP8 tensor core's
+                              accumulator (about 13 fraction bits at each of its k/32
+                              steps; no f32 additions between), like cuBLASLt's FAST_ACCUM:
+                              up to 1.2x faster on Hopper, about 30x the default's error at
+                              k of thousands                                                */
 } duet_math_mode;
 
 DUET_API const char *duet_math_mode_name(duet_math_mode mode);
@@ -365,7 +372,8 @@ typedef struct duet_op_options {
     int tile;                  /* TILED: 1..32 (0: 16 for gemm, 32 for transpose)         */
     duet_launch_config launch; /* NAIVE: block (0: default); GRID_STRIDE: grid and block  */
     duet_launch_info *info;    /* if not NULL, filled with what was launched              */
-    duet_math_mode math;       /* gemm with f32 A and B only; 0 (DEFAULT) elsewhere       */
+    duet_math_mode math;       /* gemm: TF32/3XTF32 for f32 A and B, FAST_ACCUM for 8-bit
+                                  float A and B; 0 (DEFAULT) elsewhere                   */
 } duet_op_options;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -386,21 +394,29 @@ typedef struct duet_op_options {
  *   f16    f16 or f32   f32 (products exact)    f32                    DEFAULT
  *   bf16   bf16 or f32  f32 (products exact)    f32                    DEFAULT
  *   i8     i32          i32 modulo 2^32         integers in i32 range  DEFAULT
- *   f8e4m3 f32, f16     f32 (products exact)    f32                    DEFAULT
- *   f8e5m2   or bf16    (A and B: either one each, e4m3 x e5m2 included)
+ *   f8e4m3 f32, f16     f32 (products exact;    f32                    DEFAULT, FAST_ACCUM
+ *   f8e5m2   or bf16    Hopper: see below)      (A and B: either one each, e4m3 x e5m2 too)
  *
  * For f16, bf16 and the 8-bit floats, C = alpha * acc + beta * C is evaluated in f32 and rounded
  * once to C's dtype (round to nearest even; overflow gives inf, NaN propagates). A and B of
  * different dtypes (other than two 8-bit floats) are DUET_ERROR_INVALID_ARGUMENT; any other
  * combination outside the table is DUET_ERROR_UNSUPPORTED. Both messages name the three dtypes.
  *
- * 8-bit float A and B (this release): every backend decodes A and B exactly (every e4m3 and
- * e5m2 value is an f16 and a bf16 value) into packed f16 (bf16 for a C of bf16) in a per-stream
- * workspace, two duet_convert passes, and runs the 16-bit GEMM on them: the error is that of an
- * f32 accumulation of exact products, |C - exact| <= about k * 2^-24 * sum |a||b| plus the
- * final rounding to C. duet_launch_info.prologue names the two passes (launches and
- * workspace_bytes count them). Per-tensor scales are duet_gemm_ex's epi.scale_a / scale_b.
- * Native FP8 matrix instructions (Hopper wgmma FP8, sm_89 mma FP8, MI300 MFMA FP8) and block
+ * 8-bit float A and B. On Hopper (sm_90) the FP8 tensor cores multiply them (wgmma, e4m3 and
+ * e5m2 in any pairing), reading K-major operands: A or B stored otherwise (or off 16-byte
+ * boundaries) is first copied K-major into the stream's workspace (duet_launch_info.kernel ends
+ * in "_packed"; launches and workspace_bytes count the copies). The tensor core adds each
+ * instruction's 32 exact products to its running sum keeping about 13 fraction bits of the
+ * largest; by default duet starts that sum afresh every 128 values of k and adds the pieces in
+ * f32, so |C - exact| <= about 2^-10 * sum |a||b| (measured at k = 4096-16384: 1e-5 of it)
+ * plus the f32 sum's k * 2^-24 * sum |a||b| and the rounding to C; DUET_MATH_FAST_ACCUM sums
+ * all of k in the tensor core (measured: 3e-4 of sum |a||b|). Every other backend and device
+ * decodes A and B exactly (every e4m3 and e5m2 value is an f16 and a bf16 value) into packed
+ * f16 (bf16 for a C of bf16) in a per-stream workspace, two duet_convert passes named by
+ * duet_launch_info.prologue, and runs the 16-bit GEMM on them: the error is then that of an f32
+ * accumulation of exact products, |C - exact| <= about k * 2^-24 * sum |a||b| plus the final
+ * rounding to C. Per-tensor scales are duet_gemm_ex's epi.scale_a / scale_b (on Hopper applied
+ * in the GEMM kernel's store). The sm_89 mma FP8 and MI300 MFMA FP8 instructions and block
  * scaling (1 x 128 / 128 x 128 scale tiles) are not there yet. Like any growing workspace, a
  * stream capturing into a graph needs one uncaptured run of the same shapes first. */
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,

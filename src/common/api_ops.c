@@ -301,7 +301,7 @@ static duet_status make_plan(const duet_op_options *opt, op_family fam, const dt
                        "algorithm %s does not apply to %s (use auto, naive or grid_stride%s)",
                        duet_algorithm_name(a), family_name(fam),
                        fam == OP_GEMM ? " or tiled" : "");
-    if ((int)opt->math < DUET_MATH_DEFAULT || (int)opt->math > DUET_MATH_3XTF32)
+    if ((int)opt->math < DUET_MATH_DEFAULT || (int)opt->math > DUET_MATH_FAST_ACCUM)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, func,
                        "options.math (%d) is not a duet_math_mode", (int)opt->math);
     if (opt->math != DUET_MATH_DEFAULT && fam != OP_GEMM)
@@ -747,15 +747,19 @@ static duet_status f8_decode(dt_context *ctx, dt_stream *s, duet_dtype from, due
 }
 
 /* options.math and options.algorithm against the inputs' dtype dt, as duet_gemm and
- * duet_gemm_ex both take them: a math mode on anything but f32, or a seed algorithm on 16-bit or
- * 8-bit inputs, is refused (an out-of-range value is the common option check's). */
+ * duet_gemm_ex both take them: TF32 or 3XTF32 on anything but f32, FAST_ACCUM on anything but
+ * 8-bit floats, or a seed algorithm on 16-bit or 8-bit inputs, is refused (an out-of-range
+ * value is the common option check's). */
 static duet_status gemm_check_modes(duet_dtype dt, const duet_op_options *options, const char *fn)
 {
     const duet_math_mode math = options ? options->math : DUET_MATH_DEFAULT;
-    if (math != DUET_MATH_DEFAULT && dt != DUET_DTYPE_F32 &&
-        (int)math >= DUET_MATH_DEFAULT && (int)math <= DUET_MATH_3XTF32)
+    if ((math == DUET_MATH_TF32 || math == DUET_MATH_3XTF32) && dt != DUET_DTYPE_F32)
         return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                        "options.math (%s) applies to f32 gemm only; A and B are %s",
+                       duet_math_mode_name(math), duet_dtype_name(dt));
+    if (math == DUET_MATH_FAST_ACCUM && !is_f8(dt))
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "options.math (%s) applies to 8-bit float gemm only; A and B are %s",
                        duet_math_mode_name(math), duet_dtype_name(dt));
     const duet_algorithm algo = options ? options->algorithm : DUET_ALGO_AUTO;
     const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8 || is_f8(dt);
@@ -767,6 +771,24 @@ static duet_status gemm_check_modes(duet_dtype dt, const duet_op_options *option
 }
 
 static void epi_turn(dt_epi_operand *o);
+
+/* g's A and B from the views a and b of op(A) and op(B)'s storage: the ops applied, and with
+ * turn (a column-major C, solved as C^T = B^T A^T) exchanged and transposed. */
+static void gemm_operands(dt_gemm *g, const dt_view *a, const dt_view *b, duet_op op_a,
+                          duet_op op_b, int turn)
+{
+    g->a = *a;
+    g->b = *b;
+    if (op_a == DUET_OP_T) swap64(&g->a.rs, &g->a.cs);
+    if (op_b == DUET_OP_T) swap64(&g->b.rs, &g->b.cs);
+    if (turn) {
+        const dt_view ta = g->a;
+        g->a = g->b;
+        g->b = ta;
+        swap64(&g->a.rs, &g->a.cs);
+        swap64(&g->b.rs, &g->b.cs);
+    }
+}
 
 /* The GEMM of duet_gemm and duet_gemm_ex, on validated operands: the view cv (of dtype ct) =
  * alpha * op(A) * op(B) + beta * cv over m x n x batch, with duet_gemm's cases (an empty C,
@@ -823,40 +845,11 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
         return run_elementwise(stream, ctx, &e, &eopt, fn);
     }
 
-    /* 8-bit float A and B: decoded exactly to f16 (to bf16 for a bf16 C, whose GEMM then needs
-     * no other output dtype) in the stream's f8 workspace, then the 16-bit GEMM (products exact
-     * in f32, f32 accumulation) runs on them. Neither is read when the product is skipped. */
-    const int f8 = is_f8(dt);
-    const duet_dtype run_dt = !f8 ? dt : ct == DUET_DTYPE_BF16 ? DUET_DTYPE_BF16 : DUET_DTYPE_F16;
-    dt_view a_run = *av, b_run = *bv;
-    size_t f8_bytes = 0;
-    dt_stream *fs = NULL;
-    /* The decode's shapes and destination; the decode itself runs once the GEMM is sure to. */
-    const int64_t ar = op_a == DUET_OP_N ? m : k, ac = op_a == DUET_OP_N ? k : m;
-    const int64_t br = op_b == DUET_OP_N ? k : n, bc = op_b == DUET_OP_N ? n : k;
-    const int64_t anb = av->bs == 0 ? 1 : batch, bnb = bv->bs == 0 ? 1 : batch;
-    size_t a_bytes = 0;
-    void *f8_p = NULL;
-    if (f8 && k != 0 && alpha != 0.0) {
-        st = op_stream(stream, ctx, fn, &fs);
-        if (st != DUET_SUCCESS) return st;
-        /* Each fits: A and B themselves span at least as many (1-byte) elements. */
-        a_bytes = (((size_t)(anb * ar * ac) * 2) + 255) & ~(size_t)255;
-        const size_t b_bytes = (size_t)(bnb * br * bc) * 2;
-        f8_bytes = a_bytes + b_bytes;
-        if (!locked) pthread_mutex_lock(&fs->op_lock);
-        st = dt_workspace_reserve(ctx, fs->be, &fs->f8_ws, f8_bytes, fn, &f8_p);
-        if (st != DUET_SUCCESS) {
-            if (!locked) pthread_mutex_unlock(&fs->op_lock);
-            return st;
-        }
-        f8_decoded_view(av, ar, ac, f8_p, &a_run);
-        f8_decoded_view(bv, br, bc, (char *)f8_p + a_bytes, &b_run);
-    }
-
+    /* g's A and B: the views as given (8-bit floats included), in C's orientation. */
     dt_gemm g;
     memset(&g, 0, sizeof g);
-    g.dtype = run_dt;
+    g.dtype = dt;
+    g.b_dtype = bt;
     g.c_dtype = ct;
     g.math = algo == DUET_ALGO_AUTO ? math : DUET_MATH_DEFAULT; /* the seeds' kernels: exact */
     g.m = m;
@@ -865,22 +858,19 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     g.batch = batch;
     g.alpha = alpha;
     g.beta = beta;
-    g.a = a_run;
-    g.b = b_run;
     g.c = cv;
-    if (op_a == DUET_OP_T) swap64(&g.a.rs, &g.a.cs);
-    if (op_b == DUET_OP_T) swap64(&g.b.rs, &g.b.cs);
+    /* Column-major C: solve C^T = B^T A^T so that kernels always write along rows. */
+    const int turn = g.c.cs != 1 && g.c.rs == 1;
+    gemm_operands(&g, av, bv, op_a, op_b, turn);
     dt_epilogue et;
     if (epi) et = *epi;
-    if (g.c.cs != 1 && g.c.rs == 1) {
-        /* Column-major C: solve C^T = B^T A^T so that kernels always write along rows. */
-        dt_view ta = g.a, tb = g.b;
-        g.a = tb;
-        g.b = ta;
-        swap64(&g.a.rs, &g.a.cs);
-        swap64(&g.b.rs, &g.b.cs);
+    if (turn) {
         swap64(&g.c.rs, &g.c.cs);
         swap64(&g.m, &g.n);
+        if (is_f8(dt)) {
+            g.dtype = bt;
+            g.b_dtype = dt;
+        }
         if (epi) {
             swap64(&et.m, &et.n);
             dt_epi_operand *all[8] = {&et.t,         &et.c,        &et.bias, &et.row_scale,
@@ -892,30 +882,58 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     dt_stream *s = NULL;
     st = make_plan(options, OP_GEMM, ctx, g.m, g.n, g.batch, duet_dtype_size(ct), fn, &plan);
     if (st == DUET_SUCCESS) st = op_stream(stream, ctx, fn, &s);
-    if (st != DUET_SUCCESS) {
-        if (fs && !locked) pthread_mutex_unlock(&fs->op_lock);
-        return st;
-    }
+    if (st != DUET_SUCCESS) return st;
     g.ws = &s->ws;
+    if (!locked) pthread_mutex_lock(&s->op_lock);
+
+    /* 8-bit float A and B: multiplied as they are where the backend has FP8 instructions for
+     * the problem (be_gemm_takes_f8). Otherwise they are decoded exactly to f16 (to bf16 for a
+     * bf16 C, whose GEMM then needs no other output dtype) in the stream's f8 workspace, and
+     * the 16-bit GEMM (products exact in f32, f32 accumulation) runs on them. Neither is read
+     * when the product is skipped. */
+    const int f8 = is_f8(dt);
+    const int f8_decode_run = f8 && !(g.k != 0 && be_gemm_takes_f8(ctx, s->be, &g));
+    const duet_dtype run_dt = ct == DUET_DTYPE_BF16 ? DUET_DTYPE_BF16 : DUET_DTYPE_F16;
+    const int64_t ar = op_a == DUET_OP_N ? m : k, ac = op_a == DUET_OP_N ? k : m;
+    const int64_t br = op_b == DUET_OP_N ? k : n, bc = op_b == DUET_OP_N ? n : k;
+    const int64_t anb = av->bs == 0 ? 1 : batch, bnb = bv->bs == 0 ? 1 : batch;
+    size_t f8_bytes = 0, a_bytes = 0;
+    void *f8_p = NULL;
+    dt_view a_run, b_run;
+    if (f8_decode_run) {
+        g.dtype = g.b_dtype = run_dt;
+        g.math = DUET_MATH_DEFAULT; /* exact sums: FAST_ACCUM permits, never requires */
+        if (g.k != 0) {
+            /* Each fits: A and B themselves span at least as many (1-byte) elements. */
+            a_bytes = (((size_t)(anb * ar * ac) * 2) + 255) & ~(size_t)255;
+            f8_bytes = a_bytes + (size_t)(bnb * br * bc) * 2;
+            st = dt_workspace_reserve(ctx, s->be, &s->f8_ws, f8_bytes, fn, &f8_p);
+            if (st != DUET_SUCCESS) {
+                if (!locked) pthread_mutex_unlock(&s->op_lock);
+                return st;
+            }
+            f8_decoded_view(av, ar, ac, f8_p, &a_run);
+            f8_decoded_view(bv, br, bc, (char *)f8_p + a_bytes, &b_run);
+            gemm_operands(&g, &a_run, &b_run, op_a, op_b, turn);
+        }
+    }
     if (epi) {
         /* The backend's plan decides; without the fused store the caller runs two passes. */
         g.epi = &et;
-        if (plan.algo != DUET_ALGO_AUTO || !be_gemm_fuses_epilogue(ctx, s->be, &g)) return st;
-        *fused = 1;
-    }
-    if (!locked && !fs) pthread_mutex_lock(&s->op_lock);
-    if (fs) {
-        st = f8_decode(ctx, fs, dt, run_dt, av, ar, ac, anb, f8_p, &a_run);
-        if (st == DUET_SUCCESS)
-            st = f8_decode(ctx, fs, bt, run_dt, bv, br, bc, bnb, (char *)f8_p + a_bytes, &b_run);
-        if (st != DUET_SUCCESS) {
+        if (plan.algo != DUET_ALGO_AUTO || !be_gemm_fuses_epilogue(ctx, s->be, &g)) {
             if (!locked) pthread_mutex_unlock(&s->op_lock);
             return st;
         }
+        *fused = 1;
     }
-    st = be_gemm(ctx, s->be, &g, &plan, info);
+    if (f8_bytes) {
+        st = f8_decode(ctx, s, dt, run_dt, av, ar, ac, anb, f8_p, &a_run);
+        if (st == DUET_SUCCESS)
+            st = f8_decode(ctx, s, bt, run_dt, bv, br, bc, bnb, (char *)f8_p + a_bytes, &b_run);
+    }
+    if (st == DUET_SUCCESS) st = be_gemm(ctx, s->be, &g, &plan, info);
     if (!locked) pthread_mutex_unlock(&s->op_lock);
-    if (st == DUET_SUCCESS && fs && info) {
+    if (st == DUET_SUCCESS && f8_bytes && info) {
         snprintf(info->prologue, sizeof info->prologue, "convert_%s_%s,convert_%s_%s",
                  duet_dtype_name(dt), duet_dtype_name(run_dt), duet_dtype_name(bt),
                  duet_dtype_name(run_dt));

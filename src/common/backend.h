@@ -94,6 +94,11 @@ duet_status be_elementwise(dt_context *ctx, void *stream, const dt_elementwise *
  * grow the stream's workspace for the plan, as be_gemm would), and be_gemm then runs that
  * plan. 0: the common layer runs the GEMM and be_gemm_epilogue. */
 int be_gemm_fuses_epilogue(dt_context *ctx, void *stream, const dt_gemm *g);
+/* Whether be_gemm multiplies g's 8-bit float A and B (g->dtype, g->b_dtype) itself, on a kernel
+ * with FP8 instructions: g is the GEMM be_gemm will receive, and the answer is the backend's
+ * plan for it (on GPUs dt_gemm_plan_gpu; it may grow the stream's workspace for the plan, as
+ * be_gemm would). 0: the common layer decodes A and B to 16 bits and plans that GEMM. */
+int be_gemm_takes_f8(dt_context *ctx, void *stream, const dt_gemm *g);
 /* The epilogue pass of duet_gemm_ex (one launch on GPUs). info, when not NULL, already
  * describes the GEMM: the backend writes its kernel's name to info->epilogue and adds its
  * launch to info->launches, leaving the rest. */

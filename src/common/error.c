@@ -133,6 +133,7 @@ const char *duet_math_mode_name(duet_math_mode mode)
     case DUET_MATH_DEFAULT: return "default";
     case DUET_MATH_TF32: return "tf32";
     case DUET_MATH_3XTF32: return "3xtf32";
+    case DUET_MATH_FAST_ACCUM: return "fast_accum";
     }
     return "invalid math mode";
 }

@@ -188,12 +188,14 @@ dt_operand_class dt_operand_class_of(const void *base, int64_t sx, int64_t sk, i
 }
 
 static int is_16bit(duet_dtype d) { return d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16; }
+static int is_f8(duet_dtype d) { return d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2; }
 
 /* Whether the Hopper kernels take g as its operands lie (gemm_wgmma.cu launches what this
  * accepts): capability 9.0 with the shared memory of a block; bf16/f16 -> same or f32, TF32 and
- * 3xTF32 -> f32, i8 -> i32; int32 coordinates; C's rows contiguous; A and B K-major, or for
- * 16-bit inputs also MN-major, on TMA's 16-byte boundaries; and enough tiles to fill
- * DT_WGMMA_MIN_WAVE_QUARTERS quarters of the SMs (unless hopper_all). */
+ * 3xTF32 -> f32, i8 -> i32, 8-bit floats (e4m3, e5m2, mixed) -> f32, f16 or bf16; int32
+ * coordinates; C's rows contiguous; A and B K-major, or for 16-bit inputs also MN-major, on
+ * TMA's 16-byte boundaries; and enough tiles to fill DT_WGMMA_MIN_WAVE_QUARTERS quarters of the
+ * SMs (unless hopper_all, or for 8-bit floats, which no other family multiplies). */
 static int wgmma_covers(const dt_gemm *g, const dt_gemm_target *t)
 {
     const duet_device_props *props = t->props;
@@ -213,6 +215,10 @@ static int wgmma_covers(const dt_gemm *g, const dt_gemm_target *t)
     case DUET_DTYPE_I8:
         if (g->c_dtype != DUET_DTYPE_I32) return 0;
         break;
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2:
+        if (!is_f8(g->b_dtype) || (g->c_dtype != DUET_DTYPE_F32 && !is_16bit(g->c_dtype))) return 0;
+        break;
     default: return 0;
     }
     const int64_t m = g->m, n = g->n, k = g->k, batch = g->batch;
@@ -231,7 +237,8 @@ static int wgmma_covers(const dt_gemm *g, const dt_gemm_target *t)
     const int64_t sms = props->compute_units > 0 ? props->compute_units : 1;
     const int64_t tiles =
         cdiv(m, DT_WGMMA_BM) * cdiv(n, x3 ? DT_WGMMA_X3_BN : DT_WGMMA_BN) * batch;
-    return t->hopper_all || tiles * 4 >= (int64_t)DT_WGMMA_MIN_WAVE_QUARTERS * sms;
+    return t->hopper_all || is_f8(g->dtype) ||
+           tiles * 4 >= (int64_t)DT_WGMMA_MIN_WAVE_QUARTERS * sms;
 }
 
 /* A base on 16-byte boundaries standing for a packed copy: only its alignment is read. */
@@ -591,6 +598,38 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->rule = "no matrix instructions for the dtype: SIMT";
 }
 
+/* 8-bit float A and B: the Hopper kernel with FP8 instructions, which read K-major operands
+ * only, on the operands as they lie or on K-major copies of those that are not (or are off
+ * TMA's 16-byte boundaries), at any size. No other family multiplies them: without the Hopper
+ * kernel (or its workspace) the plan has no family, and the common layer decodes A and B to
+ * 16 bits for the 16-bit plan. */
+static void plan_f8(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
+{
+    plan->math = g->math; /* DEFAULT or FAST_ACCUM: the kernel does either */
+    if (wgmma_covers(g, t)) {
+        plan->family = DT_GEMM_WGMMA;
+        plan->rule = "Hopper FP8 wgmma on the operands as they lie";
+        return;
+    }
+    if (g->k < 1) return;
+    const int64_t ld = ld16(g->k, 1);
+    const int pack_a = !(g->a.cs == 1 && aligned(g->a.base, g->a.rs, g->a.bs, g->batch, 1, 16));
+    const int pack_b = !(g->b.rs == 1 && aligned(g->b.base, g->b.cs, g->b.bs, g->batch, 1, 16));
+    dt_gemm p;
+    as_packed(g, pack_a, pack_b, ld, &p);
+    const size_t a_bytes = pack_a ? packed_bytes(g, g->m, g->a.bs, ld, 1) : 0;
+    const size_t b_bytes = pack_b ? packed_bytes(g, g->n, g->b.bs, ld, 1) : 0;
+    if (wgmma_covers(&p, t) && a_bytes + b_bytes <= t->workspace_room) {
+        plan->family = DT_GEMM_WGMMA;
+        plan->pack_a = pack_a;
+        plan->pack_b = pack_b;
+        plan->ld = ld;
+        plan->a_bytes = a_bytes;
+        plan->pack_bytes = a_bytes + b_bytes;
+        plan->rule = "Hopper FP8 wgmma on K-major copies (alignment or layout)";
+    }
+}
+
 /* Whether g's k fits in one step of the SIMT tile kernels (DT_TINY_K), on NVIDIA with the
  * one-launch rules on: C is then an outer product of thin operands, bound by writing C. f32
  * with default math and i32 always take the rule (their tile family would run them anyway),
@@ -620,6 +659,10 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->math = g->math;
     plan->split = 1;
     plan->kslice = g->k;
+    if (is_f8(g->dtype)) {
+        plan_f8(g, t, plan);
+        return;
+    }
     if (t->tc_small == 2 && tc_small_rule(g, t, DT_TC_SMALL_STEPS_ALL, plan)) return;
     if (tiny_rule(g, t,
                   t->tiny == 2                 ? DT_TINY_STEPS_ALL
@@ -694,11 +737,13 @@ int dt_gemm_epilogue_fuses(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gp
     dt_gemm v = *g;
     v.epi = NULL;
     /* The plain kernels' C of D's width: the planner's coverage rules are about them. */
-    v.c_dtype = is_16bit(g->dtype) && is_16bit(g->c_dtype) ? g->dtype : DUET_DTYPE_F32;
+    v.c_dtype = is_f8(g->dtype)                              ? g->c_dtype
+                : is_16bit(g->dtype) && is_16bit(g->c_dtype) ? g->dtype
+                                                             : DUET_DTYPE_F32;
     dt_gemm_plan_gpu(&v, t, plan);
     if (!e || plan->family != DT_GEMM_WGMMA) return 0;
-    const int inputs =
-        is_16bit(g->dtype) || (g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_TF32);
+    const int inputs = is_16bit(g->dtype) || is_f8(g->dtype) ||
+                       (g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_TF32);
     if (!inputs || plan->math != g->math || e->math != DUET_DTYPE_F32 || e->t.on ||
         g->beta != 0.0 || !f32_math_dtype(g->c_dtype) || g->c.cs != 1)
         return 0;

@@ -280,8 +280,8 @@ static inline size_t dt_gemm_gpu_plan_workspace(const dt_gemm_gpu_plan *plan)
  * D's dtype). Plans g with dt_gemm_plan_gpu as the plain GEMM of D's width (C of the inputs'
  * 16-bit dtype or f32: the fused store converts to D's dtype itself) into *plan, and returns
  * 1 when that plan's kernel applies the epilogue: the Hopper wgmma family (packed or not) on
- * 16-bit or TF32 inputs, f32 epilogue math, D and every operand f32, f16 or bf16, beta 0 for
- * the GEMM (C is the epilogue's), no intermediate. 0: the GEMM and the epilogue pass run
+ * 16-bit, TF32 or 8-bit float inputs, f32 epilogue math, D and every operand f32, f16 or bf16, beta
+ * 0 for the GEMM (C is the epilogue's), no intermediate. 0: the GEMM and the epilogue pass run
  * apart. Pure.
  */
 int dt_gemm_epilogue_fuses(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan);

@@ -184,7 +184,9 @@ typedef struct dt_view {
 typedef struct dt_gemm {
     dt_workspace *ws;      /* the stream's scratch (dt_workspace_reserve)               */
     duet_dtype dtype;      /* A's and B's dtype                                         */
-    duet_dtype c_dtype;    /* C's dtype: dtype, or f32 for f16/bf16 inputs, i32 for i8  */
+    duet_dtype b_dtype;    /* for 8-bit float A, B's dtype (e4m3 and e5m2 mix); else unused */
+    duet_dtype c_dtype;    /* C's dtype: dtype, or f32 for f16/bf16 inputs, i32 for i8,
+                              f32, f16 or bf16 for 8-bit floats                          */
     duet_math_mode math;   /* f32 inputs: DEFAULT, TF32 or 3XTF32; DEFAULT otherwise    */
     int64_t m, n, k, batch;
     double alpha, beta;

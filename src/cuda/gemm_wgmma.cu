@@ -153,7 +153,8 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     if (props->shared_mem_per_block_optin < (size_t)wg_config<float>::shared_bytes ||
         props->shared_mem_per_block_optin < (size_t)wg_config<__half>::shared_bytes)
         return DUET_ERROR_UNSUPPORTED;
-    /* duet_gemm_ex's epilogue in the store: f32 math (16-bit or TF32 inputs), D f32/f16/bf16. */
+    /* duet_gemm_ex's epilogue in the store: f32 math (16-bit, TF32 or 8-bit float inputs), D
+     * f32/f16/bf16. */
     const bool fused = g->epi != nullptr;
     wg_epi e;
     memset(&e, 0, sizeof e);
@@ -200,6 +201,19 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
         type = CU_TENSOR_MAP_DATA_TYPE_UINT8; /* bits only; the wgmma reads them as s8 */
         in_name = "i8";
         break;
+    case DUET_DTYPE_F8E4M3:
+    case DUET_DTYPE_F8E5M2: {
+        if (!f32_math_dtype(g->c_dtype) ||
+            (g->b_dtype != DUET_DTYPE_F8E4M3 && g->b_dtype != DUET_DTYPE_F8E5M2))
+            return DUET_ERROR_UNSUPPORTED;
+        const bool a5 = g->dtype == DUET_DTYPE_F8E5M2, b5 = g->b_dtype == DUET_DTYPE_F8E5M2;
+        static const char *const names[4] = {"e4m3", "e4m3e5m2", "e5m2e4m3", "e5m2"};
+        kind = a5 ? (b5 ? WG_F8_55 : WG_F8_54) : (b5 ? WG_F8_45 : WG_F8_44);
+        elem = 1;
+        type = CU_TENSOR_MAP_DATA_TYPE_UINT8; /* bits only; the wgmma decodes them */
+        in_name = names[2 * a5 + b5];
+        break;
+    }
     default: return DUET_ERROR_UNSUPPORTED;
     }
 
@@ -261,6 +275,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     /* Integral alpha and beta: their int32 values' uint32 images multiply modulo 2^32. */
     p.ialpha = (uint32_t)(int32_t)g->alpha;
     p.ibeta = (uint32_t)(int32_t)g->beta;
+    p.f8_fast = wg_is_f8(kind) && g->math == DUET_MATH_FAST_ACCUM;
 
     /* 16-bit C (or D of a direct fused epilogue), beta == 0 (C unread), TMA's 16-byte rules on
      * C: the shared-memory epilogue. */
@@ -281,10 +296,13 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     const duet_dtype cd = g->c_dtype;
     cudaError_t err = cudaErrorInvalidValue;
     size_t shared = 0;
-    switch (fused ? -1 : kind) {
+    switch (fused ? -1 : wg_is_f8(kind) ? -2 : kind) {
     case -1:
-        err = gemm_wgmma_epi_launch(kind, layout, ta, tb, tc, p, e, grid, stream, &shared);
+        err = wg_is_f8(kind)
+                  ? gemm_wgmma_f8_epi_launch(kind, ta, tb, tc, p, e, grid, stream, &shared)
+                  : gemm_wgmma_epi_launch(kind, layout, ta, tb, tc, p, e, grid, stream, &shared);
         break;
+    case -2: err = gemm_wgmma_f8_launch(kind, cd, ta, tb, tc, p, e, grid, stream, &shared); break;
     case WG_BF16:
         err = cd == DUET_DTYPE_F32
                   ? launch_layout<WG_BF16, float>(layout, ta, tb, tc, p, e, grid, stream, &shared)
@@ -336,6 +354,7 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     dt_fill_info(info, name, &plan, 1);
     if (info && kind == WG_TF32) info->math = DUET_MATH_TF32;
     if (info && kind == WG_X3) info->math = DUET_MATH_3XTF32;
+    if (info && p.f8_fast) info->math = DUET_MATH_FAST_ACCUM;
     return DUET_SUCCESS;
 }
 

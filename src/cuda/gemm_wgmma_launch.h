@@ -1,7 +1,7 @@
 /* gemm_wgmma_launch.h - the launch of one Hopper GEMM instance (kernels/gemm_wgmma.cuh), for the
- * two translation units that instantiate them: gemm_wgmma.cu (the plain GEMMs) and
- * gemm_wgmma_epi.cu (duet_gemm_ex's fused epilogues), so that the two sets compile in parallel
- * and each only once. */
+ * translation units that instantiate them: gemm_wgmma.cu (the plain GEMMs), gemm_wgmma_epi.cu
+ * (duet_gemm_ex's fused epilogues) and gemm_wgmma_f8.cu, gemm_wgmma_f8_epi.cu (8-bit float
+ * inputs), so that the sets compile in parallel and each only once. */
 #ifndef DUET_CUDA_GEMM_WGMMA_LAUNCH_H
 #define DUET_CUDA_GEMM_WGMMA_LAUNCH_H
 
@@ -57,5 +57,15 @@ cudaError_t launch_layout(int layout, const CUtensorMap &ta, const CUtensorMap &
 cudaError_t gemm_wgmma_epi_launch(int kind, int layout, const CUtensorMap &ta,
                                   const CUtensorMap &tb, const CUtensorMap &tc, const wg_params &p,
                                   const wg_epi &e, int grid, cudaStream_t stream, size_t *shared);
+
+/* The 8-bit float instances (kind WG_F8_44 .. WG_F8_55, K-major operands), defined in
+ * gemm_wgmma_f8.cu: C of cd (f32, bf16 or f16); and with the fused epilogue, in
+ * gemm_wgmma_f8_epi.cu. Anything else is cudaErrorInvalidValue. */
+cudaError_t gemm_wgmma_f8_launch(int kind, duet_dtype cd, const CUtensorMap &ta,
+                                 const CUtensorMap &tb, const CUtensorMap &tc, const wg_params &p,
+                                 const wg_epi &e, int grid, cudaStream_t stream, size_t *shared);
+cudaError_t gemm_wgmma_f8_epi_launch(int kind, const CUtensorMap &ta, const CUtensorMap &tb,
+                                     const CUtensorMap &tc, const wg_params &p, const wg_epi &e,
+                                     int grid, cudaStream_t stream, size_t *shared);
 
 #endif /* DUET_CUDA_GEMM_WGMMA_LAUNCH_H */
