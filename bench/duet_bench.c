@@ -1453,7 +1453,7 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
             const int ok = err <= 1.0;
             if (!ok) g_failures++;
             char check[64];
-            snprintf(check, sizeof check, "%s %.2g bound, acc %.2g", ok ? "ok" : "FAIL", err, acc);
+            snprintf(check, sizeof check, "%s %.2g bound; acc %.2g", ok ? "ok" : "FAIL", err, acc);
             report("gemm fp8 scaled", "e4m3>bf16", size, fast ? "cublaslt-fast" : "cublaslt",
                    fast ? "cublasLtMatmul_TN_FAST_ACCUM" : "cublasLtMatmul_TN", &ct, 0,
                    flop_rate(flops, ct.ms), flop_unit(0), 1.0, -1, check);
@@ -1516,7 +1516,7 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
         const int ok = err <= 1.0;
         if (!ok) g_failures++;
         char check[64], kernel[sizeof j.info.kernel + sizeof j.info.epilogue + 2];
-        snprintf(check, sizeof check, "%s %.2g bound, acc %.2g", ok ? "ok" : "FAIL", err, acc);
+        snprintf(check, sizeof check, "%s %.2g bound; acc %.2g", ok ? "ok" : "FAIL", err, acc);
         snprintf(kernel, sizeof kernel, "%s%s%s", j.info.kernel, j.info.epilogue[0] ? "+" : "",
                  j.info.epilogue);
         const double vend = l < 4 ? lt_ms : lt_fast_ms;

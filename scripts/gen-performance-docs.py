@@ -144,6 +144,15 @@ SOURCES["epilogue"] = {
     "command": "./build-gpu/bench/duet-bench --only gemm-epilogue --reps 20 --csv <csv>",
     "changed": None}
 
+SOURCES["fp8"] = {
+    "files": ["gemm-fp8-2026-11-29-h200.csv"],
+    "date": "2026-11-29", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
+                                      "cuBLAS 13.1"),
+    "commit": "2c05b84",
+    "build": gpu_build(),
+    "command": "./build-gpu/bench/duet-bench --only gemm-fp8 --reps 20 --csv <csv>",
+    "changed": None}
+
 # What each sweep file measured, where that differs from the library of the page's date.
 SWEEP_NOTES = {
     "gemm-sweep-2026-11-29-h200.csv": (
@@ -163,11 +172,11 @@ NOT_MEASURED = [
      "./build-gpu/bench/duet-bench --overhead",
      "The last run (2026-11-24) predates changes to the common layer's argument checks and "
      "to the GEMM planner, so it no longer describes the library."),
-    ("FP8 GEMM (f8e4m3, f8e5m2 A and B decoded to 16-bit on GPUs; an 8-bit D through an f32 "
-     "pass and a conversion)",
-     "./build/tests/test_fp8 on a GPU for correctness; a duet-bench mode is still to write",
-     "Correct on the cpu backend (tests/test_fp8.c); its quick mode passed on an H200 "
-     "(2026-11-29) before the small-shape and 8-bit-D cases were added; not timed."),
+    ("FP8 GEMM outside Hopper (A and B decoded to 16 bits), with an 8-bit D (an f32 pass and a "
+     "conversion), with e5m2 operands, or with C, a residual or aux in the epilogue",
+     "./build/tests/test_fp8 on a GPU for correctness",
+     "Correct on the cpu backend and on an H200 (tests/test_fp8.c, 61,581 checks, "
+     "2026-11-29); only the e4m3 cases of the FP8 section are timed."),
     ("duet_gemm_ex epilogues outside the Hopper kernel (a second pass) and duet_convert",
      "./build/bench/duet-bench --only gemm-epilogue",
      "Correct on every backend (tests/test_gemm_epilogue.c, tests/test_fp8.c); only the "
@@ -971,6 +980,49 @@ def epilogue_section(md):
               "stage the results in shared memory and are slower (not in this table).\n")
 
 
+def fp8_section(md):
+    src = SOURCES["fp8"]
+    if not os.path.exists(os.path.join(RESULTS, src["files"][0])):
+        return
+    md.append("## FP8 GEMM (%s)\n" % src["machine"].split(" (")[0])
+    md.append("D = sa sb A B in bf16 with e4m3 A and B and device scales sa, sb "
+              "(`duet_gemm_ex`'s `epi.scale_a`, `scale_b`) on Hopper's FP8 tensor cores, in the "
+              "four layouts (cuBLAS's names of the column-major view: TN is A and B both "
+              "k-major; the others copy an operand k-major first) and TN with "
+              "`DUET_MATH_FAST_ACCUM`, beside cuBLASLt's FP8 `cublasLtMatmul` in TN (the only "
+              "layout it takes; its scales in alpha, as cuBLASLt 13.1 refused its scale "
+              "pointers) without and with `CUBLASLT_MATMUL_DESC_FAST_ACCUM`. vs cuBLASLt = "
+              "cuBLASLt's time / duet's (the fast row against cuBLASLt's fast one); error: the "
+              "largest |D - exact| - 2^-8 |D| over sum |sa sb a b| of 1024 sampled elements.\n")
+    rows = read_bench_csv(src["files"][0])[1]
+    lt = {}
+    for r in rows:
+        if r.get("op") == "gemm fp8 scaled" and r["algorithm"].startswith("cublaslt"):
+            lt[(r["size"], r["algorithm"])] = r
+    table = []
+    for r in rows:
+        if r.get("op") != "gemm fp8 scaled" or not r["algorithm"].startswith("auto-ex"):
+            continue
+        size, layout = r["size"].split(" ")
+        fast = r["algorithm"] == "auto-ex-fast"
+        ref = lt.get((size, "cublaslt-fast" if fast else "cublaslt"))
+        acc = r["check"].split("acc ")[-1] if "acc " in r["check"] else "-"
+        table.append([size, layout + (" fast" if fast else ""), r["kernel"].split("+")[0],
+                      "%.3f" % float(ref["ms"]) if ref else "-", "%.3f" % float(r["ms"]),
+                      "%.0f" % float(r["rate"]),
+                      "%.2f" % (float(ref["ms"]) / float(r["ms"])) if ref else "-", acc])
+    md.append(md_table(["m x n x k", "layout", "duet kernel", "cuBLASLt ms", "duet ms",
+                        "duet TFLOP/s", "vs cuBLASLt", "error"], table, "lllrrrrr") + "\n")
+    md.append(source_block(src) + "\n")
+    md.append("The kernel is the 16-bit one's (128 x 256 tiles, two consumer warpgroups, TMA "
+              "loads) with FP8 instructions; by default each 128 values of k are summed by the "
+              "tensor core and added in f32 (its own sums keep about 13 fraction bits), which "
+              "costs issue slots and waits cuBLASLt hides better; the fast rows keep all of k "
+              "in the tensor core. No MMA overlaps the store, and the other layouts pay for "
+              "copying one operand (two for NT). cuBLASLt's sampled error was the same as "
+              "duet's in both modes.\n")
+
+
 def sweep_section(md, paths):
     md.append("## GEMM sweep\n")
     md.append("From %s (`duet-bench --sweep`): one row per problem, ratio = vendor time / duet "
@@ -1079,6 +1131,7 @@ def build_page():
     narrow_section(md)
     elementwise_section(md)
     epilogue_section(md)
+    fp8_section(md)
     cpu_section(md)
     md.append("## Not measured on the current library\n")
     for what, cmd, why in NOT_MEASURED:
