@@ -825,6 +825,112 @@ static void test_epilogue_fuses(void)
 #undef FUSES
 }
 
+/* 8-bit float A and B (plan_f8): on the H200 the wgmma kernel at every size, as the operands lie
+ * where both are K-major on 16-byte boundaries, else on K-major copies of exactly the ones that
+ * are not, within the room; the math mode kept; nowhere else a family (the common layer then
+ * decodes them to 16 bits). Named cases, then every target x dtype pair x C x math x shape x
+ * layout x room. */
+static void test_gpu_f8(void)
+{
+    const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
+    const duet_dtype cs[4] = {DUET_DTYPE_F32, DUET_DTYPE_BF16, DUET_DTYPE_F16, DUET_DTYPE_I32};
+    const int64_t dims[] = {1, 7, 16, 33, 256, 1000, 4096};
+    const size_t rooms[] = {SIZE_MAX, 0, 1 << 20};
+    dt_gemm g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_DEFAULT, 8192, 8192, 8192, 0, 0, 0);
+    g.b_dtype = DUET_DTYPE_F8E4M3;
+    g.c_dtype = DUET_DTYPE_BF16;
+    dt_gemm_gpu_plan pl = plan_of(&g, T_H200, SIZE_MAX);
+    DT_CHECK(pl.family == DT_GEMM_WGMMA && !pl.pack_a && !pl.pack_b &&
+                 dt_gemm_gpu_plan_workspace(&pl) == 0,
+             "e4m3 TN 8192^3: %s, copies %d %d", family_name(pl.family), pl.pack_a, pl.pack_b);
+    g = gpu_problem(DUET_DTYPE_F8E5M2, DUET_MATH_FAST_ACCUM, 8192, 8192, 8192, 0, 1, 0);
+    g.b_dtype = DUET_DTYPE_F8E4M3;
+    g.c_dtype = DUET_DTYPE_F32;
+    pl = plan_of(&g, T_H200, SIZE_MAX);
+    DT_CHECK(pl.family == DT_GEMM_WGMMA && !pl.pack_a && pl.pack_b && pl.ld == 8192 &&
+                 pl.pack_bytes == (size_t)8192 * 8192 && pl.math == DUET_MATH_FAST_ACCUM,
+             "e5m2 x e4m3 with B N-major: %s, copies %d %d, ld %lld, %zu bytes, math %d",
+             family_name(pl.family), pl.pack_a, pl.pack_b, (long long)pl.ld, pl.pack_bytes,
+             (int)pl.math);
+    g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_DEFAULT, 1, 1, 1, 0, 0, 0);
+    g.b_dtype = DUET_DTYPE_F8E5M2;
+    g.c_dtype = DUET_DTYPE_F16;
+    pl = plan_of(&g, T_H200, SIZE_MAX);
+    DT_CHECK(pl.family == DT_GEMM_WGMMA && pl.pack_a && pl.pack_b && pl.ld == 16,
+             "e4m3 x e5m2 1x1x1 (k of 1 byte: off TMA's rows): %s, copies %d %d, ld %lld",
+             family_name(pl.family), pl.pack_a, pl.pack_b, (long long)pl.ld);
+    int plans = 0;
+    for (int w = 0; w < T_COUNT; w++)
+        for (int pair = 0; pair < 4; pair++)
+            for (int ci = 0; ci < 4; ci++)
+                for (int fast = 0; fast < 2; fast++)
+                    for (int mi = 0; mi < 7; mi++)
+                        for (int ki = 0; ki < 7; ki++)
+                            for (int lay = 0; lay < 8; lay++)
+                                for (int ri = 0; ri < 3; ri++) {
+                                    const int64_t m = dims[mi], n = dims[(mi + ki) % 7],
+                                                  k = dims[ki];
+                                    g = gpu_problem(f8[pair & 1],
+                                                    fast ? DUET_MATH_FAST_ACCUM : DUET_MATH_DEFAULT,
+                                                    m, n, k, lay & 1, (lay >> 1) & 1,
+                                                    (lay >> 2) & 1);
+                                    g.b_dtype = f8[pair >> 1];
+                                    g.c_dtype = cs[ci];
+                                    pl = plan_of(&g, w, rooms[ri]);
+                                    plans++;
+                                    const int a_ok = !(lay & 1) && k % 16 == 0;
+                                    const int b_ok =
+                                        !((lay >> 1) & 1) && k % 16 == 0 && !((lay >> 2) & 1);
+                                    const size_t need =
+                                        (a_ok ? 0
+                                              : ((size_t)m * ((k + 15) / 16 * 16) + 255) / 256 *
+                                                    256) +
+                                        (b_ok ? 0
+                                              : ((size_t)n * ((k + 15) / 16 * 16) + 255) / 256 *
+                                                    256);
+                                    const int want = w == T_H200 && ci < 3 && need <= rooms[ri];
+                                    int ok =
+                                        pl.family == (want ? DT_GEMM_WGMMA : DT_GEMM_FAMILY_NONE);
+                                    if (want)
+                                        ok = ok && pl.pack_a == !a_ok && pl.pack_b == !b_ok &&
+                                             pl.pack_bytes == need && pl.math == g.math &&
+                                             pl.split == 1 &&
+                                             (!(pl.pack_a || pl.pack_b) ||
+                                              (pl.ld >= k && pl.ld % 16 == 0));
+                                    DT_CHECK(ok,
+                                             "f8 %d x %d -> %d math %d, %lldx%lldx%lld layout %d "
+                                             "room %zu on %d: %s, copies %d %d, %zu bytes (%s)",
+                                             (int)g.dtype, (int)g.b_dtype, (int)g.c_dtype,
+                                             (int)g.math, (long long)m, (long long)n, (long long)k,
+                                             lay, rooms[ri], w, family_name(pl.family), pl.pack_a,
+                                             pl.pack_b, pl.pack_bytes, pl.rule ? pl.rule : "");
+                                }
+    printf("  %d FP8 plans checked\n", plans);
+
+    /* The fused epilogue: scales (the row and column scale slots, broadcast), a bias, GELU. */
+    dt_epilogue e;
+    memset(&e, 0, sizeof e);
+    e.math = DUET_DTYPE_F32;
+    e.act = DUET_ACT_GELU_TANH;
+    e.row_scale.on = e.col_scale.on = 1;
+    e.row_scale.dtype = e.col_scale.dtype = DUET_DTYPE_F32;
+    e.row_scale.v.base = e.col_scale.v.base = (void *)(uintptr_t)(5 << 20);
+    e.bias.on = 1;
+    e.bias.dtype = DUET_DTYPE_BF16;
+    e.bias.v.base = (void *)(uintptr_t)(4 << 20);
+    e.bias.v.cs = 1;
+    g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_DEFAULT, 4096, 4096, 4096, 0, 0, 0);
+    g.b_dtype = DUET_DTYPE_F8E5M2;
+    g.c_dtype = DUET_DTYPE_BF16;
+    g.epi = &e;
+    const dt_gemm_target h200 = target(T_H200, SIZE_MAX), a100 = target(T_SM80, SIZE_MAX);
+    DT_CHECK(dt_gemm_epilogue_fuses(&g, &h200, &pl) == 1 && pl.family == DT_GEMM_WGMMA,
+             "f8 + scales + bias + GELU on the H200: %s", family_name(pl.family));
+    DT_CHECK(dt_gemm_epilogue_fuses(&g, &a100, &pl) == 0, "f8 epilogue on sm_80 fuses");
+    g.math = DUET_MATH_FAST_ACCUM;
+    DT_CHECK(dt_gemm_epilogue_fuses(&g, &h200, &pl) == 1, "f8 FAST_ACCUM epilogue does not fuse");
+}
+
 int main(void)
 {
     printf("test_gemm_plan (host)\n");
@@ -834,5 +940,6 @@ int main(void)
     test_gpu_named();
     test_gpu_properties();
     test_epilogue_fuses();
+    test_gpu_f8();
     return dt_finish("test_gemm_plan");
 }
