@@ -257,7 +257,7 @@ static duet_op_options pick_options(input *in, int *use)
     o.algorithm = (duet_algorithm)pick_enum(in, DUET_ALGO_AUTO, DUET_ALGO_GRID_STRIDE);
     unsigned t = u8(in);
     o.tile = t < 200 ? (int)(t % 3 == 0 ? 0 : t % 40) : (int)(int8_t)t;
-    if (u8(in) & 1) o.math = (duet_math_mode)pick_enum(in, DUET_MATH_DEFAULT, DUET_MATH_3XTF32);
+    if (u8(in) & 1) o.math = (duet_math_mode)pick_enum(in, DUET_MATH_DEFAULT, DUET_MATH_FAST_ACCUM);
     if (u8(in) & 1) {
         o.launch.block.x = u8(in) % 40;
         o.launch.block.y = u8(in) % 40;
