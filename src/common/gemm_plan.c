@@ -296,6 +296,20 @@ static void operand_classes(const dt_gemm *g, size_t elem, dt_operand_class *ca,
     *cb = dt_operand_class_of(g->b.base, g->b.cs, g->b.rs, g->b.bs, g->batch, elem);
 }
 
+/* plan runs `family` on K-major copies of A (pack_a) and/or B (pack_b), rows of ld elements,
+ * A's copy first in the workspace. */
+static void on_copies(dt_gemm_gpu_plan *plan, dt_gemm_family family, int pack_a, int pack_b,
+                      int64_t ld, size_t a_bytes, size_t b_bytes, const char *rule)
+{
+    plan->family = family;
+    plan->pack_a = pack_a;
+    plan->pack_b = pack_b;
+    plan->ld = ld;
+    plan->a_bytes = a_bytes;
+    plan->pack_bytes = a_bytes + b_bytes;
+    plan->rule = rule;
+}
+
 /* Whether the swizzled kernel copies an operand of class c with cp.async as it lies: 16-bit
  * inputs in 16-byte runs along k or along m/n, TF32 and i8 along k only. */
 static int tcs_takes(const dt_gemm *g, dt_operand_class c)
@@ -517,14 +531,10 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         const int64_t ld = ld16(g->k, elem);
         as_packed(g, 1, 1, ld, &p);
         const size_t a_bytes = packed_bytes(g, g->m, g->a.bs, ld, elem);
-        const size_t bytes = a_bytes + packed_bytes(g, g->n, g->b.bs, ld, elem);
-        if (wgmma_covers(&p, t) && bytes <= room) {
-            plan->family = DT_GEMM_WGMMA;
-            plan->pack_a = plan->pack_b = 1;
-            plan->ld = ld;
-            plan->a_bytes = a_bytes;
-            plan->pack_bytes = bytes;
-            plan->rule = "Hopper wgmma on K-major copies (alignment or layout)";
+        const size_t b_bytes = packed_bytes(g, g->n, g->b.bs, ld, elem);
+        if (wgmma_covers(&p, t) && a_bytes + b_bytes <= room) {
+            on_copies(plan, DT_GEMM_WGMMA, 1, 1, ld, a_bytes, b_bytes,
+                      "Hopper wgmma on K-major copies (alignment or layout)");
             return;
         }
     }
@@ -562,13 +572,8 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         tcs_split(g, t, elem, &q);
         if (a_bytes + b_bytes + q.split_bytes <= room) {
             *plan = q;
-            plan->family = DT_GEMM_TCS;
-            plan->pack_a = pack_a;
-            plan->pack_b = pack_b;
-            plan->ld = ld;
-            plan->a_bytes = a_bytes;
-            plan->pack_bytes = a_bytes + b_bytes;
-            plan->rule = "swizzled mma.sync on K-major copies";
+            on_copies(plan, DT_GEMM_TCS, pack_a, pack_b, ld, a_bytes, b_bytes,
+                      "swizzled mma.sync on K-major copies");
             return;
         }
     }
@@ -613,21 +618,16 @@ static void plan_f8(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan 
     }
     if (g->k < 1) return;
     const int64_t ld = ld16(g->k, 1);
-    const int pack_a = !(g->a.cs == 1 && aligned(g->a.base, g->a.rs, g->a.bs, g->batch, 1, 16));
-    const int pack_b = !(g->b.rs == 1 && aligned(g->b.base, g->b.cs, g->b.bs, g->batch, 1, 16));
+    dt_operand_class ca, cb;
+    operand_classes(g, 1, &ca, &cb);
+    const int pack_a = ca != DT_OPERAND_K16, pack_b = cb != DT_OPERAND_K16;
     dt_gemm p;
     as_packed(g, pack_a, pack_b, ld, &p);
     const size_t a_bytes = pack_a ? packed_bytes(g, g->m, g->a.bs, ld, 1) : 0;
     const size_t b_bytes = pack_b ? packed_bytes(g, g->n, g->b.bs, ld, 1) : 0;
-    if (wgmma_covers(&p, t) && a_bytes + b_bytes <= t->workspace_room) {
-        plan->family = DT_GEMM_WGMMA;
-        plan->pack_a = pack_a;
-        plan->pack_b = pack_b;
-        plan->ld = ld;
-        plan->a_bytes = a_bytes;
-        plan->pack_bytes = a_bytes + b_bytes;
-        plan->rule = "Hopper FP8 wgmma on K-major copies (alignment or layout)";
-    }
+    if (wgmma_covers(&p, t) && a_bytes + b_bytes <= t->workspace_room)
+        on_copies(plan, DT_GEMM_WGMMA, pack_a, pack_b, ld, a_bytes, b_bytes,
+                  "Hopper FP8 wgmma on K-major copies (alignment or layout)");
 }
 
 /* Whether g's k fits in one step of the SIMT tile kernels (DT_TINY_K), on NVIDIA with the
