@@ -548,16 +548,21 @@ int dt_tiny_rule_fits(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t ba
     case DUET_DTYPE_I32: break;
     default: return 0;
     }
-    /* The micro-tile: the largest of 4, 2, 1 whose 16 tm tiles number at least the SMs. */
-    int tm = 4;
-    int64_t tiles;
-    for (;; tm /= 2) {
-        tiles = ((m + 16 * tm - 1) / (16 * tm)) * ((n + 16 * tm - 1) / (16 * tm)) * batch;
-        if (tm == 1 || tiles >= sms) break;
+    /* The micro-tile: the largest of 4, 2, 1 whose 16 tm tiles number at least the SMs (else
+     * 1), or a smaller one whose tiles take fewer waves of resident blocks. */
+    int64_t waves[5] = {0, 0, 0, 0, 0};
+    int first = 1;
+    for (int x = 4; x >= 1; x /= 2) {
+        const int64_t tiles = ((m + 16 * x - 1) / (16 * x)) * ((n + 16 * x - 1) / (16 * x)) * batch;
+        const int64_t slots = (int64_t)(x == 4 ? 2 : x == 2 ? 3 : 4) * sms;
+        waves[x] = (tiles + slots - 1) / slots;
+        if (first == 1 && x > 1 && tiles >= sms) first = x;
     }
-    const int64_t slots = (int64_t)(tm == 4 ? 2 : tm == 2 ? 3 : 4) * sms;
-    const int64_t cost = ((tiles + slots - 1) / slots) * ((k + 15) / 16);
-    return cost <= (all ? 16 : in == DUET_DTYPE_F64 ? 2 : 4) ? 16 * tm : 0;
+    int tm = first;
+    for (int x = first / 2; x >= 1; x /= 2)
+        if (waves[x] < waves[tm]) tm = x;
+    const int64_t cost = waves[tm] * ((k + 15) / 16);
+    return cost <= (all ? 16 : 8) ? 16 * tm : 0;
 }
 
 int dt_tiny_rule_takes(duet_dtype in, int64_t m, int64_t n, int64_t k, int64_t batch, int sms)

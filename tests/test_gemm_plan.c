@@ -452,11 +452,12 @@ static void test_gpu_named(void)
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
     WANT("f16 33x70x64 (rows of 66 and 140 bytes)", g, T_H200, any, DT_GEMM_TCS, 2, 1);
 
-    /* The compact small-problem kernel ahead of every rule (DT_TINY_STEPS; f64
-     * DT_TINY_STEPS_F64), on NVIDIA with the one-launch rules on, on the tile whose blocks
-     * spread over the SMs: 33 x 70 x 64 on 16 x 16 tiles (15 of them, 4 k-steps: cost 4),
-     * 1000^2 x 6 on 64 x 64 (256 tiles, one wave), f64 2048 x 12 x 12 on 16 x 16 (cost 1); past
-     * the bound (33 x 70 x 128: cost 8; f64 64^3: 4) the rules behind it; not on AMD. */
+    /* The compact small-problem kernel ahead of every rule (DT_TINY_STEPS), on NVIDIA with the
+     * one-launch rules on, on the tile whose blocks spread over the SMs: 33 x 70 x 64 on
+     * 16 x 16 tiles (15 of them, 4 k-steps: cost 4), 1000^2 x 6 on 64 x 64 (256 tiles, one
+     * wave), f64 2048 x 12 x 12 on 16 x 16 (cost 1), f64 64^3 (16 tiles, 4 k-steps) and
+     * 33 x 70 x 128 (cost 8, the bound); past the bound (33 x 70 x 144 and f64 64 x 64 x 144:
+     * cost 9) the rules behind it; not on AMD. */
     WANT_TINY("f16 33x70x64", gpu_problem(F16, D, 33, 70, 64, 1, 1, 0), T_H200, 16);
     WANT_TINY("f16 33x70x64 sm_80", gpu_problem(F16, D, 33, 70, 64, 1, 1, 0), T_SM80, 16);
     WANT_TINY("bf16 1000^2 x 6", gpu_problem(BF, D, 1000, 1000, 6, 0, 0, 0), T_H200, 64);
@@ -464,10 +465,18 @@ static void test_gpu_named(void)
     WANT_TINY("3xtf32 382x7x1", gpu_problem(F32, X3, 382, 7, 1, 1, 0, 0), T_H200, 16);
     WANT_TINY("f64 2048x12x12", gpu_problem(DUET_DTYPE_F64, D, 2048, 12, 12, 0, 0, 0), T_H200, 16);
     WANT_TINY("i8 700x300x40", gpu_problem(I8, D, 700, 300, 40, 0, 1, 0), T_H200, 32);
-    g = gpu_problem(F16, D, 33, 70, 128, 1, 1, 0);
-    WANT_SMALL("f16 33x70x128 (cost 8)", g, T_H200, DT_GEMM_LOWP_SIMT, 0, 1);
-    g = gpu_problem(DUET_DTYPE_F64, D, 64, 64, 64, 0, 0, 0);
-    WANT_SMALL("f64 64^3 (cost 4)", g, T_H200, DT_GEMM_FAST, 0, 1);
+    WANT_TINY("f16 33x70x128 (cost 8)", gpu_problem(F16, D, 33, 70, 128, 1, 1, 0), T_H200, 16);
+    WANT_TINY("f64 64^3 (cost 4)", gpu_problem(DUET_DTYPE_F64, D, 64, 64, 64, 0, 0, 0), T_H200, 16);
+    /* A batch of 400 15 x 6 matrices: 400 tiles of any side, two waves of 64 x 64 tiles (two
+     * blocks an SM) or 32 x 32 (three), one of 16 x 16 (four): the 16 x 16 tile, cost 4. */
+    g = gpu_problem(BF, D, 15, 6, 64, 0, 0, 0);
+    g.batch = 400;
+    g.a.bs = 15 * 64, g.b.bs = 6 * 64, g.c.bs = 15 * 6;
+    WANT_TINY("bf16 15x6x64 batch 400", g, T_H200, 16);
+    g = gpu_problem(F16, D, 33, 70, 144, 1, 1, 0);
+    WANT_SMALL("f16 33x70x144 (cost 9)", g, T_H200, DT_GEMM_TC_SMALL, 0, -1);
+    g = gpu_problem(DUET_DTYPE_F64, D, 64, 64, 144, 0, 0, 0);
+    WANT_SMALL("f64 64x64x144 (cost 9)", g, T_H200, DT_GEMM_FAST, 0, 1);
     g = gpu_problem(F16, D, 33, 70, 64, 1, 1, 0);
     WANT_SMALL("f16 33x70x64 gfx90a", g, T_GFX90A, DT_GEMM_TC, 0, 1);
     WANT("f16 33x70x64 no small rule", g, T_H200, any, DT_GEMM_TCS, 2, 1);

@@ -356,9 +356,9 @@ static void test_context(void)
     DT_CHECK(src && strncmp(src, "file:", 5) == 0, "source '%s'", src ? src : "(null)");
 
     /* An AUTO f32 gemm: right result; the launch info names the row. */
-    /* Past the compact small-problem kernel's reach (6 k-steps; gemm_plan.h, DT_TINY_STEPS),
+    /* Past the compact small-problem kernel's reach (10 k-steps; gemm_plan.h, DT_TINY_STEPS),
      * which has no tuning row: the tuning table's family runs it. */
-    enum { M = 70, N = 90, K = 90 };
+    enum { M = 70, N = 90, K = 160 };
     duet_buffer *ba = NULL, *bb = NULL, *bc = NULL;
     DT_OK(duet_buffer_create(ctx, sizeof(float) * M * K, &ba));
     DT_OK(duet_buffer_create(ctx, sizeof(float) * K * N, &bb));

@@ -426,16 +426,22 @@ static int64_t tiny_cost(const dt_gemm *g, const dt_gemm_target *t, int *tile)
     default: return INT64_MAX;
     }
     const int64_t units = t->props->compute_units > 0 ? t->props->compute_units : 1;
-    int tm = 4;
-    int64_t tiles = 0;
-    for (;; tm /= 2) {
-        const int64_t tiles_mn = cdiv(g->m, 16 * tm) * cdiv(g->n, 16 * tm);
+    /* The largest micro-tile whose tiles number at least the SMs (else the smallest), or a
+     * smaller one where that takes fewer waves (a batch of many tiny matrices, most of a large
+     * tile empty). */
+    int64_t waves[5] = {0, 0, 0, 0, 0};
+    int tm = 1;
+    for (int x = 4; x >= 1; x /= 2) {
+        const int64_t tiles_mn = cdiv(g->m, 16 * x) * cdiv(g->n, 16 * x);
         if (tiles_mn > INT32_MAX / g->batch) return INT64_MAX;
-        tiles = tiles_mn * g->batch;
-        if (tm == 1 || tiles >= units) break;
+        const int64_t tiles = tiles_mn * g->batch;
+        waves[x] = cdiv(tiles, dt_tiny_blocks_per_unit(x) * units);
+        if (tm == 1 && x > 1 && tiles >= units) tm = x;
     }
+    for (int x = tm / 2; x >= 1; x /= 2)
+        if (waves[x] < waves[tm]) tm = x;
     *tile = 16 * tm;
-    return cdiv(tiles, dt_tiny_blocks_per_unit(tm) * units) * cdiv(g->k, DT_TINY_BK);
+    return waves[tm] * cdiv(g->k, DT_TINY_BK);
 }
 
 /* Puts g on the compact small-problem kernel when its measure is within bound. */
@@ -664,12 +670,7 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         return;
     }
     if (t->tc_small == 2 && tc_small_rule(g, t, DT_TC_SMALL_STEPS_ALL, plan)) return;
-    if (tiny_rule(g, t,
-                  t->tiny == 2                 ? DT_TINY_STEPS_ALL
-                  : g->dtype == DUET_DTYPE_F64 ? DT_TINY_STEPS_F64
-                                               : DT_TINY_STEPS,
-                  plan))
-        return;
+    if (tiny_rule(g, t, t->tiny == 2 ? DT_TINY_STEPS_ALL : DT_TINY_STEPS, plan)) return;
     if (tiny_k(g, t)) {
         plan->math = DUET_MATH_DEFAULT;
         if (g->dtype == DUET_DTYPE_F16 || g->dtype == DUET_DTYPE_BF16 ||

@@ -201,22 +201,19 @@ enum {
  * few tiles runs on small ones, whose threads each execute less. Its measure
  *   cost = waves x steps,  waves = ceil(tiles x batch / (resident blocks x SMs)),
  *   steps = ceil(k / DT_TINY_BK)
- * counts the steps a block runs in turn. The rule takes cost <= DT_TINY_STEPS (f64:
- * DT_TINY_STEPS_F64). On the H200's shape sweep (200 problems per dtype, seed 1) it ran what
- * it takes at these geometric-mean speeds over the kernels that ran them before (the SIMT tiles
- * of every dtype, the memory-bound family, the swizzled and wgmma kernels on copies):
+ * counts the steps a block runs in turn. The rule takes cost <= DT_TINY_STEPS, every dtype.
+ * On the H200's shape sweep (duet-bench --sweep 300 --seed 1) it ran what it takes at these
+ * geometric-mean speeds over the kernels that ran them before (the SIMT tiles of every dtype,
+ * the memory-bound family, the swizzled and wgmma kernels on copies):
  *   cost 1: 1.31-1.51x (f16, bf16 > f32, f32, TF32, f64; i8 1.20x), nearly every problem faster;
- *   cost 2-4: 1.12-1.82x; cost 5-8: 1.08-1.36x with a quarter of them slower; 9-16: 0.66-1.18x.
- * f64 at cost 3-4 ran 1.12x with 6 of 15 slower (the memory-bound family's 4-column forms).
+ *   cost 2-4: 1.12-1.82x (f64 3-4: 1.06-1.12x, a third slower: the memory-bound family's
+ *   4-column forms); cost 5-8: 1.29-1.40x for f32, TF32, f64, f16 > f32 and bf16, 2-3 of each
+ *   dtype's 14-26 problems slower; 9-16: 1.08-1.16x for f32, TF32 and f64 with a third slower,
+ *   0.72-0.81x for the 16-bit inputs. Up to 8 the dtypes' medians rose (f32 0.86 -> 0.88, TF32
+ *   0.80 -> 0.84, f16 > f32 0.70 -> 0.72, bf16 0.84 -> 0.87; f64 flat, its p10 0.44 -> 0.46).
  * DUET_GEMM_TINY=all takes every problem up to DT_TINY_STEPS_ALL (how it was measured).
  */
-enum {
-    DT_TINY_BK = 16,
-    DT_TINY_THREADS = 256,
-    DT_TINY_STEPS = 4,
-    DT_TINY_STEPS_F64 = 2,
-    DT_TINY_STEPS_ALL = 16
-};
+enum { DT_TINY_BK = 16, DT_TINY_THREADS = 256, DT_TINY_STEPS = 8, DT_TINY_STEPS_ALL = 16 };
 /* Resident blocks an SM by tile side (the kernel's launch bounds). */
 enum { DT_TINY_BLOCKS_64 = 2, DT_TINY_BLOCKS_32 = 3, DT_TINY_BLOCKS_16 = 4 };
 static inline int dt_tiny_blocks_per_unit(int tm)
