@@ -156,14 +156,12 @@ SOURCES["fp8"] = {
 # What each sweep file measured, where that differs from the library of the page's date.
 SWEEP_NOTES = {
     "gemm-sweep-2026-11-29-h200.csv": (
-        "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13). "
-        "The f32, f64, TF32, 3xTF32 and four 16-bit rows with 2432af0's planner and kernels "
-        "(the compact small-problem kernel), `duet-bench --sweep 300 --seed 1 --sweep-ms 4 "
-        "--sweep-dtypes <dtype> --csv <csv>`, one dtype a run. The i8>i32 rows are d7c0717's "
-        "(`--sweep-dtypes i8`, before that kernel: the i8 problems it now takes, about a "
-        "quarter of them, ran 1.2-1.5x faster in a 200-problem comparison, not in this file); "
-        "that run stopped at its time limit after 288 of its 300 problems. A seed draws each "
-        "dtype's problems alone, so the rows are the same problems in every run."),
+        "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13), "
+        "every dtype at 345ce53's planner and kernels, `duet-bench --sweep 300 --seed 1 "
+        "--sweep-ms 4 --sweep-dtypes <dtype> --csv <csv>`, one dtype a run, all in one session. "
+        "i8>i32: cuBLAS ran 80 of the 300 (it refuses the others' layouts and alignments; duet's "
+        "results are checked on the host for all 300). A seed draws each dtype's problems alone, "
+        "so the rows are the same problems in every run."),
 }
 
 # What the page says about parts of the library that no file of docs/results/ describes.

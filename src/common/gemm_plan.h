@@ -198,7 +198,8 @@ enum {
  * NVIDIA), ahead of every other rule: blocks of 16 x 16 threads with TM x TM outputs each
  * (tiles of 16 TM), k in steps of DT_TINY_BK, any layout as it lies, one launch. TM is the
  * largest of 4, 2, 1 whose tiles (all batches) number at least the SMs (else 1): a problem of
- * few tiles runs on small ones, whose threads each execute less. Its measure
+ * few tiles runs on small ones, whose threads each execute less; and a smaller TM where its
+ * tiles take fewer waves (a batch of many tiny matrices, most of a large tile empty). Its measure
  *   cost = waves x steps,  waves = ceil(tiles x batch / (resident blocks x SMs)),
  *   steps = ceil(k / DT_TINY_BK)
  * counts the steps a block runs in turn. The rule takes cost <= DT_TINY_STEPS, every dtype.
@@ -209,8 +210,7 @@ enum {
  *   cost 2-4: 1.12-1.82x (f64 3-4: 1.06-1.12x, a third slower: the memory-bound family's
  *   4-column forms); cost 5-8: 1.29-1.40x for f32, TF32, f64, f16 > f32 and bf16, 2-3 of each
  *   dtype's 14-26 problems slower; 9-16: 1.08-1.16x for f32, TF32 and f64 with a third slower,
- *   0.72-0.81x for the 16-bit inputs. Up to 8 the dtypes' medians rose (f32 0.86 -> 0.88, TF32
- *   0.80 -> 0.84, f16 > f32 0.70 -> 0.72, bf16 0.84 -> 0.87; f64 flat, its p10 0.44 -> 0.46).
+ *   0.72-0.81x for the 16-bit inputs.
  * DUET_GEMM_TINY=all takes every problem up to DT_TINY_STEPS_ALL (how it was measured).
  */
 enum { DT_TINY_BK = 16, DT_TINY_THREADS = 256, DT_TINY_STEPS = 8, DT_TINY_STEPS_ALL = 16 };
