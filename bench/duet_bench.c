@@ -1538,11 +1538,15 @@ static void bench_gemm_f8_all(int quick)
     header("fp8 gemm: D = sa sb A B in bf16, e4m3 A and B, device scales; TN/NN/TT/NT as cuBLAS "
            "names the column-major view (TN: A and B k-major); vs_vend: cuBLASLt TN time / "
            "duet's (the fast rows: both with fast accumulation)");
-    static const int64_t gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 7168, 16384}};
-    static const int64_t gpu_quick[][3] = {{2048, 2048, 2048}};
+    /* The large squares, then decode-like shapes (16 or 64 tokens against a weight of 4096 or
+     * 7168 outputs) and a short prefill. */
+    static const int64_t gpu[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 7168, 16384},
+                                     {16, 4096, 4096},   {64, 4096, 4096},   {16, 7168, 8192},
+                                     {128, 7168, 4096}};
+    static const int64_t gpu_quick[][3] = {{2048, 2048, 2048}, {16, 4096, 4096}};
     static const int64_t cpu[][3] = {{128, 128, 256}};
     const int64_t(*sz)[3] = g_on_gpu ? (quick ? gpu_quick : gpu) : cpu;
-    const int ns = g_on_gpu ? (quick ? 1 : 3) : 1;
+    const int ns = g_on_gpu ? (quick ? 2 : 7) : 1;
     for (int i = 0; i < ns; i++) bench_gemm_f8(sz[i][0], sz[i][1], sz[i][2]);
 }
 
