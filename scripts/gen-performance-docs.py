@@ -148,7 +148,7 @@ SOURCES["fp8"] = {
     "files": ["gemm-fp8-2026-11-29-h200.csv"],
     "date": "2026-11-29", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
                                       "cuBLAS 13.1"),
-    "commit": "2c05b84",
+    "commit": "9678438",
     "build": gpu_build(),
     "command": "./build-gpu/bench/duet-bench --only gemm-fp8 --reps 20 --csv <csv>",
     "changed": None}
@@ -1018,7 +1018,14 @@ def fp8_section(md):
               "costs issue slots and waits cuBLASLt hides better; the fast rows keep all of k "
               "in the tensor core. No MMA overlaps the store, and the other layouts pay for "
               "copying one operand (two for NT). cuBLASLt's sampled error was the same as "
-              "duet's in both modes.\n")
+              "duet's in both modes. The decode-like rows (16 or 64 rows of A against 4096 or "
+              "7168 columns) and the short prefill (128 rows) run on the same 128 x 256 tiles: "
+              "16 to 56 tiles on 132 SMs, 0.32-0.44x of cuBLASLt in TN and 0.19-0.40x in the "
+              "other layouts. The other path there is, A and B decoded to f16 and the 16-bit "
+              "memory-bound or tensor-core kernels (what `DUET_GEMM_PORTABLE=1` runs), measured "
+              "0.07-0.09x in the same session (123-385 us against cuBLASLt's 11-26), so the "
+              "planner keeps the FP8 kernel there: an FP8 kernel for a narrow C (split k, "
+              "mma.sync FP8 or smaller wgmma tiles) is open work.\n")
 
 
 def sweep_section(md, paths):
