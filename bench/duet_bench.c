@@ -1055,6 +1055,22 @@ static void bench_gemm_lowp_all(int quick)
 
 /* ---- GEMM with an epilogue (duet_gemm_ex) --------------------------------------------------- */
 
+#if defined(DUET_BENCH_CUBLAS)
+/* cuBLASLt's GEMM in its "TN" form, as the epilogue and FP8 rows call it: row-major D (m x n) =
+ * A B^T with A (m x k) and B (n x k) both k-major, computed as column-major D^T = B A^T
+ * (cuBLASLt's "A" is duet's B, transposed; its "B" is duet's A). lt_tn_open makes the handle,
+ * the three layouts and a 32 MiB workspace; lt_tn_desc a descriptor with those operations;
+ * lt_tn_close frees what open made (the caller destroys its descriptors). */
+typedef struct lt_tn {
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulAlgo_t algo;
+    void *ws;
+    size_t ws_bytes;
+} lt_tn;
+#endif /* DUET_BENCH_CUBLAS */
+
 typedef struct epi_job {
     duet_matrix a, b, d, bias;
     duet_gemm_epilogue epi;
@@ -1062,12 +1078,8 @@ typedef struct epi_job {
     duet_launch_info info;
     int64_t m, n, k;
 #if defined(DUET_BENCH_CUBLAS)
-    void *da, *db, *dd, *dbias, *ws;
-    size_t ws_bytes;
-    cublasLtHandle_t lt;
-    cublasLtMatmulDesc_t desc;
-    cublasLtMatrixLayout_t la, lb, ld;
-    cublasLtMatmulAlgo_t algo;
+    void *da, *db, *dd, *dbias;
+    lt_tn t;
 #endif /* DUET_BENCH_CUBLAS */
 } epi_job;
 
@@ -1094,14 +1106,56 @@ static duet_status run_epi_plain(void *u)
         }                                                                                          \
     } while (0)
 
+static void lt_tn_open(lt_tn *t, cudaDataType_t in, cudaDataType_t out, int64_t m, int64_t n,
+                       int64_t k)
+{
+    LT(cublasLtCreate(&t->lt));
+    LT(cublasLtMatrixLayoutCreate(&t->lb, in, (uint64_t)k, (uint64_t)n, k));
+    LT(cublasLtMatrixLayoutCreate(&t->la, in, (uint64_t)k, (uint64_t)m, k));
+    LT(cublasLtMatrixLayoutCreate(&t->ld, out, (uint64_t)n, (uint64_t)m, n));
+    t->ws_bytes = (size_t)32 << 20;
+    CU(cudaMalloc(&t->ws, t->ws_bytes));
+}
+
+static void lt_tn_desc(lt_tn *t)
+{
+    LT(cublasLtMatmulDescCreate(&t->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t opt_t = CUBLAS_OP_T, opt_n = CUBLAS_OP_N;
+    LT(cublasLtMatmulDescSetAttribute(t->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opt_t, sizeof opt_t));
+    LT(cublasLtMatmulDescSetAttribute(t->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opt_n, sizeof opt_n));
+}
+
+/* Up to `want` algorithms of cuBLASLt's heuristic for t's descriptor, within its workspace;
+ * returns how many it gave. */
+static int lt_tn_heuristics(lt_tn *t, int want, cublasLtMatmulHeuristicResult_t *heur)
+{
+    cublasLtMatmulPreference_t pref;
+    LT(cublasLtMatmulPreferenceCreate(&pref));
+    LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                            &t->ws_bytes, sizeof t->ws_bytes));
+    int found = 0;
+    LT(cublasLtMatmulAlgoGetHeuristic(t->lt, t->desc, t->lb, t->la, t->ld, t->ld, pref, want, heur,
+                                      &found));
+    LT(cublasLtMatmulPreferenceDestroy(pref));
+    return found;
+}
+
+static void lt_tn_close(lt_tn *t)
+{
+    LT(cublasLtMatrixLayoutDestroy(t->la));
+    LT(cublasLtMatrixLayoutDestroy(t->lb));
+    LT(cublasLtMatrixLayoutDestroy(t->ld));
+    LT(cublasLtDestroy(t->lt));
+    CU(cudaFree(t->ws));
+}
+
 static void run_lt_epi(void *u)
 {
     epi_job *j = (epi_job *)u;
     const float one = 1.0f, zero = 0.0f;
-    /* Row-major D (m x n) = A B^T + bias, GELU, as column-major D^T (n x m) = B A^T: cuBLASLt's
-     * "A" is duet's B (k x n column-major, transposed), its "B" is duet's A (k x m, as is). */
-    LT(cublasLtMatmul(j->lt, j->desc, &one, j->db, j->lb, j->da, j->la, &zero, j->dd, j->ld, j->dd,
-                      j->ld, &j->algo, j->ws, j->ws_bytes, g_cstream));
+    /* D = A B^T + bias, then the activation (lt_tn's form). */
+    LT(cublasLtMatmul(j->t.lt, j->t.desc, &one, j->db, j->t.lb, j->da, j->t.la, &zero, j->dd,
+                      j->t.ld, j->dd, j->t.ld, &j->t.algo, j->t.ws, j->t.ws_bytes, g_cstream));
 }
 #endif /* DUET_BENCH_CUBLAS */
 
@@ -1196,37 +1250,22 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k, duet_activation act)
     CU(cudaMalloc(&j.db, nb * 2));
     CU(cudaMalloc(&j.dd, nd * 2));
     CU(cudaMalloc(&j.dbias, (size_t)n * 2));
-    j.ws_bytes = (size_t)32 << 20;
-    CU(cudaMalloc(&j.ws, j.ws_bytes));
     CU(cudaMemcpy(j.da, ha, na * 2, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(j.db, hb, nb * 2, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(j.dbias, hbias, (size_t)n * 2, cudaMemcpyHostToDevice));
     CU(cudaMemset(j.dd, 0xff, nd * 2));
-    LT(cublasLtCreate(&j.lt));
-    LT(cublasLtMatmulDescCreate(&j.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    const cublasOperation_t opt_t = CUBLAS_OP_T, opt_n = CUBLAS_OP_N;
-    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opt_t, sizeof opt_t));
-    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opt_n, sizeof opt_n));
+    lt_tn_open(&j.t, CUDA_R_16BF, CUDA_R_16BF, m, n, k);
+    lt_tn_desc(&j.t);
     const cublasLtEpilogue_t ep = gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS;
-    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
-    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &j.dbias,
+    LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep));
+    LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &j.dbias,
                                       sizeof j.dbias));
     const cudaDataType_t bias_type = CUDA_R_16BF;
-    LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+    LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
                                       sizeof bias_type));
-    LT(cublasLtMatrixLayoutCreate(&j.lb, CUDA_R_16BF, (uint64_t)k, (uint64_t)n, k));
-    LT(cublasLtMatrixLayoutCreate(&j.la, CUDA_R_16BF, (uint64_t)k, (uint64_t)m, k));
-    LT(cublasLtMatrixLayoutCreate(&j.ld, CUDA_R_16BF, (uint64_t)n, (uint64_t)m, n));
-    cublasLtMatmulPreference_t pref;
-    LT(cublasLtMatmulPreferenceCreate(&pref));
-    LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                            &j.ws_bytes, sizeof j.ws_bytes));
     cublasLtMatmulHeuristicResult_t heur;
-    int found = 0;
-    LT(cublasLtMatmulAlgoGetHeuristic(j.lt, j.desc, j.lb, j.la, j.ld, j.ld, pref, 1, &heur, &found));
-    LT(cublasLtMatmulPreferenceDestroy(pref));
-    if (found > 0) {
-        j.algo = heur.algo;
+    if (lt_tn_heuristics(&j.t, 1, &heur) > 0) {
+        j.t.algo = heur.algo;
         const timing ct = time_cuda(run_lt_epi, &j);
         CU(cudaMemcpy(hd, j.dd, nd * 2, cudaMemcpyDeviceToHost));
         const double cerr = check_epi(act, ha, hb, hbias, hd, m, n, k);
@@ -1242,16 +1281,12 @@ static void bench_gemm_epi(int64_t m, int64_t n, int64_t k, duet_activation act)
         fprintf(stderr, "duet-bench: cuBLASLt has no algorithm for %s at %s\n",
                 gelu ? "GELU_BIAS" : "RELU_BIAS", size);
     }
-    LT(cublasLtMatrixLayoutDestroy(j.la));
-    LT(cublasLtMatrixLayoutDestroy(j.lb));
-    LT(cublasLtMatrixLayoutDestroy(j.ld));
-    LT(cublasLtMatmulDescDestroy(j.desc));
-    LT(cublasLtDestroy(j.lt));
+    LT(cublasLtMatmulDescDestroy(j.t.desc));
+    lt_tn_close(&j.t);
     CU(cudaFree(j.da));
     CU(cudaFree(j.db));
     CU(cudaFree(j.dd));
     CU(cudaFree(j.dbias));
-    CU(cudaFree(j.ws));
 #endif /* DUET_BENCH_CUBLAS */
     /* The plain GEMM's row: its ratio column is duet_gemm_ex's time over it, the epilogue's cost
      * on the same product (1.00: free). */
@@ -1300,13 +1335,9 @@ typedef struct f8_job {
     duet_op_options opt;
     duet_launch_info info;
 #if defined(DUET_BENCH_CUBLAS)
-    void *da, *db, *dc, *dd, *ws;
+    void *da, *db, *dc, *dd;
     float lt_alpha;
-    size_t ws_bytes;
-    cublasLtHandle_t lt;
-    cublasLtMatmulDesc_t desc;
-    cublasLtMatrixLayout_t la, lb, ld;
-    cublasLtMatmulAlgo_t algo;
+    lt_tn t;
 #endif /* DUET_BENCH_CUBLAS */
 } f8_job;
 
@@ -1321,11 +1352,12 @@ static duet_status run_f8(void *u)
 static cublasStatus_t lt_f8_call(f8_job *j)
 {
     const float zero = 0.0f;
-    /* Row-major D (m x n) = sa sb A B^T as column-major D^T = B A^T (cuBLASLt's "TN"), the
-     * scales in alpha (cuBLASLt 13.1 refused its A and B scale pointers with
-     * CUBLAS_STATUS_NOT_SUPPORTED on the H200); C unread (beta 0), a buffer of its own. */
-    return cublasLtMatmul(j->lt, j->desc, &j->lt_alpha, j->db, j->lb, j->da, j->la, &zero, j->dc,
-                          j->ld, j->dd, j->ld, &j->algo, j->ws, j->ws_bytes, g_cstream);
+    /* D = sa sb A B^T (lt_tn's form), the scales in alpha (cuBLASLt 13.1 refused its A and B
+     * scale pointers with CUBLAS_STATUS_NOT_SUPPORTED on the H200); C unread (beta 0), a buffer
+     * of its own. */
+    return cublasLtMatmul(j->t.lt, j->t.desc, &j->lt_alpha, j->db, j->t.lb, j->da, j->t.la, &zero,
+                          j->dc, j->t.ld, j->dd, j->t.ld, &j->t.algo, j->t.ws, j->t.ws_bytes,
+                          g_cstream);
 }
 
 static void run_lt_f8(void *u) { LT(lt_f8_call((f8_job *)u)); }
@@ -1405,37 +1437,21 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
     CU(cudaMalloc(&j.db, nb));
     CU(cudaMalloc(&j.dc, nd * 2));
     CU(cudaMalloc(&j.dd, nd * 2));
-    j.ws_bytes = (size_t)32 << 20;
-    CU(cudaMalloc(&j.ws, j.ws_bytes));
     CU(cudaMemcpy(j.da, ha, na, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(j.db, hb, nb, cudaMemcpyHostToDevice));
     j.lt_alpha = sv[0] * sv[1];
-    LT(cublasLtCreate(&j.lt));
-    LT(cublasLtMatrixLayoutCreate(&j.lb, CUDA_R_8F_E4M3, (uint64_t)k, (uint64_t)n, k));
-    LT(cublasLtMatrixLayoutCreate(&j.la, CUDA_R_8F_E4M3, (uint64_t)k, (uint64_t)m, k));
-    LT(cublasLtMatrixLayoutCreate(&j.ld, CUDA_R_16BF, (uint64_t)n, (uint64_t)m, n));
+    lt_tn_open(&j.t, CUDA_R_8F_E4M3, CUDA_R_16BF, m, n, k);
     for (int fast = 0; fast < 2; fast++) {
-        LT(cublasLtMatmulDescCreate(&j.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        const cublasOperation_t opt_t = CUBLAS_OP_T, opt_n = CUBLAS_OP_N;
-        LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opt_t,
-                                          sizeof opt_t));
-        LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opt_n,
-                                          sizeof opt_n));
+        lt_tn_desc(&j.t);
         const int8_t fa = (int8_t)fast;
-        LT(cublasLtMatmulDescSetAttribute(j.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fa, sizeof fa));
-        cublasLtMatmulPreference_t pref;
-        LT(cublasLtMatmulPreferenceCreate(&pref));
-        LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                &j.ws_bytes, sizeof j.ws_bytes));
+        LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fa,
+                                          sizeof fa));
         /* The first of its heuristic's algorithms that runs. */
         cublasLtMatmulHeuristicResult_t heur[16];
-        int found = 0;
-        LT(cublasLtMatmulAlgoGetHeuristic(j.lt, j.desc, j.lb, j.la, j.ld, j.ld, pref, 16, heur,
-                                          &found));
-        LT(cublasLtMatmulPreferenceDestroy(pref));
+        const int found = lt_tn_heuristics(&j.t, 16, heur);
         cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
         for (int h = 0; h < found && st != CUBLAS_STATUS_SUCCESS; h++) {
-            j.algo = heur[h].algo;
+            j.t.algo = heur[h].algo;
             st = lt_f8_call(&j);
             if (st != CUBLAS_STATUS_SUCCESS)
                 fprintf(stderr,
@@ -1461,17 +1477,13 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
         } else {
             fprintf(stderr, "duet-bench: no cuBLASLt FP8 algorithm ran at %s\n", size);
         }
-        LT(cublasLtMatmulDescDestroy(j.desc));
+        LT(cublasLtMatmulDescDestroy(j.t.desc));
     }
-    LT(cublasLtMatrixLayoutDestroy(j.la));
-    LT(cublasLtMatrixLayoutDestroy(j.lb));
-    LT(cublasLtMatrixLayoutDestroy(j.ld));
-    LT(cublasLtDestroy(j.lt));
+    lt_tn_close(&j.t);
     CU(cudaFree(j.da));
     CU(cudaFree(j.db));
     CU(cudaFree(j.dc));
     CU(cudaFree(j.dd));
-    CU(cudaFree(j.ws));
 #endif /* DUET_BENCH_CUBLAS */
 
     /* duet in each layout: A stored m x k (k-major) or k x m, B n x k or k x n. */
