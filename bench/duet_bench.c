@@ -1392,6 +1392,21 @@ static double check_f8(const uint8_t *ha, const uint8_t *hb, const uint16_t *hd,
     return worst;
 }
 
+/* Writes h (x rows of k e4m3 values, k-major) to buf as it is, or with xmajor transposed
+ * through tmp (k rows of x), and returns that stored matrix. */
+static duet_matrix f8_store(duet_buffer *buf, const uint8_t *h, uint8_t *tmp, int64_t x, int64_t k,
+                            int xmajor)
+{
+    if (!xmajor) {
+        OK(duet_buffer_write(g_stream, buf, 0, h, (size_t)(x * k)));
+        return duet_matrix_make(buf, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, x, k);
+    }
+    for (int64_t i = 0; i < x; i++)
+        for (int64_t p = 0; p < k; p++) tmp[p * x + i] = h[i * k + p];
+    OK(duet_buffer_write(g_stream, buf, 0, tmp, (size_t)(x * k)));
+    return duet_matrix_make(buf, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, k, x);
+}
+
 /* e4m3 A and B, D = sa sb A B in bf16 with device scales sa, sb (duet_gemm_ex's epi.scale_a,
  * scale_b), in the four layouts (cuBLAS's names of the column-major view: TN is A and B both
  * k-major), and TN with DUET_MATH_FAST_ACCUM, beside cuBLASLt's FP8 cublasLtMatmul in TN (the
@@ -1495,28 +1510,10 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
         const int am = l < 4 ? l >> 1 : 0, bn = l < 4 ? l & 1 : 0;
         /* The fifth row: TN with DUET_MATH_FAST_ACCUM (cuBLASLt's fast row beside it). */
         j.opt.math = l < 4 ? DUET_MATH_DEFAULT : DUET_MATH_FAST_ACCUM;
-        if (am) {
-            for (int64_t i = 0; i < m; i++)
-                for (int64_t p = 0; p < k; p++) ht[p * m + i] = ha[i * k + p];
-            OK(duet_buffer_write(g_stream, ba, 0, ht, na));
-            j.a = duet_matrix_make(ba, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, k, m);
-            j.op_a = DUET_OP_T;
-        } else {
-            OK(duet_buffer_write(g_stream, ba, 0, ha, na));
-            j.a = duet_matrix_make(ba, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, m, k);
-            j.op_a = DUET_OP_N;
-        }
-        if (bn) {
-            for (int64_t jj = 0; jj < n; jj++)
-                for (int64_t p = 0; p < k; p++) ht[p * n + jj] = hb[jj * k + p];
-            OK(duet_buffer_write(g_stream, bb, 0, ht, nb));
-            j.b = duet_matrix_make(bb, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, k, n);
-            j.op_b = DUET_OP_N;
-        } else {
-            OK(duet_buffer_write(g_stream, bb, 0, hb, nb));
-            j.b = duet_matrix_make(bb, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, n, k);
-            j.op_b = DUET_OP_T;
-        }
+        j.a = f8_store(ba, ha, ht, m, k, am);
+        j.op_a = am ? DUET_OP_T : DUET_OP_N;
+        j.b = f8_store(bb, hb, ht, n, k, bn);
+        j.op_b = bn ? DUET_OP_N : DUET_OP_T;
         char tag[80];
         snprintf(tag, sizeof tag, "%s %s", size, names[am * 2 + bn]);
         progress("gemm fp8 e4m3 %s", tag);
