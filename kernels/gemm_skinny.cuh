@@ -6,6 +6,7 @@
 
 #include "compat.h"
 #include "gemm_elem.cuh"
+#include "gemm_fast_tile.cuh"
 #include "lowp_convert.cuh"
 #include "mma_atom.cuh"
 
@@ -40,12 +41,16 @@
  * chunk and add their sums in warp order through shared memory at the end.
  *
  * K-major: a block stages B's part of its slice in shared memory once (a window of up to 32 KiB;
- * a longer slice is walked window by window), then streams A with no barrier, the next chunk's
- * loads issued before the current chunk's multiplies. M-major: B is staged per chunk of 64 k.
- * B is kept converted to the accumulator's type for SIMT and as raw words for MMA, read from
- * global in the order that is contiguous for its layout (16 bytes a load where B's columns
- * are k-contiguous and aligned). Out of
- * range rows, columns and k read as zeros. Plain CUDA syntax: the SIMT kernels compile as HIP.
+ * a longer slice is walked window by window), then streams A with no barrier through two
+ * register buffers that take turns: while one chunk is multiplied the next one's loads are in
+ * flight, and the first two chunks' loads go out before B is staged (sk_kmajor_shape::PAIRED
+ * says which forms; the others issue the next chunk's loads before the current chunk's
+ * multiplies). M-major: B is staged per chunk of 64 k. B is kept converted to the
+ * accumulator's type for SIMT and as raw words for MMA, read from global 16 bytes a load where
+ * its columns (k-contiguous) or its rows (n-contiguous) are on 16-byte boundaries, by cp.async
+ * where the columns are and the device has it, else element by element in the order that is
+ * contiguous for its layout. Out of range rows, columns and k read as zeros. Plain CUDA
+ * syntax: the SIMT kernels compile as HIP.
  * Which dtypes and forms run, and up to how many columns, is the plan's choice
  * (src/common/gemm_plan.c); the launcher instantiates only those.
  */
@@ -59,6 +64,15 @@ template <int DT> struct sk_mma_acc {
 template <> struct sk_mma_acc<DUET_DTYPE_I8> {
     typedef int32_t type;
 };
+
+/* The mma.sync kind of the MMA form's atoms for A's dtype. */
+template <int DT> DUET_HOST_DEVICE constexpr int sk_mma_kind()
+{
+    return DT == DUET_DTYPE_F16    ? DUET_MMA_F16
+           : DT == DUET_DTYPE_BF16 ? DUET_MMA_BF16
+           : DT == DUET_DTYPE_I8   ? DUET_MMA_I8
+                                   : DUET_MMA_TF32;
+}
 
 /* Element e of the little-endian words w (ELEM bytes each) as the accumulator type. */
 template <int DT> DUET_INLINE typename gemm_elem<DT>::acc sk_word_elem(const uint32_t *w, int e)
@@ -83,6 +97,15 @@ template <int ELEM> DUET_INLINE uint32_t sk_load_bits(const unsigned char *p)
     else return *(const uint8_t *)p;
 }
 
+/* One element at p as raw bits, zero-extended to 64. */
+template <int ELEM> DUET_INLINE uint64_t sk_load_bits64(const unsigned char *p)
+{
+    if constexpr (ELEM == 8)
+        return *(const uint64_t *)p;
+    else
+        return sk_load_bits<ELEM>(p);
+}
+
 struct sk_args {
     const unsigned char *a, *b;
     unsigned char *c;
@@ -96,6 +119,7 @@ struct sk_args {
     int split;
     int a_vec;                /* A's rows (K-major) or columns (M-major) may be read in vectors */
     int b_vec;                /* K-major: B's columns are k-contiguous on 16-byte boundaries */
+    int b_nvec;               /* K-major: B's rows are n-contiguous on 16-byte boundaries */
     int b_nmajor;             /* B's unit stride is along n: stage it column-fastest */
     int c_imajor;             /* C's unit stride is along m: partial sums kept that way too */
     int c_dtype;
@@ -143,23 +167,30 @@ DUET_INLINE void sk_out(const sk_args &p, int64_t bz, int64_t i, int64_t j, ACC 
 /* ---- K-major A ------------------------------------------------------------------------------ */
 
 /* Compile-time shape of the K-major kernel. */
-template <int DT, int NMAX, bool MMA> struct sk_kmajor_shape {
+template <int DT, int NMAX, bool MMA_> struct sk_kmajor_shape {
     typedef typename gemm_elem<DT>::acc acc;
     static constexpr int ELEM = gemm_elem<DT>::ELEM;
+    static constexpr bool MMA = MMA_;
     static constexpr int VEC = 16 / ELEM;  /* elements of a lane's 16 bytes */
     static constexpr int STEP = 4 * VEC;   /* k of one step (a lane group's 64 bytes) */
     /* B in shared: raw words (MMA) or accumulators (SIMT), per column a row of the window. */
-    static constexpr int BS = MMA ? ELEM : (int)sizeof(acc);
-    /* A chunk is the k of A a lane holds in registers at once: CH steps, two rows. The next
-     * chunk's loads are issued before the current chunk is multiplied, so two chunks are in
-     * flight per lane. SIMT with 16 columns keeps 2 x 16 sums in registers and takes
-     * two steps, the others four. */
-    static constexpr int CH = !MMA && NMAX >= 16 ? 2 : 4;
+    static constexpr int BS = MMA_ ? ELEM : (int)sizeof(acc);
+    /* A chunk is the k of A a lane holds in one register buffer: CH steps, two rows. SIMT
+     * with 16 columns keeps 2 x 16 sums in registers and takes two steps, the others four. */
+    static constexpr int CH = !MMA_ && NMAX >= 16 ? 2 : 4;
+    /* PAIRED: two buffers that take turns (while one chunk is multiplied the next is in
+     * flight), for the MMA form and 4- and 8-byte SIMT. The SIMT form of 16-bit and i8 A
+     * (rows off 16 bytes, read element by element, 8-16 conversions and multiplies per 16
+     * bytes per column) ran its loop of two chunks at 0.93x (bf16) and 0.98x (f16 > f32) the
+     * speed of one chunk a turn (geometric means over the H200 shape sweep's problems on that
+     * form), so it keeps one chunk a turn, the next chunk's loads issued first. */
+    static constexpr bool PAIRED = MMA_ || ELEM >= 4;
     static constexpr int KCH = CH * STEP;
     /* The window: the k of B a block keeps in shared memory (32 KiB of it), a whole number of
-     * chunks. A slice within the window is staged once, before its first chunk. */
-    static constexpr int KWIN = (32768 / (NMAX * BS)) / KCH * KCH;
-    static_assert(KWIN >= KCH, "a window holds at least one chunk");
+     * chunk pairs (the k-loop's turn). A slice within the window is staged once, before its
+     * first chunk. */
+    static constexpr int KWIN = (32768 / (NMAX * BS)) / (2 * KCH) * (2 * KCH);
+    static_assert(KWIN >= 2 * KCH, "a window holds at least one pair of chunks");
 };
 
 /* The pitch of a column's row of a window of win k, in bytes: 16-byte aligned and 64 mod 128,
@@ -193,23 +224,52 @@ DUET_INLINE void sk_load_a_chunk(uint32_t (&va)[S::CH][2][4], const unsigned cha
             va[s][0][0] = x0.x, va[s][0][1] = x0.y, va[s][0][2] = x0.z, va[s][0][3] = x0.w;
             va[s][1][0] = x1.x, va[s][1][1] = x1.y, va[s][1][2] = x1.z, va[s][1][3] = x1.w;
         } else {
+            if constexpr (S::MMA) {
+                /* The vector straddles kend (A's rows are on 16-byte boundaries here): element
+                 * by element into two 64-bit halves, in a loop that is not unrolled (short code,
+                 * few registers; it runs at most once per slice). */
+                uint64_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+#pragma unroll 1
+                for (int e = 0; e < S::VEC && k + e < kend; ++e) {
+                    const int sh = (e * S::ELEM * 8) & 63;
+                    const uint64_t u0 =
+                        in0 ? sk_load_bits64<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh : 0;
+                    const uint64_t u1 =
+                        in1 ? sk_load_bits64<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh : 0;
+                    if (e * S::ELEM >= 8)
+                        hi0 |= u0, hi1 |= u1;
+                    else
+                        lo0 |= u0, lo1 |= u1;
+                }
+                va[s][0][0] = (uint32_t)lo0, va[s][0][1] = (uint32_t)(lo0 >> 32);
+                va[s][0][2] = (uint32_t)hi0, va[s][0][3] = (uint32_t)(hi0 >> 32);
+                va[s][1][0] = (uint32_t)lo1, va[s][1][1] = (uint32_t)(lo1 >> 32);
+                va[s][1][2] = (uint32_t)hi1, va[s][1][3] = (uint32_t)(hi1 >> 32);
+            } else {
+                /* SIMT, where A's rows may be off 16 bytes and every chunk comes this way: a
+                 * predicate per element rather than an early exit, so that the loop unrolls
+                 * whole, every index into va is a constant and the loads are in flight
+                 * together. */
 #pragma unroll
-            for (int w = 0; w < 4; ++w) va[s][0][w] = va[s][1][w] = 0u;
-            /* A predicate per element rather than an early exit, so that the loop unrolls
-             * whole and every index into va is a constant. */
+                for (int w = 0; w < 4; ++w) va[s][0][w] = va[s][1][w] = 0u;
 #pragma unroll
-            for (int e = 0; e < S::VEC; ++e) {
-                const bool ink = k + e < kend;
-                if constexpr (S::ELEM == 8) {
-                    const uint64_t u0 = ink && in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
-                    const uint64_t u1 = ink && in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
-                    va[s][0][2 * e] = (uint32_t)u0, va[s][0][2 * e + 1] = (uint32_t)(u0 >> 32);
-                    va[s][1][2 * e] = (uint32_t)u1, va[s][1][2 * e + 1] = (uint32_t)(u1 >> 32);
-                } else {
-                    constexpr int PER = 4 / S::ELEM;
-                    const int sh = 8 * S::ELEM * (e % PER);
-                    if (ink && in0) va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM) << sh;
-                    if (ink && in1) va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM) << sh;
+                for (int e = 0; e < S::VEC; ++e) {
+                    const bool ink = k + e < kend;
+                    if constexpr (S::ELEM == 8) {
+                        const uint64_t u0 = ink && in0 ? *(const uint64_t *)(pa0 + (k + e) * 8) : 0;
+                        const uint64_t u1 = ink && in1 ? *(const uint64_t *)(pa1 + (k + e) * 8) : 0;
+                        va[s][0][2 * e] = (uint32_t)u0, va[s][0][2 * e + 1] = (uint32_t)(u0 >> 32);
+                        va[s][1][2 * e] = (uint32_t)u1, va[s][1][2 * e + 1] = (uint32_t)(u1 >> 32);
+                    } else {
+                        constexpr int PER = 4 / S::ELEM;
+                        const int sh = 8 * S::ELEM * (e % PER);
+                        if (ink && in0)
+                            va[s][0][e / PER] |= sk_load_bits<S::ELEM>(pa0 + (k + e) * S::ELEM)
+                                                 << sh;
+                        if (ink && in1)
+                            va[s][1][e / PER] |= sk_load_bits<S::ELEM>(pa1 + (k + e) * S::ELEM)
+                                                 << sh;
+                    }
                 }
             }
         }
@@ -220,23 +280,24 @@ DUET_INLINE void sk_load_a_chunk(uint32_t (&va)[S::CH][2][4], const unsigned cha
  * round trips to L2, not one per element. */
 #define SK_STAGE_BATCH 8
 
-/* B's window, k positions kw + k0 .. kw + k1 of its NMAX columns, one element a load, in the
- * order that is contiguous for B's layout; columns past n are zeros. */
+/* B's window, k positions kw + k0 .. kw + k1 of its columns j0 .. nmax - 1, one element a load,
+ * in the order that is contiguous for B's layout; columns past n are zeros. */
 template <int DT, bool MMA, typename S>
-DUET_INLINE void sk_stage_b(const sk_args &p, const unsigned char *pb, unsigned char *smem, int64_t pitch,
-                            int64_t kw, int k0, int k1, int nmax, int tid, int threads)
+DUET_INLINE void sk_stage_b(const sk_args &p, const unsigned char *pb, unsigned char *smem,
+                            int64_t pitch, int64_t kw, int k0, int k1, int j0, int nmax, int tid,
+                            int threads)
 {
     typedef typename S::acc acc;
     typedef typename std::conditional<MMA, uint32_t, acc>::type held; /* raw bits or the value */
     constexpr int U = sizeof(held) == 8 ? SK_STAGE_BATCH / 2 : SK_STAGE_BATCH; /* registers */
-    const int len = k1 - k0, total = nmax * len;
+    const int len = k1 - k0, nc = nmax - j0, total = nc * len;
     for (int base = tid; base < total; base += threads * U) {
         held v[U];
     #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int idx = base + u * threads;
-            const int j = p.b_nmajor ? idx % nmax : idx / len;
-            const int kk = k0 + (p.b_nmajor ? idx / nmax : idx % len);
+            const int j = j0 + (p.b_nmajor ? idx % nc : idx / len);
+            const int kk = k0 + (p.b_nmajor ? idx / nc : idx % len);
             const unsigned char *src = pb + ((kw + kk) * p.b_rs + (int64_t)j * p.b_cs) * S::ELEM;
             const bool in = idx < total && j < p.n;
             if constexpr (MMA) {
@@ -251,8 +312,8 @@ DUET_INLINE void sk_stage_b(const sk_args &p, const unsigned char *pb, unsigned 
         for (int u = 0; u < U; ++u) {
             const int idx = base + u * threads;
             if (idx >= total) break;
-            const int j = p.b_nmajor ? idx % nmax : idx / len;
-            const int kk = k0 + (p.b_nmajor ? idx / nmax : idx % len);
+            const int j = j0 + (p.b_nmajor ? idx % nc : idx / len);
+            const int kk = k0 + (p.b_nmajor ? idx / nc : idx % len);
             unsigned char *dst = smem + j * pitch + kk * S::BS;
             if constexpr (MMA) {
                 if constexpr (S::ELEM == 4) *(uint32_t *)dst = v[u];
@@ -265,12 +326,69 @@ DUET_INLINE void sk_stage_b(const sk_args &p, const unsigned char *pb, unsigned 
     }
 }
 
-/* B's window where its columns are k-contiguous on 16-byte boundaries: 16 bytes a load, k
- * positions kw .. kw + vw * VEC; columns past n are zeros. */
+/* B's window where B's rows (along n) are contiguous on 16-byte boundaries: 16 bytes a load,
+ * the first nv * VEC columns (all inside n), k positions kw .. kw + wlen, each load's VEC
+ * elements stored to their columns' rows of the window; SK_STAGE_BATCH_NVEC loads in flight
+ * (16 registers: the two chunks of A are held meanwhile). */
+#define SK_STAGE_BATCH_NVEC 4
+template <int DT, bool MMA, typename S>
+DUET_INLINE void sk_stage_b_nvec(const sk_args &p, const unsigned char *pb, unsigned char *smem,
+                                 int64_t pitch, int64_t kw, int wlen, int nv, int tid, int threads)
+{
+    for (int jv = 0; jv < nv; ++jv)
+        for (int base = tid; base < wlen; base += threads * SK_STAGE_BATCH_NVEC) {
+            duet_vec16_t v[SK_STAGE_BATCH_NVEC];
+#pragma unroll
+            for (int u = 0; u < SK_STAGE_BATCH_NVEC; ++u) {
+                const int kk = base + u * threads;
+                v[u] = duet_vec16_t{0u, 0u, 0u, 0u};
+                if (kk < wlen)
+                    v[u] =
+                        *(const duet_vec16_t *)(pb + ((kw + kk) * p.b_rs + (int64_t)jv * S::VEC) *
+                                                         S::ELEM);
+            }
+#pragma unroll
+            for (int u = 0; u < SK_STAGE_BATCH_NVEC; ++u) {
+                const int kk = base + u * threads;
+                if (kk >= wlen) break;
+                const uint32_t w[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+                for (int e = 0; e < S::VEC; ++e) {
+                    unsigned char *dst = smem + (jv * S::VEC + e) * pitch + kk * S::BS;
+                    if constexpr (!MMA) {
+                        *(typename S::acc *)dst = sk_word_elem<DT>(w, e);
+                    } else if constexpr (S::ELEM == 4) {
+                        *(uint32_t *)dst = DT == DUET_DTYPE_F32 ? duet_f32_to_tf32(w[e]) : w[e];
+                    } else if constexpr (S::ELEM == 2) {
+                        *(uint16_t *)dst = (uint16_t)(w[e / 2] >> (16 * (e % 2)));
+                    } else {
+                        *(uint8_t *)dst = (uint8_t)(w[e / 4] >> (8 * (e % 4)));
+                    }
+                }
+            }
+        }
+}
+
+/* B's window where its columns are k-contiguous on 16-byte boundaries: 16 bytes a copy, k
+ * positions kw .. kw + vw * VEC; columns past n are zeros. Where cp.async exists (sm_80+) every
+ * copy of the window is in flight at once and holds no registers; elsewhere the copies go
+ * through registers SK_STAGE_BATCH at a time. The caller waits for them (sk_stage_window). */
 template <int DT, bool MMA, typename S>
 DUET_INLINE void sk_stage_b_vec(const sk_args &p, const unsigned char *pb, unsigned char *smem, int64_t pitch,
                                 int64_t kw, int vw, int nmax, int tid, int threads)
 {
+#if DUET_GEMM_CP_ASYNC
+    if constexpr (!(MMA && DT == DUET_DTYPE_F32)) { /* raw copies: no TF32 rounding on the way */
+        for (int j = 0; j < nmax; ++j) {
+            const unsigned char *src =
+                pb + (kw * p.b_rs + (int64_t)(j < p.n ? j : 0) * p.b_cs) * S::ELEM;
+            unsigned char *dst = smem + j * pitch;
+            for (int v = tid; v < vw; v += threads)
+                gf_copy_async<16>(dst + v * 16, src + v * 16, j < p.n ? 16 : 0);
+        }
+        return;
+    }
+#endif /* DUET_GEMM_CP_ASYNC */
     const int total = nmax * vw;
     for (int base = tid; base < total; base += threads * SK_STAGE_BATCH) {
         duet_vec16_t v[SK_STAGE_BATCH];
@@ -296,6 +414,96 @@ DUET_INLINE void sk_stage_b_vec(const sk_args &p, const unsigned char *pb, unsig
     }
 }
 
+/* B's window kw .. kw + wlen of the K-major kernel in shared memory (column j's k positions at
+ * smem + j * pitch), then zeros up to the next whole chunk, so a chunk's reads of B past the
+ * window's end (whose A reads as zero too) never meet stale values; returns after the block's
+ * barrier. */
+template <int DT, int NMAX, bool MMA, typename S>
+DUET_INLINE void sk_stage_window(const sk_args &p, const unsigned char *pb, unsigned char *smem,
+                                 int64_t pitch, int64_t kw, int wlen, int tid)
+{
+    constexpr int THREADS = SK_WARPS * DUET_WARP_SIZE;
+    if (p.b_vec && !p.b_nmajor && S::BS == S::ELEM) {
+        const int vw = wlen / S::VEC;
+        sk_stage_b_vec<DT, MMA, S>(p, pb, smem, pitch, kw, vw, NMAX, tid, THREADS);
+        sk_stage_b<DT, MMA, S>(p, pb, smem, pitch, kw, vw * S::VEC, wlen, 0, NMAX, tid, THREADS);
+    } else if (S::ELEM <= 4 && p.b_nvec && p.b_nmajor && NMAX >= S::VEC) {
+        const int nv = (int)(p.n < NMAX ? p.n : NMAX) / S::VEC;
+        sk_stage_b_nvec<DT, MMA, S>(p, pb, smem, pitch, kw, wlen, nv, tid, THREADS);
+        if (nv * S::VEC < NMAX)
+            sk_stage_b<DT, MMA, S>(p, pb, smem, pitch, kw, 0, wlen, nv * S::VEC, NMAX, tid,
+                                   THREADS);
+    } else {
+        sk_stage_b<DT, MMA, S>(p, pb, smem, pitch, kw, 0, wlen, 0, NMAX, tid, THREADS);
+    }
+    const int wpad = (wlen + S::KCH - 1) / S::KCH * S::KCH;
+    for (int idx = tid; idx < NMAX * (wpad - wlen); idx += THREADS) {
+        const int j = idx / (wpad - wlen), kk = wlen + idx % (wpad - wlen);
+        unsigned char *dst = smem + j * pitch + kk * S::BS;
+        for (int b = 0; b < S::BS; ++b) dst[b] = 0;
+    }
+    gf_copy_commit();
+    gf_copy_wait<0>();
+    duet_barrier();
+}
+
+/* One chunk of A (va: CH steps of 16 bytes of rows g and g + G) times B's window from bw: MMA
+ * atoms into mac, or SIMT products into sum. */
+template <int DT, int NMAX, bool MMA, typename S, typename MAC, typename SUM>
+DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned char *bw,
+                               int64_t pitch, int g, int t, MAC &mac, SUM &sum)
+{
+    typedef typename S::acc acc;
+#pragma unroll
+    for (int s = 0; s < S::CH; ++s) {
+#if DUET_GPU_CUDA
+        if constexpr (MMA) {
+            typedef duet_mma_atom<sk_mma_kind<DT>()> atom;
+            uint32_t w0[4], w1[4];
+#pragma unroll
+            for (int w = 0; w < 4; ++w) {
+                w0[w] = va[s][0][w];
+                w1[w] = va[s][1][w];
+                if constexpr (DT == DUET_DTYPE_F32) {
+                    w0[w] = duet_f32_to_tf32(w0[w]);
+                    w1[w] = duet_f32_to_tf32(w1[w]);
+                }
+            }
+            const uint32_t a_lo[4] = {w0[0], w1[0], w0[1], w1[1]};
+            const uint32_t a_hi[4] = {w0[2], w1[2], w0[3], w1[3]};
+#pragma unroll
+            for (int nt = 0; nt < NMAX / 8; ++nt) {
+                const duet_vec16_t bq =
+                    *(const duet_vec16_t *)(bw + (nt * 8 + g) * pitch + (s * 4 + t) * 16);
+                const uint32_t b_lo[2] = {bq.x, bq.y}, b_hi[2] = {bq.z, bq.w};
+                atom::mma(mac[nt], a_lo, b_lo);
+                atom::mma(mac[nt], a_hi, b_hi);
+            }
+        } else
+#endif /* DUET_GPU_CUDA */
+        {
+            (void)g;
+            acc x0[S::VEC], x1[S::VEC];
+#pragma unroll
+            for (int e = 0; e < S::VEC; ++e) {
+                x0[e] = sk_word_elem<DT>(va[s][0], e);
+                x1[e] = sk_word_elem<DT>(va[s][1], e);
+            }
+            const unsigned char *bs = bw + (s * S::STEP + t * S::VEC) * S::BS;
+#pragma unroll
+            for (int j = 0; j < NMAX; ++j) {
+                const acc *bj = (const acc *)(bs + j * pitch);
+#pragma unroll
+                for (int e = 0; e < S::VEC; ++e) {
+                    const acc b = bj[e];
+                    sum[0][j] += x0[e] * b;
+                    sum[MMA ? 0 : 1][j] += x1[e] * b;
+                }
+            }
+        }
+    }
+}
+
 /* Blocks of the K-major kernel resident per SM or CU, its launch bound: three on 32-lane
  * warps; two on 64-lane wavefronts (CDNA), where three leave 168 VGPRs a lane and every SIMT
  * instance spilled 156-668 bytes to scratch on gfx90a; at two (256 VGPRs) only f64 with 16
@@ -310,15 +518,10 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
     typedef sk_kmajor_shape<DT, NMAX, MMA> S;
     typedef typename S::acc acc;
     constexpr int G = DUET_WARP_SIZE / 4;          /* lane groups of a warp */
-    constexpr int WR = 2 * G;                       /* rows of a warp */
-    constexpr int THREADS = SK_WARPS * DUET_WARP_SIZE;
-    constexpr int NT = NMAX / 8;                    /* MMA: atoms along n */
-    constexpr int MK = DT == DUET_DTYPE_F16    ? DUET_MMA_F16
-                       : DT == DUET_DTYPE_BF16 ? DUET_MMA_BF16
-                       : DT == DUET_DTYPE_I8   ? DUET_MMA_I8
-                                               : DUET_MMA_TF32;
+    constexpr int WR = 2 * G;                      /* rows of a warp */
+    constexpr int NT = NMAX / 8;                   /* MMA: atoms along n */
 #if DUET_GPU_CUDA
-    typedef duet_mma_atom<MK> atom;
+    typedef duet_mma_atom<sk_mma_kind<DT>()> atom;
     static_assert(!MMA || NMAX % 8 == 0, "MMA columns come in atoms of 8");
     static_assert(!MMA || DUET_WARP_SIZE == 32, "the MMA form is NVIDIA's");
     if constexpr (MMA) {
@@ -327,7 +530,6 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
 #else
     static_assert(!MMA, "the MMA form is NVIDIA's");
 #endif /* DUET_GPU_CUDA */
-    (void)MK;
     (void)NT;
 
     extern __shared__ __align__(16) unsigned char sk_smem[];
@@ -358,87 +560,52 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
     #pragma unroll
             for (int e = 0; e < 4; ++e) mac[j][e] = 0;
 
-        /* The first chunk of A is on its way while B's first window is staged. */
-        uint32_t va[S::CH][2][4];
+        /* The first chunk of A (PAIRED: the first two) is on its way while B's first window
+         * is staged. */
+        uint32_t va[S::CH][2][4], vb[S::CH][2][4];
         sk_load_a_chunk<S>(va, pa0, pa1, in0, in1, kbeg, kend, t, p.a_vec);
+        if (S::PAIRED && kbeg + S::KCH < kend)
+            sk_load_a_chunk<S>(vb, pa0, pa1, in0, in1, kbeg + S::KCH, kend, t, p.a_vec);
 
         for (int64_t kw = kbeg; kw < kend; kw += p.kwin) {
             const int64_t wend = kw + p.kwin < kend ? kw + p.kwin : kend;
             const int wlen = (int)(wend - kw);
             /* B's window: column j's k positions kw .. wend at sk_smem + j * pitch. */
             if (kw != kbeg) duet_barrier();
-            if (p.b_vec && !p.b_nmajor && S::BS == S::ELEM) {
-                const int vw = wlen / S::VEC;
-                sk_stage_b_vec<DT, MMA, S>(p, pb, sk_smem, pitch, kw, vw, NMAX, tid, THREADS);
-                sk_stage_b<DT, MMA, S>(p, pb, sk_smem, pitch, kw, vw * S::VEC, wlen, NMAX, tid, THREADS);
-            } else {
-                sk_stage_b<DT, MMA, S>(p, pb, sk_smem, pitch, kw, 0, wlen, NMAX, tid, THREADS);
-            }
-            /* k past the slice's end within the last chunk: zeros, so the chunk's reads of B
-             * beyond wend (whose A reads as zero too) never meet stale values. */
-            const int wpad = (wlen + S::KCH - 1) / S::KCH * S::KCH;
-            for (int idx = tid; idx < NMAX * (wpad - wlen); idx += THREADS) {
-                const int j = idx / (wpad - wlen), kk = wlen + idx % (wpad - wlen);
-                unsigned char *dst = sk_smem + j * pitch + kk * S::BS;
-                for (int b = 0; b < S::BS; ++b) dst[b] = 0;
-            }
-            duet_barrier();
+            sk_stage_window<DT, NMAX, MMA, S>(p, pb, sk_smem, pitch, kw, wlen, tid);
 
-            for (int64_t kc = kw; kc < wend; kc += S::KCH) {
-                /* The next chunk's loads go out before this chunk's multiplies. */
-                uint32_t vn[S::CH][2][4];
-                if (kc + S::KCH < kend) sk_load_a_chunk<S>(vn, pa0, pa1, in0, in1, kc + S::KCH, kend, t, p.a_vec);
-                const unsigned char *bw = sk_smem + (kc - kw) * S::BS;
-    #pragma unroll
-                for (int s = 0; s < S::CH; ++s) {
-    #if DUET_GPU_CUDA
-                    if constexpr (MMA) {
-                        uint32_t w0[4], w1[4];
-    #pragma unroll
-                        for (int w = 0; w < 4; ++w) {
-                            w0[w] = va[s][0][w];
-                            w1[w] = va[s][1][w];
-                            if constexpr (DT == DUET_DTYPE_F32) {
-                                w0[w] = duet_f32_to_tf32(w0[w]);
-                                w1[w] = duet_f32_to_tf32(w1[w]);
-                            }
-                        }
-                        const uint32_t a_lo[4] = {w0[0], w1[0], w0[1], w1[1]};
-                        const uint32_t a_hi[4] = {w0[2], w1[2], w0[3], w1[3]};
-    #pragma unroll
-                        for (int nt = 0; nt < NT; ++nt) {
-                            const duet_vec16_t bq =
-                                *(const duet_vec16_t *)(bw + (nt * 8 + g) * pitch + (s * 4 + t) * 16);
-                            const uint32_t b_lo[2] = {bq.x, bq.y}, b_hi[2] = {bq.z, bq.w};
-                            atom::mma(mac[nt], a_lo, b_lo);
-                            atom::mma(mac[nt], a_hi, b_hi);
-                        }
-                    } else
-    #endif /* DUET_GPU_CUDA */
-                    {
-                        acc x0[S::VEC], x1[S::VEC];
-    #pragma unroll
-                        for (int e = 0; e < S::VEC; ++e) {
-                            x0[e] = sk_word_elem<DT>(va[s][0], e);
-                            x1[e] = sk_word_elem<DT>(va[s][1], e);
-                        }
-                        const unsigned char *bs = bw + (s * S::STEP + t * S::VEC) * S::BS;
-    #pragma unroll
-                        for (int j = 0; j < NMAX; ++j) {
-                            const acc *bj = (const acc *)(bs + j * pitch);
-    #pragma unroll
-                            for (int e = 0; e < S::VEC; ++e) {
-                                const acc b = bj[e];
-                                sum[0][j] += x0[e] * b;
-                                sum[MMA ? 0 : 1][j] += x1[e] * b;
-                            }
-                        }
+            if constexpr (S::PAIRED) {
+                /* Two chunks a turn, one in each of va and vb: each buffer's next loads go out
+                 * as soon as it has been multiplied, with no register copies between turns
+                 * (a copy would wait on the loads just issued). A window short of kend holds
+                 * an even number of chunks, so every window starts with its first chunk in va. */
+                for (int64_t kc = kw; kc < wend; kc += 2 * S::KCH) {
+                    sk_kmajor_mul<DT, NMAX, MMA, S>(va, sk_smem + (kc - kw) * S::BS, pitch, g, t,
+                                                    mac, sum);
+                    if (kc + 2 * S::KCH < kend)
+                        sk_load_a_chunk<S>(va, pa0, pa1, in0, in1, kc + 2 * S::KCH, kend, t,
+                                           p.a_vec);
+                    if (kc + S::KCH < wend) {
+                        sk_kmajor_mul<DT, NMAX, MMA, S>(vb, sk_smem + (kc + S::KCH - kw) * S::BS,
+                                                        pitch, g, t, mac, sum);
+                        if (kc + 3 * S::KCH < kend)
+                            sk_load_a_chunk<S>(vb, pa0, pa1, in0, in1, kc + 3 * S::KCH, kend, t,
+                                               p.a_vec);
                     }
                 }
-    #pragma unroll
-                for (int s = 0; s < S::CH; ++s)
-    #pragma unroll
-                    for (int w = 0; w < 4; ++w) va[s][0][w] = vn[s][0][w], va[s][1][w] = vn[s][1][w];
+            } else {
+                for (int64_t kc = kw; kc < wend; kc += S::KCH) {
+                    /* The next chunk's loads go out before this chunk's multiplies. */
+                    if (kc + S::KCH < kend)
+                        sk_load_a_chunk<S>(vb, pa0, pa1, in0, in1, kc + S::KCH, kend, t, p.a_vec);
+                    sk_kmajor_mul<DT, NMAX, MMA, S>(va, sk_smem + (kc - kw) * S::BS, pitch, g, t,
+                                                    mac, sum);
+#pragma unroll
+                    for (int s = 0; s < S::CH; ++s)
+#pragma unroll
+                        for (int w = 0; w < 4; ++w)
+                            va[s][0][w] = vb[s][0][w], va[s][1][w] = vb[s][1][w];
+                }
             }
         }
 

@@ -557,18 +557,21 @@ static void test_skinny(void)
  * columns takes the memory-bound family's mma.sync form on NVIDIA (kernels/gemm_skinny.cuh;
  * 8 and 16 columns and partial ones), 16-bit A with rows off 16 bytes its SIMT K-major form,
  * the rest the tile families; C either way (the
- * transposed problem when m is narrow), K from a few elements to many slices, batches with
- * broadcast operands, misaligned operands, run twice for the same bits. */
+ * transposed problem when m is narrow), K from a few elements to many slices, slices of
+ * several windows of B (9000 x 16 x 3000), k ending inside a 16-byte vector of rows that start
+ * on 16 bytes (2000 x 8 x 1001, pad 7), batches with broadcast operands, misaligned operands,
+ * run twice for the same bits. */
 static void test_narrow(void)
 {
     group g = {"narrow C, memory-bound family", 0, 0};
     static const int64_t shapes[][5] = {
         /* m, n, k, batch, pad (16-bit: 8 keeps rows of a multiple of 8 on 16 bytes) */
-        {4096, 1, 4096, 1, 0}, {4096, 16, 4096, 1, 0}, {16, 4096, 4096, 1, 0},
-        {2048, 8, 2048, 1, 0}, {1000, 24, 1024, 1, 0}, {40, 1024, 2048, 1, 0},
-        {3000, 64, 512, 1, 0}, {64, 3000, 512, 1, 0},  {4100, 33, 4104, 1, 0},
-        {300, 5, 1000, 1, 3},  {129, 3, 77, 1, 1},     {256, 16, 256, 9, 0},
-        {1, 1, 16384, 1, 0},   {2, 700, 64, 1, 0},     {96, 12, 128, 300, 0}};
+        {4096, 1, 4096, 1, 0},  {4096, 16, 4096, 1, 0}, {16, 4096, 4096, 1, 0},
+        {2048, 8, 2048, 1, 0},  {1000, 24, 1024, 1, 0}, {40, 1024, 2048, 1, 0},
+        {3000, 64, 512, 1, 0},  {64, 3000, 512, 1, 0},  {4100, 33, 4104, 1, 0},
+        {300, 5, 1000, 1, 3},   {129, 3, 77, 1, 1},     {256, 16, 256, 9, 0},
+        {1, 1, 16384, 1, 0},    {2, 700, 64, 1, 0},     {96, 12, 128, 300, 0},
+        {9000, 16, 3000, 1, 0}, {2000, 8, 1001, 1, 7}};
     const int n_shapes = (int)(sizeof shapes / sizeof shapes[0]);
     int idx = 0;
     for (int d = 0; d < N_COMBOS; d++) {

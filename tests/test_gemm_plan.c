@@ -168,17 +168,23 @@ static void test_properties(void)
                                      devs[d].arch, duet_dtype_name(dts[t]), (long long)g.m,
                                      (long long)g.n, (long long)g.k, (int)p.form, p.nmax, p.split,
                                      (long long)p.kslice, (long long)p.kchunk, p.workspace);
-                            /* K-major: B's window is whole chunks, within the slice and
-                             * within 32 KiB of shared memory (plus the pitch's pad). */
+                            /* K-major: B's window is whole chunks, whole chunk pairs when
+                             * it is shorter than the slice (the kernel's k-loop turn), within
+                             * the slice and within 32 KiB of shared memory (plus the pitch's
+                             * pad). */
                             if (p.form != DT_SKINNY_MMAJOR) {
                                 const size_t bs = p.form == DT_SKINNY_KMAJOR_MMA ? duet_dtype_size(dts[t])
                                                                                  : (size_t)acc;
-                                DT_CHECK(p.kwindow > 0 && p.kwindow % p.kchunk == 0 && p.kwindow <= p.kslice &&
-                                             (size_t)p.kwindow * bs * (size_t)p.nmax <= 32768,
-                                         "%s %s %lldx%lldx%lld: kwindow %lld, kchunk %lld, kslice %lld",
-                                         devs[d].arch, duet_dtype_name(dts[t]), (long long)g.m,
-                                         (long long)g.n, (long long)g.k, (long long)p.kwindow,
-                                         (long long)p.kchunk, (long long)p.kslice);
+                                DT_CHECK(
+                                    p.kwindow > 0 && p.kwindow % p.kchunk == 0 &&
+                                        p.kwindow <= p.kslice &&
+                                        (p.kwindow == p.kslice ||
+                                         p.kwindow % (2 * p.kchunk) == 0) &&
+                                        (size_t)p.kwindow * bs * (size_t)p.nmax <= 32768,
+                                    "%s %s %lldx%lldx%lld: kwindow %lld, kchunk %lld, kslice %lld",
+                                    devs[d].arch, duet_dtype_name(dts[t]), (long long)g.m,
+                                    (long long)g.n, (long long)g.k, (long long)p.kwindow,
+                                    (long long)p.kchunk, (long long)p.kslice);
                             }
                             /* The rule: K-major, as many slices as the grid holds within
                              * one wave of three blocks per unit, two on wave64 (a grid that

@@ -43,10 +43,10 @@ void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *
     out->c.cs = g->c.rs;
 }
 
-/* The K-major kernels' chunk (the k of A a lane holds at once: four steps of 16 bytes, two
- * for SIMT with 16 columns) and window (the k of B a block keeps in 32 KiB of shared memory,
- * bs bytes an element, a whole number of chunks), mirroring kernels/gemm_skinny.cuh's
- * sk_kmajor_shape. */
+/* The K-major kernels' chunk (the k of A a lane holds in one of its two register buffers: four
+ * steps of 16 bytes, two for SIMT with 16 columns) and window (the k of B a block keeps in 32
+ * KiB of shared memory, bs bytes an element, a whole number of chunk pairs), mirroring
+ * kernels/gemm_skinny.cuh's sk_kmajor_shape. */
 static int64_t kmajor_chunk(size_t elem, int mma, int nmax)
 {
     return (!mma && nmax >= 16 ? 2 : 4) * 4 * (16 / (int64_t)elem);
@@ -54,7 +54,7 @@ static int64_t kmajor_chunk(size_t elem, int mma, int nmax)
 static int64_t kmajor_window(size_t elem, int mma, int bs, int nmax)
 {
     const int64_t ch = kmajor_chunk(elem, mma, nmax);
-    return 32768 / ((int64_t)nmax * bs) / ch * ch;
+    return 32768 / ((int64_t)nmax * bs) / (2 * ch) * (2 * ch);
 }
 
 int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_skinny_plan *plan)
@@ -126,6 +126,7 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
         plan->kwindow = kmajor_window(elem, mma, mma ? (int)elem : acc, plan->nmax);
         plan->a_vec = kvec;
         plan->b_vec = v.b.rs == 1 && aligned(v.b.base, v.b.cs, v.b.bs, v.batch, elem, 16);
+        plan->b_nvec = v.b.cs == 1 && aligned(v.b.base, v.b.rs, v.b.bs, v.batch, elem, 16);
     }
 
     /* Split K into slices of whole chunks: K-major as many as keep the grid within one wave,

@@ -33,6 +33,7 @@ typedef struct dt_skinny_plan {
     int split;        /* slices (gridDim.y); > 1: partial sums in the workspace, reduced   */
     int a_vec;        /* A's contiguous runs may be read in vectors (alignment checked)    */
     int b_vec;        /* K-major: B's columns are k-contiguous on 16-byte boundaries       */
+    int b_nvec;       /* K-major: B's rows are n-contiguous on 16-byte boundaries          */
     size_t workspace; /* bytes of partial sums (split > 1)                                 */
 } dt_skinny_plan;
 
