@@ -47,8 +47,8 @@
  * says which forms; the others issue the next chunk's loads before the current chunk's
  * multiplies). M-major: B is staged per chunk of 64 k. B is kept converted to the
  * accumulator's type for SIMT and as raw words for MMA, read from global 16 bytes a load where
- * its columns (k-contiguous) or its rows (n-contiguous) are on 16-byte boundaries, by cp.async
- * where the columns are and the device has it, else element by element in the order that is
+ * its columns (k-contiguous) are on 16-byte boundaries (by cp.async where the device has it)
+ * or, on NVIDIA, its rows (n-contiguous) are, else element by element in the order that is
  * contiguous for its layout. Out of range rows, columns and k read as zeros. Plain CUDA
  * syntax: the SIMT kernels compile as HIP.
  * Which dtypes and forms run, and up to how many columns, is the plan's choice
@@ -179,12 +179,14 @@ template <int DT, int NMAX, bool MMA_> struct sk_kmajor_shape {
      * with 16 columns keeps 2 x 16 sums in registers and takes two steps, the others four. */
     static constexpr int CH = !MMA_ && NMAX >= 16 ? 2 : 4;
     /* PAIRED: two buffers that take turns (while one chunk is multiplied the next is in
-     * flight), for the MMA form and 4- and 8-byte SIMT. The SIMT form of 16-bit and i8 A
-     * (rows off 16 bytes, read element by element, 8-16 conversions and multiplies per 16
-     * bytes per column) ran its loop of two chunks at 0.93x (bf16) and 0.98x (f16 > f32) the
-     * speed of one chunk a turn (geometric means over the H200 shape sweep's problems on that
-     * form), so it keeps one chunk a turn, the next chunk's loads issued first. */
-    static constexpr bool PAIRED = MMA_ || ELEM >= 4;
+     * flight), for the MMA form and 4- and 8-byte SIMT on NVIDIA. The SIMT form of
+     * 16-bit and i8 A (rows off 16 bytes, read element by element, 8-16 conversions and
+     * multiplies per 16 bytes per column) ran its loop of two chunks at 0.93x (bf16) and 0.98x
+     * (f16 > f32) the speed of one chunk a turn (geometric means over the H200 shape sweep's
+     * problems on that form); on AMD's CDNA targets the second buffer pushed every SIMT
+     * instance past 256 VGPRs into 36-1,000 bytes of scratch, and nothing on AMD was measured.
+     * Those keep one chunk a turn, the next chunk's loads issued first. */
+    static constexpr bool PAIRED = MMA_ || (ELEM >= 4 && DUET_GPU_CUDA);
     static constexpr int KCH = CH * STEP;
     /* The window: the k of B a block keeps in shared memory (32 KiB of it), a whole number of
      * chunk pairs (the k-loop's turn). A slice within the window is staged once, before its
@@ -427,7 +429,8 @@ DUET_INLINE void sk_stage_window(const sk_args &p, const unsigned char *pb, unsi
         const int vw = wlen / S::VEC;
         sk_stage_b_vec<DT, MMA, S>(p, pb, smem, pitch, kw, vw, NMAX, tid, THREADS);
         sk_stage_b<DT, MMA, S>(p, pb, smem, pitch, kw, vw * S::VEC, wlen, 0, NMAX, tid, THREADS);
-    } else if (S::ELEM <= 4 && p.b_nvec && p.b_nmajor && NMAX >= S::VEC) {
+    } else if (DUET_GPU_CUDA && S::ELEM <= 4 && p.b_nvec && p.b_nmajor && NMAX >= S::VEC) {
+        /* NVIDIA only: on AMD its registers pushed the SIMT instances into scratch. */
         const int nv = (int)(p.n < NMAX ? p.n : NMAX) / S::VEC;
         sk_stage_b_nvec<DT, MMA, S>(p, pb, smem, pitch, kw, wlen, nv, tid, THREADS);
         if (nv * S::VEC < NMAX)
@@ -506,9 +509,10 @@ DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned
 
 /* Blocks of the K-major kernel resident per SM or CU, its launch bound: three on 32-lane
  * warps; two on 64-lane wavefronts (CDNA), where three leave 168 VGPRs a lane and every SIMT
- * instance spilled 156-668 bytes to scratch on gfx90a; at two (256 VGPRs) only f64 with 16
- * columns still spills (docs/hip-resources.md). The plan (src/common/gemm_plan.c) aims its
- * split at the same count. */
+ * instance spilled 156-668 bytes to scratch on gfx90a; at two (256 VGPRs) the 16-column f64
+ * instance still spills, and on gfx90a and gfx940 the 16-column f32 one (60-116 bytes;
+ * docs/hip-resources.md). The plan (src/common/gemm_plan.c) aims its split at the same
+ * count. */
 #define SK_KMAJOR_BLOCKS (DUET_WARP_SIZE == 64 ? 2 : 3)
 
 template <int DT, int NMAX, bool MMA>
@@ -596,15 +600,16 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
             } else {
                 for (int64_t kc = kw; kc < wend; kc += S::KCH) {
                     /* The next chunk's loads go out before this chunk's multiplies. */
+                    uint32_t vn[S::CH][2][4];
                     if (kc + S::KCH < kend)
-                        sk_load_a_chunk<S>(vb, pa0, pa1, in0, in1, kc + S::KCH, kend, t, p.a_vec);
+                        sk_load_a_chunk<S>(vn, pa0, pa1, in0, in1, kc + S::KCH, kend, t, p.a_vec);
                     sk_kmajor_mul<DT, NMAX, MMA, S>(va, sk_smem + (kc - kw) * S::BS, pitch, g, t,
                                                     mac, sum);
 #pragma unroll
                     for (int s = 0; s < S::CH; ++s)
 #pragma unroll
                         for (int w = 0; w < 4; ++w)
-                            va[s][0][w] = vb[s][0][w], va[s][1][w] = vb[s][1][w];
+                            va[s][0][w] = vn[s][0][w], va[s][1][w] = vn[s][1][w];
                 }
             }
         }
