@@ -126,14 +126,16 @@ SOURCES = {
 }
 
 SOURCES["narrow"] = {
-    "files": ["gemm-narrow-probe-2026-11-28-h200.csv"],
-    "date": "2026-11-28", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
+    "files": ["gemm-narrow-probe-2026-11-29-h200.csv"],
+    "date": "2026-11-29", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
                                       "cuBLAS 13"),
-    "commit": "62d804a",
-    "build": ("cmake -S . -B build -DDUET_BUILD_LAB=ON && cmake --build build -j16 "
-              "(native: sm_90 with the Hopper kernels for sm_90a)"),
+    "commit": "b6fc5b3",
+    "build": ("cmake -S . -B build -DBACKEND=cuda -DCMAKE_CUDA_ARCHITECTURES=90 "
+              "-DCMAKE_BUILD_TYPE=Release -DDUET_WERROR=ON -DDUET_BUILD_LAB=ON && "
+              "cmake --build build -j16 --target gemm_narrow_probe"),
     "command": "./build/lab/gemm_narrow_probe 20 full",
-    "changed": None}
+    "changed": ("48a4dc7 keeps AMD's SIMT forms as they were (one chunk a turn); the NVIDIA "
+                "kernels compile to the same registers as the measured code.")}
 
 SOURCES["epilogue"] = {
     "files": ["gemm-epilogue-2026-11-29-h200.csv", "gemm-epilogue-2026-11-29-h200-run2.csv"],
@@ -157,7 +159,7 @@ SOURCES["fp8"] = {
 SWEEP_NOTES = {
     "gemm-sweep-2026-11-29-h200.csv": (
         "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13), "
-        "every dtype at 345ce53's planner and kernels, `duet-bench --sweep 300 --seed 1 "
+        "every dtype at b6fc5b3's planner and kernels, `duet-bench --sweep 300 --seed 1 "
         "--sweep-ms 4 --sweep-dtypes <dtype> --csv <csv>`, one dtype a run, all in one session. "
         "i8>i32: cuBLAS ran 80 of the 300 (it refuses the others' layouts and alignments; duet's "
         "results are checked on the host for all 300). A seed draws each dtype's problems alone, "
@@ -910,7 +912,7 @@ def narrow_section(md):
               "every call, median of 20), row-major A (k-contiguous unless the case says "
               "m-major), B column-major unless the case says n-major, C row-major; `%copy` is A, "
               "B and C's bytes over the time, against the measured device-to-device copy "
-              "bandwidth (4,234 GB/s).\n")
+              "bandwidth (4,239 GB/s).\n")
     md.append(source_block(src) + "\n")
     table = []
     for r in rows:
@@ -921,15 +923,20 @@ def narrow_section(md):
                         "kernel", "narrow family"], table,
                        ["l", "r", "r", "r", "r", "r", "l", "l"]))
     md.append("")
-    md.append("Every row's result matches cuBLAS's (bf16 relative difference below 3e-3, f32 "
+    md.append("Every row's result matches cuBLAS's (bf16 relative difference below 3.2e-3, f32 "
               "below 1e-6, f64 below 1e-15, i8 exact) and is bitwise repeatable. The family "
-              "reaches 0.75-0.85x of cuBLAS on the 16-bit and i8 decode shapes and 0.89-1.19x on "
-              "f32; it is latency-bound (22-49% of the copy bandwidth on the 16-bit rows). "
-              "16-bit A with rows off 16 bytes takes its SIMT K-major form, FMA-bound at 16 "
-              "columns (k 700: 0.32x). The rows it does not take (32 and 64 columns, 16-bit A "
-              "m-major, TF32) run on the swizzled tensor-core kernel split along k (`_splitk`; "
-              "operands it cannot copy packed first, `_packed`) at 0.58-0.81x: open work. "
-              "`warm` columns: the same calls without the L2 flush.\n\n")
+              "reaches 0.78-0.88x of cuBLAS on the 16-bit decode shapes (B k- or n-major), "
+              "0.78x on i8 (0.98x in an earlier run of the same loop), 1.00-1.23x on f32 and "
+              "0.66-0.98x on f64; it is latency-bound (34-53% of the copy bandwidth on the "
+              "16-bit rows): each warp holds two chunks of A in registers, 8 KiB, and a slice "
+              "is a few chunks long. 16-bit A with rows off 16 bytes takes its SIMT K-major "
+              "form, FMA-bound at 16 columns (k 700: 0.28x). The 16-bit rows it does not take "
+              "(32 and 64 columns, A m-major) run on the swizzled tensor-core kernel split "
+              "along k (`_splitk`; operands it cannot copy packed first, `_packed`) at "
+              "0.58-0.65x; TF32 with 16 columns runs as exact f32 on the f32 tile family "
+              "(`gemm_auto_..._f32_splitk`, the planner's narrow TF32 rule) at 0.44x, where "
+              "the swizzled kernel ran it at 0.81x (2026-11-28): open work. `warm` columns: "
+              "the same calls without the L2 flush.\n\n")
 
 
 def epilogue_section(md):
