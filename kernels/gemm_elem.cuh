@@ -36,6 +36,15 @@ template <> struct gemm_elem<DUET_DTYPE_I8> {
     typedef uint32_t acc;
     static constexpr int ELEM = 1;
 };
+/* The 8-bit floats: multiplied by matrix instructions only (no one-element load here). */
+template <> struct gemm_elem<DUET_DTYPE_F8E4M3> {
+    typedef float acc;
+    static constexpr int ELEM = 1;
+};
+template <> struct gemm_elem<DUET_DTYPE_F8E5M2> {
+    typedef float acc;
+    static constexpr int ELEM = 1;
+};
 
 /* One element at p as the accumulator type. */
 template <int DT> DUET_INLINE typename gemm_elem<DT>::acc gemm_load_elem(const unsigned char *p)
@@ -50,8 +59,10 @@ template <int DT> DUET_INLINE typename gemm_elem<DT>::acc gemm_load_elem(const u
         return duet_f16_to_f32(*(const uint16_t *)p);
     else if constexpr (DT == DUET_DTYPE_BF16)
         return duet_bf16_to_f32(*(const uint16_t *)p);
-    else
+    else {
+        static_assert(DT == DUET_DTYPE_I8, "no one-element load for the dtype");
         return (uint32_t)(int32_t)(*(const int8_t *)p);
+    }
 }
 
 #endif /* DUET_KERNELS_GEMM_ELEM_CUH */

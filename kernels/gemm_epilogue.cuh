@@ -223,6 +223,31 @@ template <> struct ge_math<uint32_t> {
     }
 };
 
+/* The steps of element (b, i, j) from t, the GEMM's alpha * acc in M: the scales, then
+ * ge_finish. A GEMM kernel that holds t in registers (the memory-bound family's reduction)
+ * calls these two in place of the pass, with the same bits. */
+template <typename M> DUET_INLINE M ge_scale(const ge_args &p, int64_t b, int64_t i, int64_t j, M x)
+{
+    typedef ge_math<M> G;
+    if (p.row_scale.p) x = G::mul(x, G::load(p.row_scale, b, i, j));
+    if (p.col_scale.p) x = G::mul(x, G::load(p.col_scale, b, i, j));
+    return x;
+}
+
+/* beta * C, bias, aux, the activation, residual and D from the scaled product x. */
+template <typename M>
+DUET_INLINE void ge_finish(const ge_args &p, int64_t b, int64_t i, int64_t j, M x, M beta, M lo,
+                           M hi)
+{
+    typedef ge_math<M> G;
+    if (p.c.p) x = G::axpy(beta, G::load(p.c, b, i, j), x);
+    if (p.bias.p) x = G::add(x, G::load(p.bias, b, i, j));
+    if (p.aux.p) G::store(p.aux, b, i, j, x);
+    x = G::act(p.act, x, lo, hi);
+    if (p.residual.p) x = G::add(x, G::load(p.residual, b, i, j));
+    G::store(p.d, b, i, j, x);
+}
+
 template <typename M>
 DUET_GLOBAL void __launch_bounds__(GE_THREADS) gemm_epilogue_kernel(const ge_args p)
 {
@@ -233,17 +258,8 @@ DUET_GLOBAL void __launch_bounds__(GE_THREADS) gemm_epilogue_kernel(const ge_arg
         for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < p.m; i += sy) {
             for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < p.n; j += sx) {
                 M x = M(0);
-                if (p.t.p) {
-                    x = G::load(p.t, b, i, j);
-                    if (p.row_scale.p) x = G::mul(x, G::load(p.row_scale, b, i, j));
-                    if (p.col_scale.p) x = G::mul(x, G::load(p.col_scale, b, i, j));
-                }
-                if (p.c.p) x = G::axpy(beta, G::load(p.c, b, i, j), x);
-                if (p.bias.p) x = G::add(x, G::load(p.bias, b, i, j));
-                if (p.aux.p) G::store(p.aux, b, i, j, x);
-                x = G::act(p.act, x, lo, hi);
-                if (p.residual.p) x = G::add(x, G::load(p.residual, b, i, j));
-                G::store(p.d, b, i, j, x);
+                if (p.t.p) x = ge_scale<M>(p, b, i, j, G::load(p.t, b, i, j));
+                ge_finish<M>(p, b, i, j, x, beta, lo, hi);
             }
         }
     }

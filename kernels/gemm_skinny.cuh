@@ -6,6 +6,7 @@
 
 #include "compat.h"
 #include "gemm_elem.cuh"
+#include "gemm_epilogue.cuh"
 #include "gemm_fast_tile.cuh"
 #include "lowp_convert.cuh"
 #include "mma_atom.cuh"
@@ -29,7 +30,8 @@
  * lane (g, t) = (lane / 4, lane % 4) reads 16 bytes of rows g and g + G per step, at k offset
  * t * VEC within the step's 4 * VEC elements. The order in which a dot product visits k is free,
  * so the lane's 16 bytes are taken as the k positions the matrix-core fragment wants:
- *   - MMA (NVIDIA mma.sync m16n8k*, f16/bf16/tf32/i8): the four 32-bit words of row g are words
+ *   - MMA (NVIDIA mma.sync m16n8k*, f16/bf16/tf32/i8, and e4m3/e5m2 pairs from sm_89 on: one
+ *     dtype each for A and B, f32 sums): the four 32-bit words of row g are words
  *     {t, t + 4} of two consecutive atoms (mma_sync_nv.cuh's layout: a0 = (g, t), a2 = (g, t + 4)),
  *     and B's column (n) g supplies the same k positions from shared memory; a 16 x 8 atom per
  *     8 columns of C, two atoms per step;
@@ -65,13 +67,16 @@ template <> struct sk_mma_acc<DUET_DTYPE_I8> {
     typedef int32_t type;
 };
 
-/* The mma.sync kind of the MMA form's atoms for A's dtype. */
-template <int DT> DUET_HOST_DEVICE constexpr int sk_mma_kind()
+/* The mma.sync kind of the MMA form's atoms for A's dtype DT and B's DTB (which differ only
+ * for the 8-bit floats: e4m3 and e5m2 mix). */
+template <int DT, int DTB> DUET_HOST_DEVICE constexpr int sk_mma_kind()
 {
-    return DT == DUET_DTYPE_F16    ? DUET_MMA_F16
-           : DT == DUET_DTYPE_BF16 ? DUET_MMA_BF16
-           : DT == DUET_DTYPE_I8   ? DUET_MMA_I8
-                                   : DUET_MMA_TF32;
+    return DT == DUET_DTYPE_F16      ? DUET_MMA_F16
+           : DT == DUET_DTYPE_BF16   ? DUET_MMA_BF16
+           : DT == DUET_DTYPE_I8     ? DUET_MMA_I8
+           : DT == DUET_DTYPE_F8E4M3 ? (DTB == DUET_DTYPE_F8E5M2 ? DUET_MMA_F8_45 : DUET_MMA_F8_44)
+           : DT == DUET_DTYPE_F8E5M2 ? (DTB == DUET_DTYPE_F8E5M2 ? DUET_MMA_F8_55 : DUET_MMA_F8_54)
+                                     : DUET_MMA_TF32;
 }
 
 /* Element e of the little-endian words w (ELEM bytes each) as the accumulator type. */
@@ -85,8 +90,10 @@ template <int DT> DUET_INLINE typename gemm_elem<DT>::acc sk_word_elem(const uin
         return duet_f16_to_f32((uint16_t)(w[e / 2] >> (16 * (e % 2))));
     else if constexpr (DT == DUET_DTYPE_BF16)
         return duet_bf16_to_f32((uint16_t)(w[e / 2] >> (16 * (e % 2))));
-    else
+    else {
+        static_assert(DT == DUET_DTYPE_I8, "the 8-bit floats run on the MMA form only");
         return (uint32_t)(int32_t)(int8_t)(w[e / 4] >> (8 * (e % 4)));
+    }
 }
 
 /* One element at p as raw bits (the low ELEM bytes). */
@@ -166,11 +173,12 @@ DUET_INLINE void sk_out(const sk_args &p, int64_t bz, int64_t i, int64_t j, ACC 
 
 /* ---- K-major A ------------------------------------------------------------------------------ */
 
-/* Compile-time shape of the K-major kernel. */
-template <int DT, int NMAX, bool MMA_> struct sk_kmajor_shape {
+/* Compile-time shape of the K-major kernel (DTB: B's dtype, A's but for the 8-bit floats). */
+template <int DT, int NMAX, bool MMA_, int DTB = DT> struct sk_kmajor_shape {
     typedef typename gemm_elem<DT>::acc acc;
     static constexpr int ELEM = gemm_elem<DT>::ELEM;
     static constexpr bool MMA = MMA_;
+    static constexpr int KIND = sk_mma_kind<DT, DTB>(); /* MMA: the atoms' kind */
     static constexpr int VEC = 16 / ELEM;  /* elements of a lane's 16 bytes */
     static constexpr int STEP = 4 * VEC;   /* k of one step (a lane group's 64 bytes) */
     /* B in shared: raw words (MMA) or accumulators (SIMT), per column a row of the window. */
@@ -461,7 +469,7 @@ DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned
     for (int s = 0; s < S::CH; ++s) {
 #if DUET_GPU_CUDA
         if constexpr (MMA) {
-            typedef duet_mma_atom<sk_mma_kind<DT>()> atom;
+            typedef duet_mma_atom<S::KIND> atom;
             uint32_t w0[4], w1[4];
 #pragma unroll
             for (int w = 0; w < 4; ++w) {
@@ -479,8 +487,20 @@ DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned
                 const duet_vec16_t bq =
                     *(const duet_vec16_t *)(bw + (nt * 8 + g) * pitch + (s * 4 + t) * 16);
                 const uint32_t b_lo[2] = {bq.x, bq.y}, b_hi[2] = {bq.z, bq.w};
-                atom::mma(mac[nt], a_lo, b_lo);
-                atom::mma(mac[nt], a_hi, b_hi);
+                if constexpr (duet_mma_is_f8(S::KIND)) {
+                    /* The tensor core keeps fewer fraction bits than f32 in a running sum of
+                     * 8-bit float products (duet.h): a step's two instructions (64 products)
+                     * sum from zero and the kernel adds them to its f32 sums, which costs
+                     * nothing a memory-bound kernel would notice. */
+                    float st[4] = {0.f, 0.f, 0.f, 0.f};
+                    atom::mma(st, a_lo, b_lo);
+                    atom::mma(st, a_hi, b_hi);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) mac[nt][e] += st[e];
+                } else {
+                    atom::mma(mac[nt], a_lo, b_lo);
+                    atom::mma(mac[nt], a_hi, b_hi);
+                }
             }
         } else
 #endif /* DUET_GPU_CUDA */
@@ -515,17 +535,17 @@ DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned
  * count. */
 #define SK_KMAJOR_BLOCKS (DUET_WARP_SIZE == 64 ? 2 : 3)
 
-template <int DT, int NMAX, bool MMA>
+template <int DT, int NMAX, bool MMA, int DTB = DT>
 DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
     gemm_skinny_kmajor_kernel(const sk_args p)
 {
-    typedef sk_kmajor_shape<DT, NMAX, MMA> S;
+    typedef sk_kmajor_shape<DT, NMAX, MMA, DTB> S;
     typedef typename S::acc acc;
     constexpr int G = DUET_WARP_SIZE / 4;          /* lane groups of a warp */
     constexpr int WR = 2 * G;                      /* rows of a warp */
     constexpr int NT = NMAX / 8;                   /* MMA: atoms along n */
 #if DUET_GPU_CUDA
-    typedef duet_mma_atom<sk_mma_kind<DT>()> atom;
+    typedef duet_mma_atom<S::KIND> atom;
     static_assert(!MMA || NMAX % 8 == 0, "MMA columns come in atoms of 8");
     static_assert(!MMA || DUET_WARP_SIZE == 32, "the MMA form is NVIDIA's");
     if constexpr (MMA) {
@@ -770,10 +790,27 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, 2)
 
 #define SK_REDUCE_THREADS 256
 
-/* C(bz, i, j) from the split slices' partial sums, added in slice order; consecutive threads
- * take elements adjacent in C. */
-template <typename ACC> DUET_GLOBAL void __launch_bounds__(SK_REDUCE_THREADS) gemm_skinny_reduce_kernel(const sk_args p)
+/* alpha * v in the accumulator's type: what the family stores for a C it does not read. */
+template <typename ACC> DUET_INLINE ACC sk_product(const sk_args &p, ACC v)
 {
+    if constexpr (sizeof(ACC) == 8)
+        return p.alpha * v;
+    else if constexpr (ACC(-1) > ACC(0))
+        return p.ialpha * v;
+    else
+        return p.falpha * v;
+}
+
+/* C(bz, i, j) from the split slices' partial sums, added in slice order; consecutive threads
+ * take elements adjacent in C. EPI: duet_gemm_ex's epilogue e (gemm_epilogue.cuh, in the
+ * accumulator's type, its operands seen as the kernels see C) writes D from alpha * sum instead,
+ * the same steps and bits as its own pass over a product stored first. */
+template <typename ACC, bool EPI>
+DUET_GLOBAL void __launch_bounds__(SK_REDUCE_THREADS)
+    gemm_skinny_reduce_kernel(const sk_args p, const ge_args e)
+{
+    typedef ge_math<ACC> G;
+    const ACC beta = G::scalar(e.beta), lo = G::scalar(e.lo), hi = G::scalar(e.hi);
     const int64_t total = p.batch * p.m * p.n;
     const ACC *w = (const ACC *)p.ws;
     for (int64_t idx = (int64_t)blockIdx.x * SK_REDUCE_THREADS + threadIdx.x; idx < total;
@@ -782,7 +819,11 @@ template <typename ACC> DUET_GLOBAL void __launch_bounds__(SK_REDUCE_THREADS) ge
         for (int s = 1; s < p.split; ++s) v += w[(int64_t)s * total + idx];
         const int64_t mn = idx % (p.m * p.n), bz = idx / (p.m * p.n);
         const int64_t i = p.c_imajor ? mn % p.m : mn / p.n, j = p.c_imajor ? mn / p.m : mn % p.n;
-        sk_store_c<ACC>(p, bz, i, j, v);
+        if constexpr (EPI)
+            ge_finish<ACC>(e, bz, i, j, ge_scale<ACC>(e, bz, i, j, sk_product<ACC>(p, v)), beta, lo,
+                           hi);
+        else
+            sk_store_c<ACC>(p, bz, i, j, v);
     }
 }
 

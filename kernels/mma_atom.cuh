@@ -32,9 +32,26 @@
  * then never launched there, and the launcher picks the SIMT kernel).
  *
  * Input kinds (the KIND template argument): f16, bf16, tf32 (f32 inputs rounded to tf32 in
- * registers), i8. 3xTF32 uses the tf32 atom three times (gemm_tc.cuh).
+ * registers), i8, and the 8-bit floats as (A, B) pairs, e4m3 or e5m2 each (four bytes a word,
+ * f32 accumulators; NVIDIA sm_89 and newer, used by the memory-bound family's MMA form only).
+ * 3xTF32 uses the tf32 atom three times (gemm_tc.cuh).
  */
-enum duet_mma_kind { DUET_MMA_F16 = 0, DUET_MMA_BF16 = 1, DUET_MMA_TF32 = 2, DUET_MMA_I8 = 3 };
+enum duet_mma_kind {
+    DUET_MMA_F16 = 0,
+    DUET_MMA_BF16 = 1,
+    DUET_MMA_TF32 = 2,
+    DUET_MMA_I8 = 3,
+    DUET_MMA_F8_44 = 4, /* A e4m3, B e4m3 */
+    DUET_MMA_F8_45 = 5, /* A e4m3, B e5m2 */
+    DUET_MMA_F8_54 = 6, /* A e5m2, B e4m3 */
+    DUET_MMA_F8_55 = 7  /* A e5m2, B e5m2 */
+};
+
+/* Whether KIND is one of the 8-bit float pairs. */
+DUET_HOST_DEVICE constexpr bool duet_mma_is_f8(int kind)
+{
+    return kind >= DUET_MMA_F8_44 && kind <= DUET_MMA_F8_55;
+}
 
 #if DUET_GPU_CUDA
 #include "mma_sync_nv.cuh"

@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 /*
- * mma.sync.aligned.m16n8kK: K = 16 (f16, bf16), 8 (tf32), 32 (i8) elements, which is 8 words
- * for every kind. Counted in words, the four kinds share one fragment layout (PTX ISA,
+ * mma.sync.aligned.m16n8kK: K = 16 (f16, bf16), 8 (tf32), 32 (i8, e4m3, e5m2) elements, which
+ * is 8 words for every kind. Counted in words, the four kinds share one fragment layout (PTX ISA,
  * "Matrix Fragments for mma.m16n8k16 / m16n8k8 / m16n8k32"): with g = lane / 4, t = lane % 4,
  *   A: a0 = (g, t), a1 = (g + 8, t), a2 = (g, t + 4), a3 = (g + 8, t + 4)   (row, word)
  *   B: b0 = (g, t), b1 = (g, t + 4)                                            (n, word)
@@ -21,6 +21,13 @@
 #else
 #define DUET_MMA_SYNC 0
 #endif /* sm_80+ */
+
+/* The 8-bit float kinds (m16n8k32 .e4m3/.e5m2) exist from sm_89 on. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 890)
+#define DUET_MMA_SYNC_F8 1
+#else
+#define DUET_MMA_SYNC_F8 0
+#endif /* sm_89+ */
 
 /* ldmatrix from a shared-window byte address (converted once per tile by the kernel, not per
  * load: the generic-to-shared conversion per fragment cost integer issue slots). */
@@ -82,7 +89,8 @@ template <> struct duet_mma_nv_acc<DUET_MMA_I8> {
 
 template <int KIND>
 struct duet_mma_atom {
-    static constexpr bool available = DUET_MMA_SYNC != 0;
+    static constexpr bool available =
+        duet_mma_is_f8(KIND) ? DUET_MMA_SYNC_F8 != 0 : DUET_MMA_SYNC != 0;
     static constexpr int M = 16, N = 8, KW = 8;
     static constexpr int A_REGS = 4, B_REGS = 2, C_REGS = 4;
     typedef typename duet_mma_nv_acc<KIND>::type acc_t;
@@ -187,6 +195,26 @@ struct duet_mma_atom {
                          "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                          : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        } else if constexpr (duet_mma_is_f8(KIND)) {
+#if DUET_MMA_SYNC_F8
+            /* Each of the 32 products of an 8-bit float pair is exact in f32. */
+#define DUET_MMA_F8_ASM(TA, TB)                                                                    \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." TA "." TB ".f32 {%0,%1,%2,%3}, "         \
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                        \
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                  \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+            if constexpr (KIND == DUET_MMA_F8_44)
+                DUET_MMA_F8_ASM("e4m3", "e4m3");
+            else if constexpr (KIND == DUET_MMA_F8_45)
+                DUET_MMA_F8_ASM("e4m3", "e5m2");
+            else if constexpr (KIND == DUET_MMA_F8_54)
+                DUET_MMA_F8_ASM("e5m2", "e4m3");
+            else
+                DUET_MMA_F8_ASM("e5m2", "e5m2");
+#undef DUET_MMA_F8_ASM
+#else
+            (void)c, (void)a, (void)b;
+#endif /* DUET_MMA_SYNC_F8 */
         } else {
             /* Without .satfinite the s32 sums wrap modulo 2^32, as duet's i32 GEMM defines. */
             asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "

@@ -499,6 +499,8 @@ static void reference_selfcheck(void)
 static int g_aligned;
 /* gemm_case's options.math (DEFAULT or FAST_ACCUM). */
 static duet_math_mode g_math = DUET_MATH_DEFAULT;
+/* When set, the kernel gemm_case's GEMM must run (a prefix of duet_launch_info.kernel). */
+static const char *g_expect_kernel;
 
 /* A stored matrix of rows x cols, row- or column-major with one element of padding per line,
  * batch matrices apart by its extent plus 3 (one matrix when batch is 1); with g_aligned, lines
@@ -546,10 +548,10 @@ static double unit_roundoff(duet_dtype d)
  *   |D - r| <= (k + 4) 2^-24 (|alpha sa sb| sum |a||b| + |beta c|) + u_D |r| + u_D 2^-14,
  * f32 accumulation of exact products (k roundings at most), the scales' and alpha's f32
  * products, and one rounding to D's dtype (the last term: f16's subnormal spacing). Where FP8
- * instructions multiply (info names an e4m3/e5m2 wgmma kernel), plus 2^-8 |alpha sa sb| sum
- * |a||b|: the tensor core adds each instruction's 32 products with about 13 fraction bits of
- * the largest magnitude (duet.h). Padding and
- * the gaps between batches must come back as they were. */
+ * instructions multiply (info names an e4m3/e5m2 kernel: Hopper's wgmma, or the memory-bound
+ * family's mma.sync), plus 2^-8 |alpha sa sb| sum |a||b|: the tensor core adds each
+ * instruction's 32 products with about 13 fraction bits of the largest magnitude (duet.h).
+ * Padding and the gaps between batches must come back as they were. */
 static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype ad, duet_dtype bd,
                       duet_dtype cd, int64_t m, int64_t n, int64_t k, int64_t batch, int bcast_b,
                       double alpha, double beta, int ex, float sa, float sb)
@@ -591,31 +593,46 @@ static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype a
     DT_OK(duet_buffer_read(NULL, ex ? bd_ : bc, 0, got, nd * duet_dtype_size(cd)));
     unsigned char *touched = (unsigned char *)calloc(nd, 1);
     const double s = ex ? (double)sa * (double)sb : 1.0;
-    /* Multiplied by FP8 instructions (the Hopper kernel) or decoded to 16 bits first. */
-    const int native = strstr(info.kernel, "wgmma") != NULL &&
-                       (strstr(info.kernel, "e4m3") != NULL || strstr(info.kernel, "e5m2") != NULL);
-    /* FAST_ACCUM where FP8 instructions ran: k summed in the tensor core, about 13 fraction
-     * bits of the running sum at each of its ceil(k / 32) steps. */
+    /* Multiplied by FP8 instructions (a kernel named for the pair) or decoded to 16 bits first. */
+    const int native = strstr(info.kernel, "e4m3") != NULL || strstr(info.kernel, "e5m2") != NULL;
+    /* FAST_ACCUM where the Hopper kernel ran: k summed in the tensor core, about 13 fraction
+     * bits of the running sum at each of its ceil(k / 32) steps. (The memory-bound family's
+     * sums are the same in both modes: 64 products a piece, added in f32.) */
     const double fast =
-        native && g_math == DUET_MATH_FAST_ACCUM ? (double)((k + 31) / 32 + 1) * 0x1p-11 : 0.0;
+        native && strstr(info.kernel, "wgmma") != NULL && g_math == DUET_MATH_FAST_ACCUM
+            ? (double)((k + 31) / 32 + 1) * 0x1p-11
+            : 0.0;
+    if (g_expect_kernel)
+        DT_CHECK(strncmp(info.kernel, g_expect_kernel, strlen(g_expect_kernel)) == 0,
+                 "kernel \"%s\", expected %s... (%lld x %lld x %lld)", info.kernel, g_expect_kernel,
+                 (long long)m, (long long)n, (long long)k);
     DT_CHECK(info.math == (fast > 0 ? DUET_MATH_FAST_ACCUM : DUET_MATH_DEFAULT),
              "info.math %s with options.math %s (kernel %s)", duet_math_mode_name(info.math),
              duet_math_mode_name(g_math), info.kernel);
     int bad = 0;
     double worst = 0.0;
-    for (int64_t q = 0; q < batch; q++)
+    double *ra = (double *)malloc((size_t)(m * k + 1) * sizeof(double));
+    double *rb = (double *)malloc((size_t)(n * k + 1) * sizeof(double));
+    for (int64_t q = 0; q < batch; q++) {
+        /* This batch's rows of op(A) and columns of op(B), decoded once (exact in double). */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t p = 0; p < k; p++)
+                ra[i * k + p] = dt_get(
+                    ha, ad,
+                    dt_matrix_index(&A, q, oa == DUET_OP_N ? i : p, oa == DUET_OP_N ? p : i));
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t p = 0; p < k; p++)
+                rb[j * k + p] = dt_get(hb, bd,
+                                       dt_matrix_index(&B, bcast_b ? 0 : q, ob == DUET_OP_N ? p : j,
+                                                       ob == DUET_OP_N ? j : p));
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 long double acc = 0.0L;
                 double gauge = 0.0;
+                const double *x = ra + i * k, *y = rb + j * k;
                 for (int64_t p = 0; p < k; p++) {
-                    const double x = dt_get(ha, ad, dt_matrix_index(&A, q, oa == DUET_OP_N ? i : p,
-                                                                    oa == DUET_OP_N ? p : i));
-                    const double y = dt_get(hb, bd, dt_matrix_index(&B, bcast_b ? 0 : q,
-                                                                    ob == DUET_OP_N ? p : j,
-                                                                    ob == DUET_OP_N ? j : p));
-                    acc += (long double)x * y;
-                    gauge += fabs(x * y);
+                    acc += (long double)x[p] * y[p];
+                    gauge += fabs(x[p] * y[p]);
                 }
                 const size_t ci = dt_matrix_index(&C, q, i, j);
                 const double c0 = beta != 0.0 ? dt_get(hc, cd, ci) : 0.0;
@@ -637,6 +654,8 @@ static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype a
                     worst = err / bound;
                 }
             }
+    }
+    free(ra), free(rb);
     const size_t es = duet_dtype_size(cd);
     for (size_t i = 0; i < nd; i++)
         if (!touched[i] && memcmp(got + i * es, (unsigned char *)hd + i * es, es) != 0 && bad++ < 4)
@@ -715,6 +734,70 @@ static void gemm_larger(void)
                   520, 2, 0, 1.0, op ? 0.5 : 0.0, op, 0.5f, 2.0f);
     g_math = DUET_MATH_DEFAULT;
     g_aligned = 0;
+}
+
+/* A narrow C (at most 16 columns, or rows: the transposed problem): on NVIDIA sm_89 and newer
+ * the memory-bound family's mma.sync FP8 form where the wide operand is K-major on 16-byte
+ * boundaries, whatever B's layout (k-contiguous, n-contiguous on 16 bytes or off them). Long k
+ * (slices of several windows of B), k ending inside a 16-byte vector, partial atoms (5 and 12
+ * columns), batches, every pairing and C dtype, duet_gemm (beta in place) and duet_gemm_ex with
+ * scales, and FAST_ACCUM. */
+static void gemm_narrow(void)
+{
+    const duet_dtype e4 = DUET_DTYPE_F8E4M3, e5 = DUET_DTYPE_F8E5M2;
+    const duet_dtype f32 = DUET_DTYPE_F32, f16 = DUET_DTYPE_F16, bf16 = DUET_DTYPE_BF16;
+    const duet_op N = DUET_OP_N, T = DUET_OP_T;
+    duet_device_props props;
+    DT_OK(duet_context_get_props(ctx, &props));
+    const int f8_mma = strcmp(duet_backend_name(), "cuda") == 0 &&
+                       (props.capability_major > 8 ||
+                        (props.capability_major == 8 && props.capability_minor >= 9));
+    struct {
+        duet_op oa, ob;
+        int a_col, b_col;
+        duet_dtype ad, bd, cd;
+        int64_t m, n, k, batch;
+        int ex;
+        double beta;
+    } cs[] = {
+        /* A K-major (op N row-major, op T column-major); B k-contiguous, then n-contiguous. */
+        {N, N, 0, 1, e4, e4, bf16, 2048, 16, 2304, 1, 1, 0.0},
+        {T, N, 1, 0, e4, e5, f32, 1500, 8, 1001, 1, 0, 0.5},
+        {N, T, 0, 0, e5, e4, f16, 1000, 12, 4500, 1, 1, -1.0},
+        {N, N, 0, 0, e5, e5, bf16, 700, 16, 640, 3, 0, 0.0},
+        /* Blocks enough for one slice each: k in two windows of B (2048 k for 16 columns). */
+        {N, N, 0, 1, e4, e4, f16, 3200, 16, 2600, 4, 0, 0.25},
+        {T, T, 1, 1, e4, e4, f32, 4100, 5, 1536, 1, 1, 0.0},
+        /* m narrow: B is the wide operand, K-major (op T row-major, op N column-major). */
+        {N, T, 0, 0, e4, e5, bf16, 16, 2000, 2048, 1, 1, 0.0},
+        {T, N, 1, 1, e5, e4, f32, 3, 1100, 3000, 2, 0, 1.5},
+    };
+    const int ncs = (int)(sizeof cs / sizeof cs[0]);
+    /* The family is a GPU one: elsewhere these are only GEMMs against the reference, their
+     * long sides a sixteenth. */
+    const int gpu = strcmp(duet_backend_name(), "cpu") != 0;
+    g_aligned = 1;
+    for (int i = 0; i < ncs; i++) {
+        if (quick && i % 2) continue;
+        int64_t m = cs[i].m, n = cs[i].n, k = cs[i].k;
+        if (!gpu) {
+            m = m > 64 ? m / 16 : m;
+            n = n > 64 ? n / 16 : n;
+            k = k > 64 ? k / 16 + 3 : k;
+        }
+        g_expect_kernel = f8_mma ? "gemm_skinny_kmajor_mma_" : NULL;
+        gemm_case(cs[i].oa, cs[i].ob, cs[i].a_col, cs[i].b_col, cs[i].ad, cs[i].bd, cs[i].cd, m, n,
+                  k, cs[i].batch, 0, 1.0, cs[i].beta, cs[i].ex, 0.5f, 2.0f);
+    }
+    g_math = DUET_MATH_FAST_ACCUM;
+    gemm_case(N, N, 0, 1, e4, e5, bf16, gpu ? 1800 : 112, 16, gpu ? 2050 : 131, 1, 0, 0.75, 0.0, 1,
+              0.25f, 4.0f);
+    g_math = DUET_MATH_DEFAULT;
+    /* A's rows off 16 bytes: not the family (the Hopper kernel on copies, or the decode). */
+    g_aligned = 0;
+    g_expect_kernel = NULL;
+    gemm_case(N, N, 0, 1, e4, e4, f32, gpu ? 900 : 56, 16, gpu ? 777 : 51, 1, 0, 1.0, 0.0, 0, 1.0f,
+              1.0f);
 }
 
 /* Every small shape in the manner of the reference BLAS testers: m, n and k each from
@@ -1013,6 +1096,7 @@ int main(int argc, char **argv)
     gemm_misuse();
     gemm_sweep();
     gemm_larger();
+    gemm_narrow();
     gemm_small_shapes();
     gemm_f8_d();
     DT_OK(duet_context_destroy(ctx));

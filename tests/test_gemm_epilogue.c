@@ -29,6 +29,8 @@ static int quick;
  * TF32 C run as exact f32 - run the pass). fused_seen counts the fused calls. */
 static int hopper_all;
 static int fused_seen;
+/* Fused calls into a split GEMM's reduction (any GPU). */
+static int split_fused_seen;
 
 enum { BIAS_NONE = 0, BIAS_ROW = 1, BIAS_COL = 2 };
 
@@ -49,6 +51,7 @@ typedef struct ecase {
     int c_nan;     /* C wholly NaN (with beta 0: never read) */
     int repeat;    /* run twice: the same bits */
     int tf32;      /* f32 inputs with options.math TF32 */
+    int aligned;   /* A and B: lines and batches on 16-byte boundaries, no offset */
 } ecase;
 
 static const char *lay(duet_layout l) { return l == DUET_LAYOUT_ROW_MAJOR ? "row" : "col"; }
@@ -58,21 +61,22 @@ static void describe(const ecase *t, char *buf, size_t size)
     snprintf(buf, size,
              "A,B %s C %s D %s v %s %s%s A:%s,%s B:%s,%s C:%s D:%s m=%lld n=%lld k=%lld "
              "batch=%lld alpha=%g beta=%g act=%s bias=%d scales=%d,%d res=%d aux=%d vb=%d "
-             "inplace=%d%s",
+             "inplace=%d%s%s",
              duet_dtype_name(t->ab), t->c_null ? "NULL" : duet_dtype_name(t->c),
              duet_dtype_name(t->d), duet_dtype_name(t->v), t->nan_bias ? "nanbias " : "",
              t->a_bcast ? "A-bcast" : "", lay(t->la), t->op_a == DUET_OP_N ? "N" : "T", lay(t->lb),
              t->op_b == DUET_OP_N ? "N" : "T", lay(t->lc), lay(t->ld), (long long)t->m,
              (long long)t->n, (long long)t->k, (long long)t->batch, t->alpha, t->beta,
              duet_activation_name(t->act), t->bias, t->row_scale, t->col_scale, t->residual, t->aux,
-             t->vec_batch, t->in_place, t->tf32 ? " tf32" : "");
+             t->vec_batch, t->in_place, t->tf32 ? " tf32" : "", t->aligned ? " aligned" : "");
 }
 
 static int is_int(duet_dtype d) { return d == DUET_DTYPE_I32 || d == DUET_DTYPE_I8; }
 
-/* A descriptor with ld padded by 2, offset 3 and batches 5 elements apart. */
-static duet_matrix make_desc(duet_dtype dtype, duet_layout layout, int64_t rows, int64_t cols,
-                             int64_t batch)
+/* A descriptor with ld padded by 2, offset 3 and batches 5 elements apart; aligned: lines and
+ * batches padded to 16-byte multiples (plus 16 bytes), the first element at the buffer's start. */
+static duet_matrix make_desc_al(duet_dtype dtype, duet_layout layout, int64_t rows, int64_t cols,
+                                int64_t batch, int aligned)
 {
     duet_matrix m;
     memset(&m, 0, sizeof m);
@@ -81,13 +85,21 @@ static duet_matrix make_desc(duet_dtype dtype, duet_layout layout, int64_t rows,
     m.rows = rows;
     m.cols = cols;
     const int64_t min_ld = layout == DUET_LAYOUT_ROW_MAJOR ? cols : rows;
-    m.ld = (min_ld > 0 ? min_ld : 1) + 2;
-    m.offset = 3;
+    const int64_t per = 16 / (int64_t)duet_dtype_size(dtype); /* elements of 16 bytes */
+    m.ld = aligned ? ((min_ld > 0 ? min_ld : 1) + per - 1) / per * per + per
+                   : (min_ld > 0 ? min_ld : 1) + 2;
+    m.offset = aligned ? 0 : 3;
     m.batch_count = 1;
-    const int64_t one = (int64_t)dt_matrix_span_elems(&m) - 3;
+    const int64_t one = (int64_t)dt_matrix_span_elems(&m) - (int64_t)m.offset;
     m.batch_count = batch;
-    m.batch_stride = batch > 1 ? one + 5 : 0;
+    m.batch_stride = batch > 1 ? (aligned ? (one + per - 1) / per * per + per : one + 5) : 0;
     return m;
+}
+
+static duet_matrix make_desc(duet_dtype dtype, duet_layout layout, int64_t rows, int64_t cols,
+                             int64_t batch)
+{
+    return make_desc_al(dtype, layout, rows, cols, batch, 0);
 }
 
 /* A host image of a matrix: its descriptor, data over its whole span, a buffer. */
@@ -243,8 +255,9 @@ static void run_case(const ecase *t)
     memset(&aux, 0, sizeof aux);
     const int64_t ar = t->op_a == DUET_OP_N ? m : k, ac = t->op_a == DUET_OP_N ? k : m;
     const int64_t br = t->op_b == DUET_OP_N ? k : n, bc = t->op_b == DUET_OP_N ? n : k;
-    hmat_init(&A, make_desc(t->ab, t->la, ar, ac, t->a_bcast ? 1 : nb), lo_in, hi_in);
-    hmat_init(&B, make_desc(t->ab, t->lb, br, bc, nb), lo_in, hi_in);
+    hmat_init(&A, make_desc_al(t->ab, t->la, ar, ac, t->a_bcast ? 1 : nb, t->aligned), lo_in,
+              hi_in);
+    hmat_init(&B, make_desc_al(t->ab, t->lb, br, bc, nb, t->aligned), lo_in, hi_in);
     if (!t->c_null)
         hmat_init(&C, make_desc(t->c, t->lc, m, n, nb), integer ? -50 : -1, integer ? 50 : 1);
     if (t->c_nan) {
@@ -340,11 +353,21 @@ static void run_case(const ecase *t)
                          info.launches >= (product && !fused ? 2 : 1),
                      "%s: info.epilogue \"%.48s\", launches %d", what, info.epilogue,
                      info.launches);
+        /* A split GEMM whose reduction can apply the epilogue (the memory-bound family, the
+         * swizzled tensor-core kernel): fused on every GPU, with any operands. */
+        const int split_reduce = strstr(info.kernel, "_splitk") != NULL &&
+                                 (strncmp(info.kernel, "gemm_skinny_", 12) == 0 ||
+                                  strncmp(info.kernel, "gemm_tcs_", 9) == 0);
         if (fused)
-            DT_CHECK(product && strncmp(info.kernel, "gemm_wgmma_", 11) == 0 &&
-                         strstr(info.kernel, "_epi") != NULL,
+            DT_CHECK(product && ((strncmp(info.kernel, "gemm_wgmma_", 11) == 0 &&
+                                  strstr(info.kernel, "_epi") != NULL) ||
+                                 split_reduce),
                      "%s: fused epilogue \"%.48s\" after kernel %.64s", what, info.epilogue,
                      info.kernel);
+        if (!plain && product && split_reduce)
+            DT_CHECK(fused, "%s: info.epilogue \"%.48s\" after split kernel %.64s, want fused",
+                     what, info.epilogue, info.kernel);
+        split_fused_seen += fused && split_reduce;
         /* Where the planner puts the GEMM on the Hopper kernel, the epilogue is fused: always
          * with D row-major, and with D column-major where the plan turns the problem (D^T is
          * then row-major); never on another kernel. */
@@ -749,6 +772,81 @@ static void fused(void)
                  fused_seen - seen_before, cases);
 }
 
+/* Problems that split k on a GPU (a narrow C with long k on the memory-bound family, either
+ * way round; a 64-wide one on the swizzled tensor-core kernel): the epilogue runs in the split's
+ * reduction, for every input family, every activation, the operands in their dtypes and
+ * layouts, scales, aux, residual, beta with C, batches. On the cpu backend the same cases run
+ * the two passes. */
+static void split_fused(void)
+{
+    static const duet_activation ACTS[] = {DUET_ACT_NONE,     DUET_ACT_RELU, DUET_ACT_GELU_TANH,
+                                           DUET_ACT_GELU_ERF, DUET_ACT_SILU, DUET_ACT_SIGMOID,
+                                           DUET_ACT_CLAMP};
+    static const int64_t SHAPES[][3] = {
+        {700, 16, 1536}, {9, 500, 2048}, {520, 5, 3000}, {256, 64, 2048}};
+    const int gpu = strcmp(duet_backend_name(), "cpu") != 0;
+    unsigned r = 0;
+    int cases = 0;
+    const int seen_before = split_fused_seen;
+    for (size_t f = 0; f < sizeof FAMILIES / sizeof FAMILIES[0]; f++) {
+        const duet_dtype math = math_of(FAMILIES[f].ab);
+        duet_dtype outs[3];
+        const int nout = out_dtypes(math, outs);
+        for (int sh = 0; sh < 4; sh++) {
+            if (quick && (sh + (int)f) % 2) continue;
+            for (int ai = 0; ai < 7; ai++, r++) {
+                const duet_activation act = ACTS[ai];
+                if (math == DUET_DTYPE_I32 && act != DUET_ACT_NONE && act != DUET_ACT_RELU &&
+                    act != DUET_ACT_CLAMP)
+                    continue;
+                if (quick && ai % 3 != (int)(r % 3)) continue;
+                ecase t;
+                memset(&t, 0, sizeof t);
+                t.ab = FAMILIES[f].ab;
+                t.c = FAMILIES[f].c;
+                t.d = outs[r % nout];
+                t.v = outs[(r / 2) % nout];
+                /* The wide operand K-major (the memory-bound family's MMA form takes only that
+                 * one; the rest of the layouts come round on the SIMT forms). */
+                t.op_a = r % 3 == 1 ? DUET_OP_T : DUET_OP_N;
+                t.op_b = r % 4 == 2 ? DUET_OP_N : DUET_OP_T;
+                t.la = t.op_a == DUET_OP_T ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                t.lb = r % 5 == 3 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                t.lc = (r / 3) % 2 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                t.ld = (r / 2) % 3 == 2 ? DUET_LAYOUT_COL_MAJOR : DUET_LAYOUT_ROW_MAJOR;
+                t.m = SHAPES[sh][0];
+                t.n = SHAPES[sh][1];
+                t.k = SHAPES[sh][2];
+                if (!gpu) t.k = t.k / 16 + 5; /* only the reference's check there */
+                t.batch = r % 5 == 1 ? 2 : 1;
+                t.alpha = math == DUET_DTYPE_I32 ? 2 : 0.75;
+                t.beta = r % 3 == 0 ? 0.0 : math == DUET_DTYPE_I32 ? -1 : 0.5;
+                t.c_null = t.beta == 0.0 && r % 2 == 0;
+                t.act = act;
+                t.lo = math == DUET_DTYPE_I32 ? -20 : -0.5;
+                t.hi = math == DUET_DTYPE_I32 ? 30 : 0.75;
+                t.bias = (int)(r % 3);
+                t.row_scale = r % 3 == 1;
+                t.col_scale = r % 4 == 2;
+                t.residual = r % 2 == 1;
+                t.aux = r % 3 != 2;
+                t.vec_batch = (r / 3) % 2;
+                t.in_place = !t.c_null && t.beta != 0.0 && t.d == t.c && r % 5 == 2;
+                if (t.in_place) t.ld = t.lc;
+                t.repeat = r % 4 == 0;
+                t.aligned = r % 2 == 0; /* the MMA forms where A and B are on 16 bytes */
+                run_case(&t);
+                cases++;
+            }
+        }
+    }
+    printf("split fused: %d cases, %d fused\n", cases, split_fused_seen - seen_before);
+    /* On NVIDIA GPUs most of these split (the plan's split fills one wave of its blocks). */
+    if (strcmp(duet_backend_name(), "cuda") == 0)
+        DT_CHECK(2 * (split_fused_seen - seen_before) >= cases, "split fused: %d of %d cases fused",
+                 split_fused_seen - seen_before, cases);
+}
+
 /* ---- misuse: a clear status naming the argument, and nothing written ---- */
 
 static void misuse(void)
@@ -981,6 +1079,7 @@ int main(int argc, char **argv)
     act_range();
     special();
     fused();
+    split_fused();
     sweep();
     DT_OK(duet_context_destroy(ctx));
     return dt_finish("test_gemm_epilogue");

@@ -433,14 +433,29 @@ static void test_gpu_named(void)
     g = gpu_problem(BF, D, 4096, 64, 4096, 0, 0, 0);
     WANT("bf16 4096x64x4096", g, T_H200, any, DT_GEMM_TCS, 0, 8);
     WANT("bf16 4096x64x4096 no room", g, T_H200, 0, DT_GEMM_TCS, 0, 1);
+    /* A narrow TF32 C: the swizzled kernel where it reads both operands as they lie, else
+     * exact f32 (the memory-bound family up to 8 columns). */
     g = gpu_problem(F32, TF, 4096, 16, 4096, 0, 0, 0);
-    WANT("tf32 4096x16x4096 (narrow: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    WANT("tf32 4096x16x4096 TN (narrow, as they lie)", g, T_H200, any, DT_GEMM_TCS, 0, 8);
+    g = gpu_problem(F32, TF, 4096, 16, 4096, 1, 0, 0);
+    WANT("tf32 4096x16x4096 A m-major (narrow: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
     DT_CHECK(plan_of(&g, T_H200, any).math == DUET_MATH_DEFAULT, "tf32 narrow runs exact f32");
+    g = gpu_problem(F32, TF, 4096, 16, 4096, 0, 0, 1);
+    WANT("tf32 4096x16x4096 B off 16 bytes (exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(F32, X3, 4096, 16, 4096, 0, 0, 0);
+    WANT("3xtf32 4096x16x4096 TN (narrow: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    /* Batches: the swizzled kernel does not split them, so only a short k goes there. */
+    g = gpu_problem(F32, TF, 2048, 16, 5088, 0, 0, 0);
+    g.batch = 2, g.a.bs = 2048 * 5088, g.b.bs = 16 * 5088, g.c.bs = 2048 * 16;
+    WANT("tf32 2048x16x5088 batch 2 (exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    g = gpu_problem(F32, TF, 16, 214, 384, 0, 0, 0);
+    g.batch = 26, g.a.bs = 16 * 384, g.b.bs = 214 * 384, g.c.bs = 16 * 214;
+    WANT("tf32 16x214x384 batch 26 (swizzled)", g, T_H200, any, DT_GEMM_TCS, 0, 1);
     g = gpu_problem(F32, TF, 4096, 8, 4096, 0, 0, 0);
     WANT("tf32 4096x8x4096 (narrow: exact f32)", g, T_H200, any, DT_GEMM_SKINNY, 0, 1);
-    g = gpu_problem(F32, TF, 4096, 48, 4096, 0, 0, 0);
-    WANT("tf32 4096x48x4096 (C 48 wide: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
-    WANT("tf32 4096x48x4096 portable", g, T_H200_PORTABLE, any, DT_GEMM_TCS, 0, 8);
+    g = gpu_problem(F32, TF, 4096, 48, 4096, 0, 1, 0);
+    WANT("tf32 4096x48x4096 B n-major (C 48 wide: exact f32)", g, T_H200, any, DT_GEMM_FAST, 0, 1);
+    WANT("tf32 4096x48x4096 B n-major portable", g, T_H200_PORTABLE, any, DT_GEMM_TCS, 1, 8);
     g = gpu_problem(F32, TF, 4096, 65, 4096, 0, 0, 0);
     WANT("tf32 4096x65x4096", g, T_H200, any, DT_GEMM_TCS, 0, 8);
     g = gpu_problem(F32, X3, 1024, 1024, 1024, 0, 0, 0);
@@ -822,9 +837,35 @@ static void test_epilogue_fuses(void)
     DT_CHECK(pl.pack_a && pl.pack_b, "f16 on copies: %d, %d", pl.pack_a, pl.pack_b);
     const dt_gemm_target tight = target(T_H200, 0);
     FUSES("f16 that needs copies, no room", odd, tight, 0);
+    /* A split's reduction (memory-bound family, swizzled kernel) takes any epilogue. */
     dt_gemm narrow = gpu_problem(DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 4096, 8, 4096, 0, 0, 0);
     narrow.epi = &e;
-    FUSES("narrow C (memory-bound family)", narrow, h200, 0);
+    FUSES("narrow C (memory-bound family, split)", narrow, h200, 1);
+    DT_CHECK(pl.family == DT_GEMM_SKINNY && pl.skinny.split > 1, "narrow: %s split %d",
+             family_name(pl.family), pl.skinny.split);
+    FUSES("narrow C on sm_80", narrow, a100, 1);
+    FUSES("narrow C, no room for the split", narrow, tight, 0);
+    e.bias.v.rs = 4096;
+    e.aux.on = 1;
+    e.aux.dtype = DUET_DTYPE_F64;
+    FUSES("narrow C, a full bias and an f64 aux", narrow, h200, 1);
+    e.bias.v.rs = 0;
+    e.aux.on = 0;
+    narrow.beta = 1.0;
+    FUSES("narrow C, beta for the GEMM", narrow, h200, 0);
+    narrow.beta = 0.0;
+    dt_gemm f64n = gpu_problem(DUET_DTYPE_F64, DUET_MATH_DEFAULT, 16, 3000, 3000, 0, 0, 0);
+    f64n.epi = &e;
+    FUSES("f64 narrow C (transposed)", f64n, h200, 1);
+    dt_gemm unsplit = gpu_problem(DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 65536, 8, 256, 0, 0, 0);
+    unsplit.epi = &e;
+    FUSES("narrow C in one slice", unsplit, h200, 0);
+    dt_gemm tcs = gpu_problem(DUET_DTYPE_BF16, DUET_MATH_DEFAULT, 4096, 64, 4096, 0, 0, 0);
+    tcs.epi = &e;
+    FUSES("bf16 4096x64x4096 (swizzled, split)", tcs, h200, 1);
+    DT_CHECK(pl.family == DT_GEMM_TCS && pl.split > 1, "4096x64: %s split %d",
+             family_name(pl.family), pl.split);
+    FUSES("bf16 4096x64x4096, no room for the split", tcs, tight, 0);
     dt_gemm tf = gpu_problem(DUET_DTYPE_F32, DUET_MATH_TF32, 4096, 4096, 4096, 0, 0, 0);
     tf.epi = &e;
     tf.c_dtype = DUET_DTYPE_BF16;
@@ -840,11 +881,14 @@ static void test_epilogue_fuses(void)
 #undef FUSES
 }
 
-/* 8-bit float A and B (plan_f8): on the H200 the wgmma kernel at every size, as the operands lie
- * where both are K-major on 16-byte boundaries, else on K-major copies of exactly the ones that
- * are not, within the room; the math mode kept; nowhere else a family (the common layer then
- * decodes them to 16 bits). Named cases, then every target x dtype pair x C x math x shape x
- * layout x room. */
+/* 8-bit float A and B (plan_f8): on NVIDIA sm_89 and newer a narrow C (at most 16 columns, or
+ * rows: the transposed problem) whose wide operand is K-major on 16-byte boundaries takes the
+ * memory-bound family's mma.sync form (8 or 16 columns, default math, its split within the
+ * room); otherwise on the H200 the wgmma kernel at every size, as the operands lie where both
+ * are K-major on 16-byte boundaries, else on K-major copies of exactly the ones that are not,
+ * within the room; the math mode kept; nowhere else a family (the common layer then decodes
+ * them to 16 bits). Named cases, then every target x dtype pair x C x math x shape x layout x
+ * room. */
 static void test_gpu_f8(void)
 {
     const duet_dtype f8[2] = {DUET_DTYPE_F8E4M3, DUET_DTYPE_F8E5M2};
@@ -903,9 +947,25 @@ static void test_gpu_f8(void)
                                         (b_ok ? 0
                                               : ((size_t)n * ((k + 15) / 16 * 16) + 255) / 256 *
                                                     256);
-                                    const int want = w == T_H200 && ci < 3 && need <= rooms[ri];
-                                    int ok =
-                                        pl.family == (want ? DT_GEMM_WGMMA : DT_GEMM_FAMILY_NONE);
+                                    /* The wide operand: A (n <= m) or B (transposed). */
+                                    const int wide_ok =
+                                        k % 16 == 0 &&
+                                        (n <= m ? !(lay & 1) : !((lay >> 1) & 1) && !(lay & 4));
+                                    const int narrow =
+                                        (m < n ? m : n) <= 16 && wide_ok && ci < 3 &&
+                                        (w == T_H200 || w == T_H200_PORTABLE || w == T_SM89);
+                                    const int want =
+                                        !narrow && w == T_H200 && ci < 3 && need <= rooms[ri];
+                                    int ok = pl.family == (narrow ? DT_GEMM_SKINNY
+                                                           : want ? DT_GEMM_WGMMA
+                                                                  : DT_GEMM_FAMILY_NONE);
+                                    if (narrow)
+                                        ok = ok && pl.math == DUET_MATH_DEFAULT &&
+                                             pl.skinny.form == DT_SKINNY_KMAJOR_MMA &&
+                                             pl.skinny.transpose == (n > m) &&
+                                             pl.skinny.nmax == ((m < n ? m : n) <= 8 ? 8 : 16) &&
+                                             pl.skinny.workspace <= rooms[ri] &&
+                                             dt_gemm_gpu_plan_workspace(&pl) == pl.skinny.workspace;
                                     if (want)
                                         ok = ok && pl.pack_a == !a_ok && pl.pack_b == !b_ok &&
                                              pl.pack_bytes == need && pl.math == g.math &&
@@ -921,6 +981,32 @@ static void test_gpu_f8(void)
                                              pl.pack_b, pl.pack_bytes, pl.rule ? pl.rule : "");
                                 }
     printf("  %d FP8 plans checked\n", plans);
+    /* The decode shape of an FP8 model, either way round; B N-major on the transposed one. */
+    g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_DEFAULT, 4096, 16, 4096, 0, 1, 0);
+    g.b_dtype = DUET_DTYPE_F8E5M2;
+    g.c_dtype = DUET_DTYPE_BF16;
+    pl = plan_of(&g, T_H200, SIZE_MAX);
+    DT_CHECK(pl.family == DT_GEMM_SKINNY && pl.skinny.nmax == 16 && !pl.skinny.transpose &&
+                 pl.skinny.split > 1 && pl.skinny.kslice % pl.skinny.kchunk == 0,
+             "e4m3 x e5m2 4096 x 16 x 4096: %s, n %d, split %d", family_name(pl.family),
+             pl.skinny.nmax, pl.skinny.split);
+    g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_DEFAULT, 16, 4096, 4096, 1, 0, 0);
+    g.b_dtype = DUET_DTYPE_F8E5M2;
+    g.c_dtype = DUET_DTYPE_BF16;
+    pl = plan_of(&g, T_H200, SIZE_MAX);
+    DT_CHECK(pl.family == DT_GEMM_SKINNY && pl.skinny.transpose,
+             "e4m3 x e5m2 16 x 4096 x 4096, A M-major: %s", family_name(pl.family));
+    dt_gemm view;
+    dt_gemm_skinny_view(&g, &pl.skinny, &view);
+    DT_CHECK(view.dtype == DUET_DTYPE_F8E5M2 && view.b_dtype == DUET_DTYPE_F8E4M3,
+             "the transposed view's pair: %d x %d", (int)view.dtype, (int)view.b_dtype);
+    g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_DEFAULT, 16, 4096, 4096, 0, 1, 0);
+    g.b_dtype = DUET_DTYPE_F8E4M3;
+    g.c_dtype = DUET_DTYPE_BF16;
+    pl = plan_of(&g, T_H200, SIZE_MAX);
+    DT_CHECK(pl.family == DT_GEMM_WGMMA && pl.pack_b,
+             "e4m3 16 x 4096 x 4096, B N-major (the wide operand M-major): %s, copies %d %d",
+             family_name(pl.family), pl.pack_a, pl.pack_b);
 
     /* The fused epilogue: scales (the row and column scale slots, broadcast), a bias, GELU. */
     dt_epilogue e;

@@ -410,15 +410,21 @@ typedef struct duet_op_options {
  * largest; by default duet starts that sum afresh every 128 values of k and adds the pieces in
  * f32, so |C - exact| <= about 2^-10 * sum |a||b| (measured at k = 4096-16384: 1e-5 of it)
  * plus the f32 sum's k * 2^-24 * sum |a||b| and the rounding to C; DUET_MATH_FAST_ACCUM sums
- * all of k in the tensor core (measured: 3e-4 of sum |a||b|). Every other backend and device
+ * all of k in the tensor core (measured: 3e-4 of sum |a||b|). A narrow C (at most 16 columns,
+ * or 16 rows) whose wide operand is K-major on 16-byte boundaries runs on NVIDIA sm_89 and
+ * newer (Ada, Hopper) on the memory-bound kernel with mma.sync FP8 instructions instead
+ * ("gemm_skinny_kmajor_mma_n<8|16>_<pair>_<C>", the pair of the kernel's A and B after the
+ * transposition a narrow m takes): each instruction pair's 64 products is summed from zero and
+ * added in f32, in both math modes (info.math says DEFAULT). Every other backend and device
  * decodes A and B exactly (every e4m3 and e5m2 value is an f16 and a bf16 value) into packed
  * f16 (bf16 for a C of bf16) in a per-stream workspace, two duet_convert passes named by
  * duet_launch_info.prologue, and runs the 16-bit GEMM on them: the error is then that of an f32
  * accumulation of exact products, |C - exact| <= about k * 2^-24 * sum |a||b| plus the final
- * rounding to C. Per-tensor scales are duet_gemm_ex's epi.scale_a / scale_b (on Hopper applied
- * in the GEMM kernel's store). The sm_89 mma FP8 and MI300 MFMA FP8 instructions and block
- * scaling (1 x 128 / 128 x 128 scale tiles) are not there yet. Like any growing workspace, a
- * stream capturing into a graph needs one uncaptured run of the same shapes first. */
+ * rounding to C. Per-tensor scales are duet_gemm_ex's epi.scale_a / scale_b (applied in the
+ * Hopper kernel's store, or in the split reduction of the narrow kernel). The sm_89 mma FP8
+ * instructions for other than a narrow C, MI300 MFMA FP8 and block scaling (1 x 128 / 128 x 128
+ * scale tiles) are not there yet. Like any growing workspace, a stream capturing into a graph
+ * needs one uncaptured run of the same shapes first. */
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);
@@ -518,7 +524,11 @@ typedef struct duet_gemm_epilogue {
  * How it runs (this release): where the GPU's plan runs the GEMM on the Hopper wgmma kernel
  * (sm_90; f16/bf16 inputs, f32 with TF32 math), that kernel applies the epilogue in its own
  * store, with the same f32 steps and roundings as the epilogue kernel below: one launch, no
- * intermediate (duet_launch_info.epilogue "fused_gemm_epilogue_f32_<D>"). Elsewhere the GEMM
+ * intermediate (duet_launch_info.epilogue "fused_gemm_epilogue_f32_<D>"). Where it splits k
+ * on the memory-bound kernel of a narrow C or on the swizzled tensor-core kernel (any GPU
+ * dtype; the kernel name ends in "_splitk"), the reduction of the slices applies the epilogue
+ * with the same steps and roundings in the math type: no intermediate and no third launch
+ * (info.epilogue "fused_gemm_epilogue_<math>_<D>"). Elsewhere the GEMM
  * writes alpha * acc (or, when D is C in the GEMM's accumulation dtype and there are no scales,
  * alpha * acc + beta * C) at full precision, into D when D has that dtype and otherwise into a
  * per-stream scratch of m n batch elements of the math type, and one epilogue kernel then reads

@@ -41,6 +41,10 @@ void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *
     out->b.bs = g->a.bs;
     out->c.rs = g->c.cs;
     out->c.cs = g->c.rs;
+    if (g->dtype == DUET_DTYPE_F8E4M3 || g->dtype == DUET_DTYPE_F8E5M2) {
+        out->dtype = g->b_dtype; /* the 8-bit floats' pair swaps with the operands */
+        out->b_dtype = g->dtype;
+    }
 }
 
 /* The K-major kernels' chunk (the k of A a lane holds in one of its two register buffers: four
@@ -62,13 +66,16 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     memset(plan, 0, sizeof *plan);
     if (g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1) return 0;
     const duet_dtype dt = g->dtype;
+    const int f8 = dt == DUET_DTYPE_F8E4M3 || dt == DUET_DTYPE_F8E5M2;
     const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
-    if (!lowp && dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32) return 0;
+    if (!f8 && !lowp && dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32)
+        return 0;
     /* f32 with a TF32 or 3xTF32 math mode runs here as exact f32 on the 4- and 8-column
      * forms: a narrow C is bound by reading A, so the tensor cores would only add copies and
      * rounding. The 16-column forms ran slower than the f32 tile family on the same problems
-     * (0.35-0.95 of its speed), which plan_lowp gives those. */
-    if (g->math != DUET_MATH_DEFAULT && (g->m < g->n ? g->m : g->n) > 8) return 0;
+     * (0.35-0.95 of its speed), which plan_lowp gives those. (The 8-bit floats' FAST_ACCUM
+     * is met by their exact-per-instruction sums.) */
+    if (!f8 && g->math != DUET_MATH_DEFAULT && (g->m < g->n ? g->m : g->n) > 8) return 0;
 
     plan->transpose = g->n > g->m;
     dt_gemm v;
@@ -97,14 +104,28 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      *   families, 229 x 7 x 3510 in 18.9 against 38.4; i8 with 16 columns lost (FMA-bound).
      * - 16-bit and i8 A M-major: none (the tile families); on the H200's shape sweep a SIMT
      *   M-major form for f16/bf16 (8 bytes of A a lane) reached a median 0.76 of their speed.
-     * f32 in a TF32 math mode takes the f32 forms up to 8 columns (exact f32). */
-    if (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA) {
+     * f32 in a TF32 math mode takes the f32 forms up to 8 columns (exact f32).
+     * - the 8-bit floats (e4m3, e5m2, either for A and B): the mma.sync form, which their
+     *   instructions need (sm_89+), where it takes A; else the Hopper FP8 kernel
+     *   (plan_f8). On the H200 the 128 x 256 FP8 tiles ran 16 x 4096 x 4096 at 0.32x cuBLASLt
+     *   (docs/performance.md's FP8 section has this family's numbers). */
+    const int f8_mma = nvidia && (props->capability_major > 8 ||
+                                  (props->capability_major == 8 && props->capability_minor >= 9));
+    if (f8) {
+        const int c_ok = g->c_dtype == DUET_DTYPE_F32 || g->c_dtype == DUET_DTYPE_F16 ||
+                         g->c_dtype == DUET_DTYPE_BF16;
+        if (!f8_mma || !kvec || !c_ok || v.n > DT_SKINNY_MAX_N_MMA) return 0;
+        plan->form = DT_SKINNY_KMAJOR_MMA;
+        plan->nmax = v.n <= 8 ? 8 : 16;
+    } else if (nvidia && props->capability_major >= 8 && kvec && lowp &&
+               v.n <= DT_SKINNY_MAX_N_MMA) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
         plan->nmax = v.n <= 8 ? 8 : 16;
     } else if (!lowp && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
         plan->form = kmajor ? DT_SKINNY_KMAJOR : DT_SKINNY_MMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
-    } else if (nvidia && lowp && kmajor && v.n <= (dt == DUET_DTYPE_I8 ? 8 : DT_SKINNY_MAX_N_SIMT)) {
+    } else if (nvidia && lowp && kmajor &&
+               v.n <= (dt == DUET_DTYPE_I8 ? 8 : DT_SKINNY_MAX_N_SIMT)) {
         plan->form = DT_SKINNY_KMAJOR;
         plan->nmax = v.n <= 4 ? 4 : v.n <= 8 ? 8 : 16;
     } else {
@@ -472,11 +493,18 @@ static int64_t narrow_side(const dt_gemm *g) { return g->m < g->n ? g->m : g->n;
 
 /* Whether f32 with a TF32 or 3xTF32 math mode runs as exact f32 on the f32 tile family before
  * any tensor-core family is tried (DT_EXACT_F32_NARROW): a C at most that narrow, on NVIDIA,
- * outside the portable mode. */
+ * outside the portable mode, unless it is TF32 whose operands the swizzled kernel reads as they
+ * lie (sm_80+), in one batch (where that kernel splits k) or with k at most
+ * DT_EXACT_F32_NARROW_BATCH_K. */
 static int exact_f32_first(const dt_gemm *g, const dt_gemm_target *t)
 {
-    return g->dtype == DUET_DTYPE_F32 && g->math != DUET_MATH_DEFAULT && t->nvidia &&
-           !t->portable && g->m >= 1 && g->n >= 1 && narrow_side(g) <= DT_EXACT_F32_NARROW;
+    if (g->dtype != DUET_DTYPE_F32 || g->math == DUET_MATH_DEFAULT || !t->nvidia || t->portable ||
+        g->m < 1 || g->n < 1 || narrow_side(g) > DT_EXACT_F32_NARROW)
+        return 0;
+    const int tcs_as_they_lie = g->math == DUET_MATH_TF32 && t->props->capability_major >= 8 &&
+                                tcs_covers(g, 4) &&
+                                (g->batch == 1 || g->k <= DT_EXACT_F32_NARROW_BATCH_K);
+    return !tcs_as_they_lie;
 }
 
 /* The low-precision inputs (f16, bf16, i8) and f32 with a TF32 math mode, in order:
@@ -610,13 +638,33 @@ static void plan_lowp(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
     plan->rule = "no matrix instructions for the dtype: SIMT";
 }
 
-/* 8-bit float A and B: the Hopper kernel with FP8 instructions, which read K-major operands
- * only, on the operands as they lie or on K-major copies of those that are not (or are off
- * TMA's 16-byte boundaries), at any size. No other family multiplies them: without the Hopper
- * kernel (or its workspace) the plan has no family, and the common layer decodes A and B to
+/* plan runs on the memory-bound family as plan->skinny says, in one slice if the split's
+ * partial sums do not fit in the workspace (one slice needs none). */
+static void skinny_in_room(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
+{
+    dt_skinny_plan *s = &plan->skinny;
+    if (s->split > 1 && s->workspace > t->workspace_room) {
+        s->split = 1;
+        s->kslice = cdiv(g->k, s->kchunk) * s->kchunk;
+        s->workspace = 0;
+    }
+    plan->family = DT_GEMM_SKINNY;
+    plan->math = DUET_MATH_DEFAULT;
+}
+
+/* 8-bit float A and B: the memory-bound family's mma.sync form for a narrow C where it takes A
+ * (K-major on 16-byte boundaries, sm_89+), else the Hopper kernel with FP8 instructions, which read
+ * K-major operands only, on the operands as they lie or on K-major copies of those that are not (or
+ * are off TMA's 16-byte boundaries), at any size. No other family multiplies them: without the
+ * Hopper kernel (or its workspace) the plan has no family, and the common layer decodes A and B to
  * 16 bits for the 16-bit plan. */
 static void plan_f8(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
 {
+    if (dt_gemm_plan_skinny(g, t->props, &plan->skinny)) {
+        skinny_in_room(g, t, plan);
+        plan->rule = "narrow C of 8-bit floats: memory-bound mma.sync, A read once";
+        return;
+    }
     plan->math = g->math; /* DEFAULT or FAST_ACCUM: the kernel does either */
     if (wgmma_covers(g, t)) {
         plan->family = DT_GEMM_WGMMA;
@@ -696,15 +744,7 @@ void dt_gemm_plan_gpu(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_pla
         return;
     }
     if (skinny) {
-        dt_skinny_plan *s = &plan->skinny;
-        if (s->split > 1 && s->workspace > t->workspace_room) {
-            /* One slice needs no workspace. */
-            s->split = 1;
-            s->kslice = cdiv(g->k, s->kchunk) * s->kchunk;
-            s->workspace = 0;
-        }
-        plan->family = DT_GEMM_SKINNY;
-        plan->math = DUET_MATH_DEFAULT;
+        skinny_in_room(g, t, plan);
         plan->rule = "narrow C: memory-bound, A read once";
         return;
     }
@@ -743,7 +783,14 @@ int dt_gemm_epilogue_fuses(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gp
                 : is_16bit(g->dtype) && is_16bit(g->c_dtype) ? g->dtype
                                                              : DUET_DTYPE_F32;
     dt_gemm_plan_gpu(&v, t, plan);
-    if (!e || plan->family != DT_GEMM_WGMMA) return 0;
+    if (!e) return 0;
+    /* A split's reduction (the memory-bound family's, and the swizzled tensor-core kernel's,
+     * which is the same kernel) reads the partial sums once and can write D through every step
+     * of the pass, with any operands it takes. */
+    if (plan->family == DT_GEMM_SKINNY) return plan->skinny.split > 1 && !e->t.on && g->beta == 0.0;
+    if (plan->family == DT_GEMM_TCS)
+        return plan->split > 1 && g->batch <= 1 && !e->t.on && g->beta == 0.0;
+    if (plan->family != DT_GEMM_WGMMA) return 0;
     const int inputs = is_16bit(g->dtype) || is_f8(g->dtype) ||
                        (g->dtype == DUET_DTYPE_F32 && g->math == DUET_MATH_TF32);
     if (!inputs || plan->math != g->math || e->math != DUET_DTYPE_F32 || e->t.on ||

@@ -237,9 +237,19 @@ static inline int dt_tiny_blocks_per_unit(int tm)
  *   - DT_EXACT_F32_NARROW: f32 with a TF32 or 3xTF32 math mode and a C at most 64 wide runs
  *     as exact f32 (the memory-bound family up to 8, the f32 tile family above): 0.73 for the
  *     tile family against 0.40-0.49 for the tensor-core families on copies; 3xTF32 on the
- *     mma.sync kernel ran at 0.09-0.41 of cuBLAS's SGEMM.
+ *     mma.sync kernel ran at 0.09-0.41 of cuBLAS's SGEMM. Not TF32 whose operands the
+ *     swizzled kernel reads as they lie, in one batch or with k at most
+ *     DT_EXACT_F32_NARROW_BATCH_K (it splits k for one batch only): on the H200's sweep those
+ *     ran 0.33-0.56 as exact f32 and 0.79-1.21 on the swizzled kernel (4096 x 16 x 4096:
+ *     0.43 and 0.81), batches of k 384-1000 0.37-0.46 and 0.50-0.78, while batches of k
+ *     2944-5088 lost (1.27 and 0.41 as exact f32, 0.51 and 0.29 swizzled).
  */
-enum { DT_TINY_K = 16, DT_TINY_K_WAVES = 3, DT_EXACT_F32_NARROW = 64 };
+enum {
+    DT_TINY_K = 16,
+    DT_TINY_K_WAVES = 3,
+    DT_EXACT_F32_NARROW = 64,
+    DT_EXACT_F32_NARROW_BATCH_K = 1024
+};
 
 /* With fewer wgmma tiles (all batches) than this many quarters of the SM count, the Hopper
  * path leaves most SMs idle and the mma.sync kernel's tiles spread better: on the H100 it ran
@@ -277,10 +287,12 @@ static inline size_t dt_gemm_gpu_plan_workspace(const dt_gemm_gpu_plan *plan)
  * duet_gemm_ex's epilogue fused into the GEMM's store. g carries it (g->epi; g->c is D, of
  * D's dtype). Plans g with dt_gemm_plan_gpu as the plain GEMM of D's width (C of the inputs'
  * 16-bit dtype or f32: the fused store converts to D's dtype itself) into *plan, and returns
- * 1 when that plan's kernel applies the epilogue: the Hopper wgmma family (packed or not) on
- * 16-bit, TF32 or 8-bit float inputs, f32 epilogue math, D and every operand f32, f16 or bf16, beta
- * 0 for the GEMM (C is the epilogue's), no intermediate. 0: the GEMM and the epilogue pass run
- * apart. Pure.
+ * 1 when that plan's kernel applies the epilogue, beta 0 for the GEMM (C is the epilogue's),
+ * no intermediate: the Hopper wgmma family (packed or not) on 16-bit, TF32 or 8-bit float
+ * inputs, f32 epilogue math, D and every operand f32, f16 or bf16; the memory-bound family
+ * and the swizzled tensor-core kernel where they split k (their reduction runs the pass's
+ * steps: every dtype and operand the pass takes). 0: the GEMM and the epilogue pass run apart.
+ * Pure.
  */
 int dt_gemm_epilogue_fuses(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan);
 
