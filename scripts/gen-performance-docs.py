@@ -129,13 +129,12 @@ SOURCES["narrow"] = {
     "files": ["gemm-narrow-probe-2026-11-29-h200.csv"],
     "date": "2026-11-29", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
                                       "cuBLAS 13"),
-    "commit": "b6fc5b3",
+    "commit": "41e08a5",
     "build": ("cmake -S . -B build -DBACKEND=cuda -DCMAKE_CUDA_ARCHITECTURES=90 "
               "-DCMAKE_BUILD_TYPE=Release -DDUET_WERROR=ON -DDUET_BUILD_LAB=ON && "
               "cmake --build build -j16 --target gemm_narrow_probe"),
     "command": "./build/lab/gemm_narrow_probe 20 full",
-    "changed": ("48a4dc7 keeps AMD's SIMT forms as they were (one chunk a turn); the NVIDIA "
-                "kernels compile to the same registers as the measured code.")}
+    "changed": None}
 
 SOURCES["epilogue"] = {
     "files": ["gemm-epilogue-2026-11-29-h200.csv", "gemm-epilogue-2026-11-29-h200-run2.csv"],
@@ -150,7 +149,7 @@ SOURCES["fp8"] = {
     "files": ["gemm-fp8-2026-11-29-h200.csv"],
     "date": "2026-11-29", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
                                       "cuBLAS 13.1"),
-    "commit": "9678438",
+    "commit": "41e08a5",
     "build": gpu_build(),
     "command": "./build-gpu/bench/duet-bench --only gemm-fp8 --reps 20 --csv <csv>",
     "changed": None}
@@ -160,7 +159,9 @@ SWEEP_NOTES = {
     "gemm-sweep-2026-11-29-h200.csv": (
         "300 problems a dtype, seed 1, on an H200 (driver 580.159.04, CUDA 13.0, cuBLAS 13), "
         "every dtype at b6fc5b3's planner and kernels, `duet-bench --sweep 300 --seed 1 "
-        "--sweep-ms 4 --sweep-dtypes <dtype> --csv <csv>`, one dtype a run, all in one session. "
+        "--sweep-ms 4 --sweep-dtypes <dtype> --csv <csv>`, one dtype a run, all in one session; "
+        "the TF32 rows re-measured at 41e08a5 (its narrow TF32 rule; the other dtypes' plans and "
+        "kernels are unchanged by it, their split reductions take one more, unused argument). "
         "i8>i32: cuBLAS ran 80 of the 300 (it refuses the others' layouts and alignments; duet's "
         "results are checked on the host for all 300). A seed draws each dtype's problems alone, "
         "so the rows are the same problems in every run."),
@@ -933,10 +934,11 @@ def narrow_section(md):
               "form, FMA-bound at 16 columns (k 700: 0.28x). The 16-bit rows it does not take "
               "(32 and 64 columns, A m-major) run on the swizzled tensor-core kernel split "
               "along k (`_splitk`; operands it cannot copy packed first, `_packed`) at "
-              "0.58-0.65x; TF32 with 16 columns runs as exact f32 on the f32 tile family "
-              "(`gemm_auto_..._f32_splitk`, the planner's narrow TF32 rule) at 0.44x, where "
-              "the swizzled kernel ran it at 0.81x (2026-11-28): open work. `warm` columns: "
-              "the same calls without the L2 flush.\n\n")
+              "0.58-0.65x; so does TF32 with 16 columns whose operands that kernel reads as "
+              "they lie (0.80x; as exact f32 on the f32 tiles, the planner's narrow TF32 rule "
+              "where they are not, it ran 0.44x). `warm` columns: the same calls without the "
+              "L2 flush. 8-bit float inputs of a narrow C take the family's MMA form on sm_89+ "
+              "(the FP8 section below).\n\n")
 
 
 def epilogue_section(md):
@@ -1025,14 +1027,16 @@ def fp8_section(md):
               "costs issue slots and waits cuBLASLt hides better; the fast rows keep all of k "
               "in the tensor core. No MMA overlaps the store, and the other layouts pay for "
               "copying one operand (two for NT). cuBLASLt's sampled error was the same as "
-              "duet's in both modes. The decode-like rows (16 or 64 rows of A against 4096 or "
-              "7168 columns) and the short prefill (128 rows) run on the same 128 x 256 tiles: "
-              "16 to 56 tiles on 132 SMs, 0.32-0.44x of cuBLASLt in TN and 0.19-0.40x in the "
-              "other layouts. The other path there is, A and B decoded to f16 and the 16-bit "
-              "memory-bound or tensor-core kernels (what `DUET_GEMM_PORTABLE=1` runs), measured "
-              "0.07-0.09x in the same session (123-385 us against cuBLASLt's 11-26), so the "
-              "planner keeps the FP8 kernel there: an FP8 kernel for a narrow C (split k, "
-              "mma.sync FP8 or smaller wgmma tiles) is open work.\n")
+              "duet's in both modes. The decode-like rows with 16 rows of A (16 x 4096 x 4096, "
+              "16 x 7168 x 8192) run in TN and TT, where the wide operand is K-major, on the "
+              "memory-bound narrow-C kernel with mma.sync FP8 instructions (`gemm_skinny_"
+              "kmajor_mma_n16_...`), the scales and the bf16 D applied in its split's "
+              "reduction: 0.58-0.77x of cuBLASLt (the Hopper tiles ran them at 0.32-0.43x); "
+              "it reads the wide operand at 0.9-1.6 TB/s, latency-bound like the 16-bit decode "
+              "rows of the narrow section. In NN and NT the wide operand is M-major and they stay on the "
+              "128 x 256 tiles with a K-major copy (0.19-0.28x), as do 64 rows (0.18-0.32x) "
+              "and the short prefill of 128 rows (0.26-0.44x): 16 to 56 tiles on 132 SMs. "
+              "Smaller FP8 tiles or split k over the wgmma tiles for those are open work.\n")
 
 
 def sweep_section(md, paths):
