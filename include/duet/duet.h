@@ -81,6 +81,7 @@ typedef struct duet_stream duet_stream;
 typedef struct duet_event duet_event;
 typedef struct duet_module duet_module;
 typedef struct duet_function duet_function;
+typedef struct duet_epilogue_fn duet_epilogue_fn;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Devices and contexts                                                                        */
@@ -490,6 +491,11 @@ typedef struct duet_gemm_epilogue {
                                      only: D = result * scale_d, read on the device          */
     duet_matrix *amax_d;          /* NULL, or 1 x 1 f32 (batch_count 1), written, D of
                                      f8e4m3/f8e5m2 only: max |result| over D, before scale_d */
+    const duet_epilogue_fn *fn;   /* NULL, or a user epilogue compiled at run time
+                                     (duet_epilogue_fn_create) that replaces every step above:
+                                     act NONE and the pointers above NULL (below)            */
+    const duet_buffer *fn_params; /* NULL, or the buffer fn's params points into (read only) */
+    size_t fn_params_offset;      /* bytes into fn_params                                    */
 } duet_gemm_epilogue;
 
 /* D = act(row_scale[i] * col_scale[j] * (alpha * op(A) * op(B)) + beta * C + bias) + residual,
@@ -565,6 +571,45 @@ DUET_API duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_
                                   const duet_matrix *a, const duet_matrix *b, double beta,
                                   const duet_matrix *c, const duet_gemm_epilogue *epi,
                                   duet_matrix *d, const duet_op_options *options);
+
+/* A user epilogue for duet_gemm_ex, compiled at run time for the context's device (CUDA: NVRTC,
+ * HIP: hiprtc, with duet_module_create's prelude; cpu: DUET_ERROR_UNSUPPORTED). source defines
+ * a device function named `name`:
+ *
+ *     __device__ float name(float acc, float c, long long row, long long col,
+ *                           const void *params)
+ *
+ * (helpers, constants and other __device__ functions may sit beside it; no kernels needed).
+ * With epi.fn set, duet_gemm_ex computes for every element of D, in f32,
+ *     acc = alpha * sum_k op(A)(row, k) op(B)(k, col)   (the GEMM's product; 0 when K or alpha
+ *                                                        is 0),
+ *     c   = beta * C(row, col)                          (one f32 rounding; 0 when C is NULL or
+ *                                                        beta is 0: C is then not read),
+ * and D(row, col) = name(acc, c, row, col, params) rounded once to D's dtype (nearest even,
+ * overflow to inf, NaN stays NaN). row and col are D's indices; with batch_count > 1, row counts
+ * down the batches (batch b's row i is b * M + i). params is fn_params' device address plus
+ * fn_params_offset (NULL when fn_params is NULL): the function reads whatever it keeps there
+ * (a bias, scales, constants). It must be a pure function of its arguments and of memory
+ * nothing else writes during the call; it runs once per element of D, in any order and
+ * concurrently.
+ *
+ * Limits of this release: f32 math only (A and B f32, f16, bf16, f8e4m3 or f8e5m2; D f32, f16
+ * or bf16), and not with epi.act, bias, scales, residual or aux (the function does what they
+ * would); the GEMM writes its product to the stream's f32 scratch and one launch of the
+ * compiled epilogue reads it (and C) and writes D: a second pass, never fused into the GEMM
+ * kernel (duet_launch_info.epilogue names it "user_epilogue_<name>", name cut to 33
+ * characters).
+ *
+ * The compilation happens here, once: duet_gemm_ex calls with fn compile nothing, and an
+ * identical (source, name, device) compilation is served from the module cache (in memory;
+ * duet_module_create's rules). A compile error is DUET_ERROR_COMPILE with the log in
+ * duet_last_compile_log() and *fn = NULL; a NULL or empty source or name, a name that is not a
+ * C identifier or is longer than 63 characters is DUET_ERROR_INVALID_ARGUMENT. fn belongs to the
+ * context (destroyed with it) and may be used from any stream of it. */
+DUET_API duet_status duet_epilogue_fn_create(duet_context *ctx, const char *source,
+                                             const char *name, duet_epilogue_fn **fn);
+/* Waits for the context's queued work, then frees fn and its compiled code. */
+DUET_API duet_status duet_epilogue_fn_destroy(duet_epilogue_fn *fn);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Groups of contexts: one GEMM over several devices of one process                            */

@@ -193,6 +193,9 @@ duet_status duet_context_destroy(duet_context *handle)
         if (b->ptr && !b->foreign) be_free(ctx->be, b->ptr);
         dt_buffer_release(b);
     }
+    cur = 0;
+    while ((h = dt_handle_take_owned(ctx->self, DT_EPILOGUE_FN, &cur, &obj)) != NULL)
+        dt_epilogue_fn_release((dt_epilogue_fn *)obj);
     /* The functions of all the context's modules at once, then the modules (releasing each
      * module's functions separately would scan the table once per module). */
     cur = 0;

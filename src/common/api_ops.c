@@ -1191,9 +1191,77 @@ static duet_status epi_check_act(const duet_gemm_epilogue *epi, duet_dtype math,
 
 static int epi_is_identity(const duet_gemm_epilogue *epi)
 {
-    return !epi || (epi->act == DUET_ACT_NONE && !epi->bias && !epi->row_scale &&
-                    !epi->col_scale && !epi->residual && !epi->aux && !epi->scale_a &&
-                    !epi->scale_b);
+    return !epi || (epi->act == DUET_ACT_NONE && !epi->bias && !epi->row_scale && !epi->col_scale &&
+                    !epi->residual && !epi->aux && !epi->scale_a && !epi->scale_b && !epi->fn);
+}
+
+duet_status dt_user_epilogue_run(dt_context *ctx, void *stream, const dt_epilogue *e, int turned,
+                                 int64_t rows, duet_launch_info *info);
+
+/* epi.fn and its parameters (duet_epilogue_fn_create): a live epilogue of D's context that
+ * replaces every built-in step, f32 math and a D of f32, f16 or bf16. */
+static duet_status check_user_epilogue(const duet_gemm_epilogue *epi, const dt_context *ctx,
+                                       duet_dtype math, duet_dtype d, const char *fn,
+                                       dt_epilogue_fn **user, void **params)
+{
+    *user = NULL;
+    *params = NULL;
+    if (!epi->fn) {
+        if (epi->fn_params || epi->fn_params_offset)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "epi.fn_params or epi.fn_params_offset is set without epi.fn");
+        return DUET_SUCCESS;
+    }
+    dt_epilogue_fn *u = (dt_epilogue_fn *)dt_handle_get(epi->fn, DT_EPILOGUE_FN);
+    if (!u)
+        return dt_fail(DUET_ERROR_INVALID_HANDLE, fn,
+                       "epi.fn is not a live handle (destroyed or never created)");
+    if (u->ctx != ctx)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "epi.fn belongs to another context than D.buffer");
+    const char *builtin = epi->act != DUET_ACT_NONE ? "epi.act"
+                          : epi->bias               ? "epi.bias"
+                          : epi->row_scale          ? "epi.row_scale"
+                          : epi->col_scale          ? "epi.col_scale"
+                          : epi->residual           ? "epi.residual"
+                          : epi->aux                ? "epi.aux"
+                          : epi->scale_a            ? "epi.scale_a"
+                          : epi->scale_b            ? "epi.scale_b"
+                          : epi->scale_d            ? "epi.scale_d"
+                          : epi->amax_d             ? "epi.amax_d"
+                                                    : NULL;
+    if (builtin)
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "epi.fn replaces the built-in epilogue, but %s is set too (act must be "
+                       "DUET_ACT_NONE and the other pointers NULL)",
+                       builtin);
+    if (math != DUET_DTYPE_F32 ||
+        !(d == DUET_DTYPE_F32 || d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16))
+        return dt_fail(DUET_ERROR_UNSUPPORTED, fn,
+                       "epi.fn takes f32 epilogue math and a D of f32, f16 or bf16; this GEMM "
+                       "has %s math and a D of %s",
+                       duet_dtype_name(math), duet_dtype_name(d));
+    if (epi->fn_params) {
+        const dt_buffer *b = (const dt_buffer *)dt_handle_get(epi->fn_params, DT_BUFFER);
+        if (!b)
+            return dt_fail(DUET_ERROR_INVALID_HANDLE, fn,
+                           "epi.fn_params is not a live handle (destroyed or never created)");
+        if (b->ctx != ctx)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "epi.fn_params belongs to another context than D.buffer");
+        if (epi->fn_params_offset > b->bytes)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "epi.fn_params_offset (%zu) is past the end of epi.fn_params (%zu "
+                           "bytes)",
+                           epi->fn_params_offset, b->bytes);
+        *params = b->ptr ? (char *)b->ptr + epi->fn_params_offset : NULL;
+    } else if (epi->fn_params_offset) {
+        return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                       "epi.fn_params_offset (%zu) is set but epi.fn_params is NULL",
+                       epi->fn_params_offset);
+    }
+    *user = u;
+    return DUET_SUCCESS;
 }
 
 /* The epilogue's f32 (math-type) intermediate in the stream's scratch, laid out as D is (so that
@@ -1337,6 +1405,10 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     st = check_scalar(alpha, math, fn, "alpha");
     if (st == DUET_SUCCESS) st = check_scalar(beta, math, fn, "beta");
     if (st == DUET_SUCCESS) st = epi_check_act(epi, math, fn);
+    dt_epilogue_fn *user = NULL;
+    void *user_params = NULL;
+    if (st == DUET_SUCCESS)
+        st = check_user_epilogue(epi, md.buf->ctx, math, d->dtype, fn, &user, &user_params);
     if (st != DUET_SUCCESS) return st;
     if (!c && beta != 0.0) {
         char text[40];
@@ -1482,6 +1554,8 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     e.beta = beta;
     e.d = epi_view(&md.view, d->dtype);
     if (c && beta != 0.0) e.c = epi_view(&mc.view, c->dtype);
+    e.user = user;
+    e.user_params = user_params;
     const epi_role roles[5] = {EPI_BIAS, EPI_ROW, EPI_COL, EPI_FULL, EPI_AUX};
     dt_epi_operand *ops[5] = {&e.bias, &e.row_scale, &e.col_scale, &e.residual, &e.aux};
     for (int i = 0; i < 5; i++)
@@ -1498,7 +1572,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     const int scaled = epi->row_scale || epi->col_scale || epi->scale_a || epi->scale_b;
     const size_t msize = duet_dtype_size(math);
     pthread_mutex_lock(&s->op_lock);
-    if (product && !d8 && (!options || options->algorithm == DUET_ALGO_AUTO)) {
+    if (product && !d8 && !user && (!options || options->algorithm == DUET_ALGO_AUTO)) {
         /* The epilogue in the GEMM's own store, where the backend's plan has one: D written
          * once, no intermediate, no second launch. */
         int fused = 0;
@@ -1516,7 +1590,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     dt_view tv; /* where the GEMM writes its product */
     memset(&tv, 0, sizeof tv);
     /* D is C in the accumulation dtype without scales: the GEMM adds beta * C itself, in place. */
-    const int gemm_adds_c = product && d->dtype == math && d_is_c && !scaled;
+    const int gemm_adds_c = product && d->dtype == math && d_is_c && !scaled && !user;
     if (gemm_adds_c) {
         tv = md.view;
         memset(&e.c, 0, sizeof e.c);
@@ -1546,13 +1620,15 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     if (d8) e.d = epi_view(&tv, math);
     if (info) info->workspace_bytes += scratch;
     /* Kernels walk D along its unit stride. */
-    if (e.d.v.cs != 1 && e.d.v.rs == 1) {
+    const int turned = e.d.v.cs != 1 && e.d.v.rs == 1;
+    if (turned) {
         swap64(&e.m, &e.n);
         dt_epi_operand *all[8] = {&e.t, &e.c, &e.bias, &e.row_scale, &e.col_scale, &e.residual,
                                   &e.aux, &e.d};
         for (int i = 0; i < 8; i++) epi_turn(all[i]);
     }
-    st = be_gemm_epilogue(ctx, s->be, &e, info);
+    st = user ? dt_user_epilogue_run(ctx, s->be, &e, turned, m, info)
+              : be_gemm_epilogue(ctx, s->be, &e, info);
     if (st == DUET_SUCCESS && d8) {
         /* D = the result (the scratch) times scale_d, rounded and saturated to D's dtype; amax. */
         dt_convert cv;

@@ -89,6 +89,16 @@ typedef struct dt_module {
     char *log;
 } dt_module;
 
+/* A user epilogue (duet_epilogue_fn_create): its compiled module and kernel on the backend. */
+typedef struct dt_epilogue_fn {
+    dt_context *ctx;
+    void *module, *kernel;
+    char name[64];
+} dt_epilogue_fn;
+
+/* Frees f and its compiled code (duet_epilogue_fn_destroy, context destruction). */
+void dt_epilogue_fn_release(dt_epilogue_fn *f);
+
 typedef struct dt_function {
     dt_module *module;
     void *be;
@@ -110,7 +120,8 @@ typedef enum dt_kind {
     DT_EVENT = 4,
     DT_MODULE = 5,
     DT_FUNCTION = 6,
-    DT_GROUP = 7 /* owned by no context (api_group.c) */
+    DT_GROUP = 7, /* owned by no context (api_group.c) */
+    DT_EPILOGUE_FN = 8
 } dt_kind;
 
 /* Registers obj under kind, owned by owner (a context handle, or NULL for a context).
@@ -266,6 +277,8 @@ typedef struct dt_epilogue {
     double lo, hi;   /* CLAMP's bounds */
     double beta;
     dt_epi_operand t, c, bias, row_scale, col_scale, residual, aux, d;
+    const dt_epilogue_fn *user; /* NULL, or D = user(t, beta * c, row, col, user_params) */
+    void *user_params;
 } dt_epilogue;
 
 /* The resolved algorithm and, for every algorithm but AUTO, the launch configuration the
