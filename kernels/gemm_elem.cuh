@@ -37,14 +37,12 @@ template <> struct gemm_elem<DUET_DTYPE_I8> {
     static constexpr int ELEM = 1;
 };
 /* The 8-bit floats: multiplied by matrix instructions only (no one-element load here). */
-template <> struct gemm_elem<DUET_DTYPE_F8E4M3> {
+struct gemm_elem_f8 {
     typedef float acc;
     static constexpr int ELEM = 1;
 };
-template <> struct gemm_elem<DUET_DTYPE_F8E5M2> {
-    typedef float acc;
-    static constexpr int ELEM = 1;
-};
+template <> struct gemm_elem<DUET_DTYPE_F8E4M3> : gemm_elem_f8 {};
+template <> struct gemm_elem<DUET_DTYPE_F8E5M2> : gemm_elem_f8 {};
 
 /* One element at p as the accumulator type. */
 template <int DT> DUET_INLINE typename gemm_elem<DT>::acc gemm_load_elem(const unsigned char *p)

@@ -177,38 +177,11 @@ duet_status duet_epilogue_fn_destroy(duet_epilogue_fn *handle)
     return DUET_SUCCESS;
 }
 
-static be_arg arg_ptr(const void *p)
-{
-    be_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = DUET_ARG_BUFFER;
-    a.v.ptr = (void *)p;
-    return a;
-}
-static be_arg arg_i64(int64_t v)
-{
-    be_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = DUET_ARG_I64;
-    a.v.i64 = v;
-    return a;
-}
-static be_arg arg_i32(int32_t v)
-{
-    be_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = DUET_ARG_I32;
-    a.v.i32 = v;
-    return a;
-}
-static be_arg arg_f32(float v)
-{
-    be_arg a;
-    memset(&a, 0, sizeof a);
-    a.kind = DUET_ARG_F32;
-    a.v.f32 = v;
-    return a;
-}
+/* One kernel argument of kind K (a duet_arg_kind's suffix) in be_arg's member F. */
+#define EPI_ARG(K, F, X)                                                                           \
+    {                                                                                              \
+        .kind = DUET_ARG_##K, .v = {.F = (X) }                                                     \
+    }
 
 duet_status dt_user_epilogue_run(dt_context *ctx, void *stream, const dt_epilogue *e, int turned,
                                  int64_t rows, duet_launch_info *info)
@@ -232,27 +205,27 @@ duet_status dt_user_epilogue_run(dt_context *ctx, void *stream, const dt_epilogu
     cfg.grid.x = (uint32_t)gx, cfg.grid.y = (uint32_t)gy, cfg.grid.z = (uint32_t)gz;
     cfg.block.x = bx, cfg.block.y = by, cfg.block.z = 1;
 
-    const be_arg args[] = {arg_ptr(e->t.on ? e->t.v.base : NULL),
-                           arg_i64(e->t.v.rs),
-                           arg_i64(e->t.v.cs),
-                           arg_i64(e->t.v.bs),
-                           arg_ptr(e->c.on ? e->c.v.base : NULL),
-                           arg_i64(e->c.v.rs),
-                           arg_i64(e->c.v.cs),
-                           arg_i64(e->c.v.bs),
-                           arg_i32((int32_t)e->c.dtype),
-                           arg_f32((float)e->beta),
-                           arg_ptr(e->d.v.base),
-                           arg_i64(e->d.v.rs),
-                           arg_i64(e->d.v.cs),
-                           arg_i64(e->d.v.bs),
-                           arg_i32((int32_t)e->d.dtype),
-                           arg_i64(e->m),
-                           arg_i64(e->n),
-                           arg_i64(e->batch),
-                           arg_i64(rows),
-                           arg_i32(turned),
-                           arg_ptr(e->user_params)};
+    const be_arg args[] = {EPI_ARG(BUFFER, ptr, e->t.on ? e->t.v.base : NULL),
+                           EPI_ARG(I64, i64, e->t.v.rs),
+                           EPI_ARG(I64, i64, e->t.v.cs),
+                           EPI_ARG(I64, i64, e->t.v.bs),
+                           EPI_ARG(BUFFER, ptr, e->c.on ? e->c.v.base : NULL),
+                           EPI_ARG(I64, i64, e->c.v.rs),
+                           EPI_ARG(I64, i64, e->c.v.cs),
+                           EPI_ARG(I64, i64, e->c.v.bs),
+                           EPI_ARG(I32, i32, (int32_t)e->c.dtype),
+                           EPI_ARG(F32, f32, (float)e->beta),
+                           EPI_ARG(BUFFER, ptr, e->d.v.base),
+                           EPI_ARG(I64, i64, e->d.v.rs),
+                           EPI_ARG(I64, i64, e->d.v.cs),
+                           EPI_ARG(I64, i64, e->d.v.bs),
+                           EPI_ARG(I32, i32, (int32_t)e->d.dtype),
+                           EPI_ARG(I64, i64, e->m),
+                           EPI_ARG(I64, i64, e->n),
+                           EPI_ARG(I64, i64, e->batch),
+                           EPI_ARG(I64, i64, rows),
+                           EPI_ARG(I32, i32, turned),
+                           EPI_ARG(BUFFER, ptr, e->user_params)};
     const duet_status st =
         be_launch(ctx, stream, e->user->kernel, &cfg, args, (int)(sizeof args / sizeof args[0]));
     if (st == DUET_SUCCESS && info) {
