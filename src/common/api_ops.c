@@ -1195,9 +1195,6 @@ static int epi_is_identity(const duet_gemm_epilogue *epi)
                     !epi->residual && !epi->aux && !epi->scale_a && !epi->scale_b && !epi->fn);
 }
 
-duet_status dt_user_epilogue_run(dt_context *ctx, void *stream, const dt_epilogue *e, int turned,
-                                 int64_t rows, duet_launch_info *info);
-
 /* epi.fn and its parameters (duet_epilogue_fn_create): a live epilogue of D's context that
  * replaces every built-in step, f32 math and a D of f32, f16 or bf16. */
 static duet_status check_user_epilogue(const duet_gemm_epilogue *epi, const dt_context *ctx,

@@ -281,6 +281,12 @@ typedef struct dt_epilogue {
     void *user_params;
 } dt_epilogue;
 
+/* Launches e's user epilogue (e->user) on the backend's stream: D from t and C, as
+ * duet_epilogue_fn_create says. turned: e is D^T's view (m and n swapped); rows: D's M, by which
+ * rows count down the batches. Names the kernel in info->epilogue and counts its launch. */
+duet_status dt_user_epilogue_run(dt_context *ctx, void *stream, const dt_epilogue *e, int turned,
+                                 int64_t rows, duet_launch_info *info);
+
 /* The resolved algorithm and, for every algorithm but AUTO, the launch configuration the
  * common layer computed and validated against the device (the backend launches exactly it).
  * For AUTO the backend picks its own configuration from the tuning tables. */
