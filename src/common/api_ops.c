@@ -770,8 +770,6 @@ static duet_status gemm_check_modes(duet_dtype dt, const duet_op_options *option
     return DUET_SUCCESS;
 }
 
-static void epi_turn(dt_epi_operand *o);
-
 /* g's A and B from the views a and b of op(A) and op(B)'s storage: the ops applied, and with
  * turn (a column-major C, solved as C^T = B^T A^T) exchanged and transposed. */
 static void gemm_operands(dt_gemm *g, const dt_view *a, const dt_view *b, duet_op op_a,
@@ -871,12 +869,7 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
             g.dtype = bt;
             g.b_dtype = dt;
         }
-        if (epi) {
-            swap64(&et.m, &et.n);
-            dt_epi_operand *all[8] = {&et.t,         &et.c,        &et.bias, &et.row_scale,
-                                      &et.col_scale, &et.residual, &et.aux,  &et.d};
-            for (int i = 0; i < 8; i++) epi_turn(all[i]);
-        }
+        if (epi) dt_epilogue_turn(&et);
     }
     dt_plan plan;
     dt_stream *s = NULL;
@@ -1143,9 +1136,12 @@ static dt_epi_operand epi_view(const dt_view *v, duet_dtype dtype)
     return o;
 }
 
-static void epi_turn(dt_epi_operand *o)
+void dt_epilogue_turn(dt_epilogue *e)
 {
-    swap64(&o->v.rs, &o->v.cs);
+    swap64(&e->m, &e->n);
+    dt_epi_operand *all[8] = {&e->t,         &e->c,        &e->bias, &e->row_scale,
+                              &e->col_scale, &e->residual, &e->aux,  &e->d};
+    for (int i = 0; i < 8; i++) swap64(&all[i]->v.rs, &all[i]->v.cs);
 }
 
 /* The act and its bounds: a duet_activation, integer math only with none, relu and clamp,
@@ -1618,12 +1614,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     if (info) info->workspace_bytes += scratch;
     /* Kernels walk D along its unit stride. */
     const int turned = e.d.v.cs != 1 && e.d.v.rs == 1;
-    if (turned) {
-        swap64(&e.m, &e.n);
-        dt_epi_operand *all[8] = {&e.t, &e.c, &e.bias, &e.row_scale, &e.col_scale, &e.residual,
-                                  &e.aux, &e.d};
-        for (int i = 0; i < 8; i++) epi_turn(all[i]);
-    }
+    if (turned) dt_epilogue_turn(&e);
     st = user ? dt_user_epilogue_run(ctx, s->be, &e, turned, m, info)
               : be_gemm_epilogue(ctx, s->be, &e, info);
     if (st == DUET_SUCCESS && d8) {

@@ -15,6 +15,8 @@
 #define SKINNY_MMAJOR_BLOCKS_PER_UNIT 4
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int is_16bit(duet_dtype d) { return d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16; }
+static int is_f8(duet_dtype d) { return d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2; }
 
 static int aligned(const void *p, int64_t stride_elems, int64_t batch_stride, int64_t batch,
                    size_t elem, size_t to)
@@ -41,7 +43,7 @@ void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *
     out->b.bs = g->a.bs;
     out->c.rs = g->c.cs;
     out->c.cs = g->c.rs;
-    if (g->dtype == DUET_DTYPE_F8E4M3 || g->dtype == DUET_DTYPE_F8E5M2) {
+    if (is_f8(g->dtype)) {
         out->dtype = g->b_dtype; /* the 8-bit floats' pair swaps with the operands */
         out->b_dtype = g->dtype;
     }
@@ -66,7 +68,7 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
     memset(plan, 0, sizeof *plan);
     if (g->m < 1 || g->n < 1 || g->k < 1 || g->batch < 1) return 0;
     const duet_dtype dt = g->dtype;
-    const int f8 = dt == DUET_DTYPE_F8E4M3 || dt == DUET_DTYPE_F8E5M2;
+    const int f8 = is_f8(dt);
     const int lowp = dt == DUET_DTYPE_F16 || dt == DUET_DTYPE_BF16 || dt == DUET_DTYPE_I8;
     if (!f8 && !lowp && dt != DUET_DTYPE_F32 && dt != DUET_DTYPE_F64 && dt != DUET_DTYPE_I32)
         return 0;
@@ -111,14 +113,11 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
      *   (docs/performance.md's FP8 section has this family's numbers). */
     const int f8_mma = nvidia && (props->capability_major > 8 ||
                                   (props->capability_major == 8 && props->capability_minor >= 9));
-    if (f8) {
-        const int c_ok = g->c_dtype == DUET_DTYPE_F32 || g->c_dtype == DUET_DTYPE_F16 ||
-                         g->c_dtype == DUET_DTYPE_BF16;
-        if (!f8_mma || !kvec || !c_ok || v.n > DT_SKINNY_MAX_N_MMA) return 0;
-        plan->form = DT_SKINNY_KMAJOR_MMA;
-        plan->nmax = v.n <= 8 ? 8 : 16;
-    } else if (nvidia && props->capability_major >= 8 && kvec && lowp &&
-               v.n <= DT_SKINNY_MAX_N_MMA) {
+    if (f8 && !(f8_mma && kvec && v.n <= DT_SKINNY_MAX_N_MMA &&
+                (g->c_dtype == DUET_DTYPE_F32 || is_16bit(g->c_dtype))))
+        return 0;
+    if (f8 ||
+        (nvidia && props->capability_major >= 8 && kvec && lowp && v.n <= DT_SKINNY_MAX_N_MMA)) {
         plan->form = DT_SKINNY_KMAJOR_MMA;
         plan->nmax = v.n <= 8 ? 8 : 16;
     } else if (!lowp && v.n <= DT_SKINNY_MAX_N_SIMT && (kmajor || mmajor)) {
@@ -208,9 +207,6 @@ dt_operand_class dt_operand_class_of(const void *base, int64_t sx, int64_t sk, i
     if (sx == 1 && aligned(base, sk, bs, batch, elem, 16)) return DT_OPERAND_X16;
     return DT_OPERAND_ANY;
 }
-
-static int is_16bit(duet_dtype d) { return d == DUET_DTYPE_F16 || d == DUET_DTYPE_BF16; }
-static int is_f8(duet_dtype d) { return d == DUET_DTYPE_F8E4M3 || d == DUET_DTYPE_F8E5M2; }
 
 /* Whether the Hopper kernels take g as its operands lie (gemm_wgmma.cu launches what this
  * accepts): capability 9.0 with the shared memory of a block; bf16/f16 -> same or f32, TF32 and

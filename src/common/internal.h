@@ -281,6 +281,9 @@ typedef struct dt_epilogue {
     void *user_params;
 } dt_epilogue;
 
+/* e seen transposed (D^T = ...): m and n, and every operand's row and column strides, swapped. */
+void dt_epilogue_turn(dt_epilogue *e);
+
 /* Launches e's user epilogue (e->user) on the backend's stream: D from t and C, as
  * duet_epilogue_fn_create says. turned: e is D^T's view (m and n swapped); rows: D's M, by which
  * rows count down the batches. Names the kernel in info->epilogue and counts its launch. */

@@ -21,33 +21,25 @@ static inline ge_operand gpu_ge_operand(const dt_epi_operand &o)
     return g;
 }
 
-/* e's operands and scalars; turned: seen transposed (m and n, and every operand's row and
- * column strides, swapped), as a kernel that solves C^T = B^T A^T indexes them. */
+/* e's operands and scalars; turned: seen transposed (dt_epilogue_turn), as a kernel that
+ * solves C^T = B^T A^T indexes them. */
 static inline ge_args gpu_ge_args(const dt_epilogue *e, bool turned)
 {
+    dt_epilogue v = *e;
+    if (turned) dt_epilogue_turn(&v);
     ge_args p;
     memset(&p, 0, sizeof p);
-    p.m = e->m, p.n = e->n, p.batch = e->batch;
-    p.t = gpu_ge_operand(e->t);
-    p.c = gpu_ge_operand(e->c);
-    p.bias = gpu_ge_operand(e->bias);
-    p.row_scale = gpu_ge_operand(e->row_scale);
-    p.col_scale = gpu_ge_operand(e->col_scale);
-    p.residual = gpu_ge_operand(e->residual);
-    p.aux = gpu_ge_operand(e->aux);
-    p.d = gpu_ge_operand(e->d);
-    p.act = (int)e->act;
-    p.lo = e->lo, p.hi = e->hi, p.beta = e->beta;
-    if (turned) {
-        const int64_t m = p.m;
-        p.m = p.n, p.n = m;
-        ge_operand *all[8] = {&p.t,         &p.c,        &p.bias, &p.row_scale,
-                              &p.col_scale, &p.residual, &p.aux,  &p.d};
-        for (int i = 0; i < 8; i++) {
-            const int64_t rs = all[i]->rs;
-            all[i]->rs = all[i]->cs, all[i]->cs = rs;
-        }
-    }
+    p.m = v.m, p.n = v.n, p.batch = v.batch;
+    p.t = gpu_ge_operand(v.t);
+    p.c = gpu_ge_operand(v.c);
+    p.bias = gpu_ge_operand(v.bias);
+    p.row_scale = gpu_ge_operand(v.row_scale);
+    p.col_scale = gpu_ge_operand(v.col_scale);
+    p.residual = gpu_ge_operand(v.residual);
+    p.aux = gpu_ge_operand(v.aux);
+    p.d = gpu_ge_operand(v.d);
+    p.act = (int)v.act;
+    p.lo = v.lo, p.hi = v.hi, p.beta = v.beta;
     return p;
 }
 
