@@ -1542,6 +1542,198 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
     free(hd);
 }
 
+/* ---- block-scaled FP8 GEMM ------------------------------------------------------------------ */
+
+/* check_f8's measure for block scales: sa[q * m + i] for row i and k block q (m x ceil(k / 128),
+ * column-major), sb[q * nq + j / 128] (ceil(k / 128) x ceil(n / 128), row-major). */
+static double check_f8_block(const uint8_t *ha, const uint8_t *hb, const uint16_t *hd, int64_t m,
+                             int64_t n, int64_t k, const float *sa, const float *sb,
+                             double *worst_acc)
+{
+    const int64_t nq = (n + 127) / 128;
+    double worst = 0;
+    for (int s = 0; s < 1024; s++) {
+        const int64_t i = (int64_t)(rnd_u64() % (uint64_t)m),
+                      j = (int64_t)(rnd_u64() % (uint64_t)n);
+        double x = 0, gauge = 0;
+        for (int64_t q = 0; q * 128 < k; q++) {
+            const double sc = (double)sa[q * m + i] * (double)sb[q * nq + j / 128];
+            double part = 0, g = 0;
+            for (int64_t p = q * 128; p < k && p < q * 128 + 128; p++) {
+                const double ab = e4m3_value(ha[i * k + p]) * e4m3_value(hb[j * k + p]);
+                part += ab;
+                g += fabs(ab);
+            }
+            x += part * sc;
+            gauge += g * fabs(sc);
+        }
+        const double got = (double)f32_of_bf16(hd[i * n + j]);
+        const double e = fabs(got - x) / (ldexp(fabs(x), -8) + ldexp(gauge, -10) + 1e-30);
+        const double acc = (fabs(got - x) - ldexp(fabs(x), -8)) / (gauge + 1e-30);
+        if (!(e <= worst)) worst = e; /* NaN stays */
+        if (acc > *worst_acc) *worst_acc = acc;
+    }
+    return worst;
+}
+
+/* e4m3 A (m x k) and B (n x k), both k-major (TN), D = sum_q sa sb A_q B_q^T in bf16 with block
+ * scales (duet_gemm_ex's epi.scale_a m x ceil(k / 128), one per row and 128 values of k, and
+ * scale_b ceil(k / 128) x ceil(n / 128), per 128 x 128 block: DeepSeek-V3's recipe), beside
+ * cuBLASLt with CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F on the activations and BLK128x128_32F
+ * on the weights (its A is duet's B, as in lt_tn), the same scale arrays. */
+static void bench_gemm_f8_block(int64_t m, int64_t n, int64_t k)
+{
+    const int64_t kq = (k + 127) / 128, nq = (n + 127) / 128;
+    const size_t na = (size_t)(m * k), nb = (size_t)(n * k), nd = (size_t)(m * n);
+    const size_t nsa = (size_t)(m * kq), nsb = (size_t)(kq * nq);
+    uint8_t *ha = (uint8_t *)xmalloc(na), *hb = (uint8_t *)xmalloc(nb);
+    uint16_t *hd = (uint16_t *)xmalloc(nd * 2);
+    float *hsa = (float *)xmalloc(nsa * 4), *hsb = (float *)xmalloc(nsb * 4);
+    for (size_t i = 0; i < na; i++)
+        ha[i] = (uint8_t)((rnd_u64() & 0x87) | ((4 + rnd_u64() % 7) << 3));
+    for (size_t i = 0; i < nb; i++)
+        hb[i] = (uint8_t)((rnd_u64() & 0x87) | ((4 + rnd_u64() % 7) << 3));
+    /* Scales 2^-2 .. 2^2 with random mantissas. */
+    for (size_t i = 0; i < nsa; i++)
+        hsa[i] = (float)ldexp(1.0 + rnd_unit(), (int)(rnd_u64() % 5) - 2);
+    for (size_t i = 0; i < nsb; i++)
+        hsb[i] = (float)ldexp(1.0 + rnd_unit(), (int)(rnd_u64() % 5) - 2);
+    duet_buffer *ba, *bb, *bd, *bsa, *bsb;
+    OK(duet_buffer_create(g_ctx, na, &ba));
+    OK(duet_buffer_create(g_ctx, nb, &bb));
+    OK(duet_buffer_create(g_ctx, nd * 2, &bd));
+    OK(duet_buffer_create(g_ctx, nsa * 4, &bsa));
+    OK(duet_buffer_create(g_ctx, nsb * 4, &bsb));
+    OK(duet_buffer_write(g_stream, ba, 0, ha, na));
+    OK(duet_buffer_write(g_stream, bb, 0, hb, nb));
+    OK(duet_buffer_write(g_stream, bsa, 0, hsa, nsa * 4));
+    OK(duet_buffer_write(g_stream, bsb, 0, hsb, nsb * 4));
+    f8_job j;
+    memset(&j, 0, sizeof j);
+    j.a = duet_matrix_make(ba, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, m, k);
+    j.b = duet_matrix_make(bb, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, n, k);
+    j.op_a = DUET_OP_N;
+    j.op_b = DUET_OP_T;
+    j.d = duet_matrix_make(bd, DUET_DTYPE_BF16, DUET_LAYOUT_ROW_MAJOR, m, n);
+    j.sa = duet_matrix_make(bsa, DUET_DTYPE_F32, DUET_LAYOUT_COL_MAJOR, m, kq);
+    j.sb = duet_matrix_make(bsb, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, kq, nq);
+    j.epi.scale_a = &j.sa;
+    j.epi.scale_b = &j.sb;
+    j.opt.algorithm = DUET_ALGO_AUTO;
+    j.opt.info = &j.info;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    char size[64];
+    snprintf(size, sizeof size, "%ldx%ldx%ld TN", (long)m, (long)n, (long)k);
+
+    double lt_ms = -1;
+#if defined(DUET_BENCH_CUBLAS)
+    void *dsa, *dsb;
+    CU(cudaMalloc(&j.da, na));
+    CU(cudaMalloc(&j.db, nb));
+    CU(cudaMalloc(&j.dc, nd * 2));
+    CU(cudaMalloc(&j.dd, nd * 2));
+    CU(cudaMalloc(&dsa, nsa * 4));
+    CU(cudaMalloc(&dsb, nsb * 4));
+    CU(cudaMemcpy(j.da, ha, na, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(j.db, hb, nb, cudaMemcpyHostToDevice));
+    j.lt_alpha = 1.0f;
+    lt_tn_open(&j.t, CUDA_R_8F_E4M3, CUDA_R_16BF, m, n, k);
+    lt_tn_desc(&j.t);
+    /* cuBLASLt's A is duet's B (the weights, 128 x 128 blocks), its B duet's A (1 x 128). */
+    const int32_t mode_w = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+                  mode_x = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_w,
+                                      sizeof mode_w));
+    LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_x,
+                                      sizeof mode_x));
+    LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &dsb,
+                                      sizeof dsb));
+    LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &dsa,
+                                      sizeof dsa));
+    cublasLtMatmulHeuristicResult_t heur[16];
+    const int found = lt_tn_heuristics(&j.t, 16, heur);
+    cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
+    for (int h = 0; h < found && st != CUBLAS_STATUS_SUCCESS; h++) {
+        j.t.algo = heur[h].algo;
+        st = lt_f8_call(&j);
+    }
+    /* The scale arrays as cuBLASLt reads them: each of the two orders of either array is tried
+     * (v bit 0: A's k blocks contiguous, bit 1: B's k blocks contiguous) and the first whose
+     * result checks is timed. */
+    float *tsa = (float *)xmalloc(nsa * 4), *tsb = (float *)xmalloc(nsb * 4);
+    int layout = -1;
+    for (int v = 0; v < 4 && st == CUBLAS_STATUS_SUCCESS && layout < 0; v++) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t q = 0; q < kq; q++) tsa[(v & 1) ? i * kq + q : q * m + i] = hsa[q * m + i];
+        for (int64_t q = 0; q < kq; q++)
+            for (int64_t jb = 0; jb < nq; jb++)
+                tsb[(v & 2) ? jb * kq + q : q * nq + jb] = hsb[q * nq + jb];
+        CU(cudaMemcpy(dsa, tsa, nsa * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(dsb, tsb, nsb * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemset(j.dd, 0xff, nd * 2));
+        st = lt_f8_call(&j);
+        CU(cudaStreamSynchronize(g_cstream));
+        CU(cudaMemcpy(hd, j.dd, nd * 2, cudaMemcpyDeviceToHost));
+        double acc = 0;
+        if (st == CUBLAS_STATUS_SUCCESS &&
+            check_f8_block(ha, hb, hd, m, n, k, hsa, hsb, &acc) <= 1.0)
+            layout = v;
+    }
+    free(tsa);
+    free(tsb);
+    if (st == CUBLAS_STATUS_SUCCESS && layout < 0)
+        fprintf(stderr, "duet-bench: cuBLASLt's block-scaled FP8 at %s checks in no scale order\n",
+                size);
+    if (st == CUBLAS_STATUS_SUCCESS && layout >= 0) {
+        CU(cudaMemset(j.dd, 0xff, nd * 2));
+        const timing ct = time_cuda(run_lt_f8, &j);
+        CU(cudaMemcpy(hd, j.dd, nd * 2, cudaMemcpyDeviceToHost));
+        double acc = 0;
+        const double err = check_f8_block(ha, hb, hd, m, n, k, hsa, hsb, &acc);
+        const int ok = err <= 1.0;
+        char check[64];
+        snprintf(check, sizeof check, "%s %.2g bound; acc %.2g; order %d", ok ? "ok" : "FAIL", err,
+                 acc, layout);
+        report("gemm fp8 block-scaled", "e4m3>bf16", size, "cublaslt",
+               "cublasLtMatmul_TN_VEC128_BLK128x128", &ct, 0, flop_rate(flops, ct.ms), flop_unit(0),
+               1.0, -1, check);
+        lt_ms = ct.ms;
+    } else {
+        fprintf(stderr, "duet-bench: no cuBLASLt block-scaled FP8 algorithm ran at %s (%d found)\n",
+                size, found);
+    }
+    LT(cublasLtMatmulDescDestroy(j.t.desc));
+    lt_tn_close(&j.t);
+    CU(cudaFree(j.da));
+    CU(cudaFree(j.db));
+    CU(cudaFree(j.dc));
+    CU(cudaFree(j.dd));
+    CU(cudaFree(dsa));
+    CU(cudaFree(dsb));
+#endif /* DUET_BENCH_CUBLAS */
+
+    progress("gemm fp8 block-scaled %s", size);
+    OK(duet_buffer_memset(g_stream, bd, 0, 0xff, nd * 2));
+    const timing t = time_duet(run_f8, &j);
+    OK(duet_buffer_read(g_stream, bd, 0, hd, nd * 2));
+    double acc = 0;
+    const double err = check_f8_block(ha, hb, hd, m, n, k, hsa, hsb, &acc);
+    const int ok = err <= 1.0;
+    if (!ok) g_failures++;
+    char check[64], kernel[sizeof j.info.kernel + sizeof j.info.epilogue + 2];
+    snprintf(check, sizeof check, "%s %.2g bound; acc %.2g", ok ? "ok" : "FAIL", err, acc);
+    snprintf(kernel, sizeof kernel, "%s%s%s", j.info.kernel, j.info.epilogue[0] ? "+" : "",
+             j.info.epilogue);
+    report("gemm fp8 block-scaled", "e4m3>bf16", size, "auto-ex", kernel, &t, 0,
+           flop_rate(flops, t.ms), flop_unit(0), lt_ms > 0 ? lt_ms / t.ms : -1, -1, check);
+    OK(duet_buffer_destroy(ba));
+    OK(duet_buffer_destroy(bb));
+    OK(duet_buffer_destroy(bd));
+    OK(duet_buffer_destroy(bsa));
+    OK(duet_buffer_destroy(bsb));
+    free(ha), free(hb), free(hd), free(hsa), free(hsb);
+}
+
 static void bench_gemm_f8_all(int quick)
 {
     header("fp8 gemm: D = sa sb A B in bf16, e4m3 A and B, device scales; TN/NN/TT/NT as cuBLAS "
@@ -1557,6 +1749,19 @@ static void bench_gemm_f8_all(int quick)
     const int64_t(*sz)[3] = g_on_gpu ? (quick ? gpu_quick : gpu) : cpu;
     const int ns = g_on_gpu ? (quick ? 2 : 7) : 1;
     for (int i = 0; i < ns; i++) bench_gemm_f8(sz[i][0], sz[i][1], sz[i][2]);
+    header("fp8 gemm, block scales: D = sum over 128-value k blocks of sa (1 x 128 per row of A) "
+           "sb (128 x 128 of B) A B^T in bf16, e4m3, TN; vs_vend: cuBLASLt (VEC128 / BLK128x128 "
+           "scales) time / duet's");
+    static const int64_t blk[][3] = {{4096, 4096, 4096},
+                                     {8192, 8192, 8192},
+                                     {4096, 7168, 16384},
+                                     {128, 7168, 4096},
+                                     {16, 7168, 8192}};
+    static const int64_t blk_quick[][3] = {{2048, 2048, 2048}};
+    static const int64_t blk_cpu[][3] = {{128, 256, 384}};
+    const int64_t(*bz)[3] = g_on_gpu ? (quick ? blk_quick : blk) : blk_cpu;
+    const int nbz = g_on_gpu ? (quick ? 1 : 5) : 1;
+    for (int i = 0; i < nbz; i++) bench_gemm_f8_block(bz[i][0], bz[i][1], bz[i][2]);
 }
 
 /* ---- transpose --------------------------------------------------------------------------- */

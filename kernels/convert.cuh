@@ -34,6 +34,11 @@ struct cv_args {
     const float *scale;    /* NULL: none */
     unsigned int *amax;    /* NULL: none; the f32 bits of max |src| */
     int saturate;
+    /* NULL, or a scale per element instead of scale: element (b, i, j) is multiplied by
+     * bscale[b * b_bs + (i >> b_rsh) * b_rs + (j >> b_csh) * b_cs]. */
+    const float *bscale;
+    int64_t b_rs, b_cs, b_bs;
+    int b_rsh, b_csh;
 };
 
 /* 2^k for -126 <= k <= 127, exactly. */
@@ -130,6 +135,7 @@ template <int SD, int DD> DUET_GLOBAL void convert_kernel(cv_args p)
         const int64_t b = r / p.rows, i = r - b * p.rows;
         const unsigned char *s = p.src + (b * p.sbs + i * p.srs) * cv_size<SD>::value;
         unsigned char *d = p.dst + (b * p.dbs + i * p.drs) * cv_size<DD>::value;
+        const float *bs = p.bscale ? p.bscale + b * p.b_bs + (i >> p.b_rsh) * p.b_rs : nullptr;
         for (int64_t j = (int64_t)blockIdx.x * CV_THREADS + threadIdx.x; j < p.cols;
              j += (int64_t)gridDim.x * CV_THREADS) {
             const float x = cv_load<SD>(s + j * p.scs * cv_size<SD>::value);
@@ -137,8 +143,10 @@ template <int SD, int DD> DUET_GLOBAL void convert_kernel(cv_args p)
             if (ax > 0x7F800000u) ax = 0x7FC00000u;
             mx = ax > mx ? ax : mx;
             /* One product, never contracted with anything: the single f32 rounding of duet.h. */
-            cv_store<DD>(d + j * p.dcs * cv_size<DD>::value, p.scale ? __fmul_rn(x, scale) : x,
-                         p.saturate != 0);
+            const float y = bs                   ? __fmul_rn(x, bs[(j >> p.b_csh) * p.b_cs])
+                            : p.scale != nullptr ? __fmul_rn(x, scale)
+                                                 : x;
+            cv_store<DD>(d + j * p.dcs * cv_size<DD>::value, y, p.saturate != 0);
         }
     }
     if (!p.amax) return; /* uniform over the grid */

@@ -105,6 +105,14 @@ struct wg_params {
     float alpha, beta;      /* floating kinds                                          */
     uint32_t ialpha, ibeta; /* i8: int32 values whose uint32 images wrap modulo 2^32   */
     int f8_fast; /* 8-bit floats, DUET_MATH_FAST_ACCUM: k summed in the tensor core only  */
+    /* 8-bit floats' block scales (dt_gemm.sa, sb; blocked 0: none). A stage's sums of row r,
+     * column c multiply sa[bt * sa_bs + (r >> sa_shift) * sa_rs + kt * sa_ks] times
+     * sb[bt * sb_bs + (c >> sb_shift) * sb_rs + kt * sb_ks] (a NULL one is 1); sb_shift is 7 (a
+     * tile half) unless sb_rs is 0. */
+    int blocked;
+    const float *sa, *sb;
+    int64_t sa_rs, sa_ks, sa_bs, sb_rs, sb_ks, sb_bs;
+    int sa_shift, sb_shift;
 };
 
 /* duet_gemm_ex's epilogue as the fused store applies it (src/common/internal.h, dt_epilogue,
@@ -158,9 +166,12 @@ DUET_SM90_INLINE void wg_mma(typename wg_traits<KIND>::acc_t *d, uint64_t da, ui
  * fragment layouts of n = 128 and n = 256 agree column by column). The tensor core's own
  * accumulation keeps about 13 fraction bits; adding its sums of 128 products in f32 bounds
  * what a long K loses to that (the promotion that cuBLASLt's default FP8 mode also makes).
+ * With block scales (SCALED) the addition is acc = fma(t, sc[h][r], acc), r the row half of
+ * t[i] (bit 1 of i): the product of the half's column scale and the thread's row scale.
  * Returns with the stage read (every group waited for). */
-template <int KIND>
-DUET_SM90_INLINE void wg_mma_f8_stage(float *acc, float *t, uint64_t da, uint64_t db)
+template <int KIND, bool SCALED>
+DUET_SM90_INLINE void wg_mma_f8_stage(float *acc, float *t, uint64_t da, uint64_t db,
+                                      const float (&sc)[2][2])
 {
     constexpr int ea = KIND == WG_F8_54 || KIND == WG_F8_55;
     constexpr int eb = KIND == WG_F8_45 || KIND == WG_F8_55;
@@ -178,8 +189,41 @@ DUET_SM90_INLINE void wg_mma_f8_stage(float *acc, float *t, uint64_t da, uint64_
 #pragma unroll
         for (int i = 0; i < 64; ++i) {
             sm90_fence_operand(t[i]);
-            acc[64 * h + i] += t[i];
+            if constexpr (SCALED)
+                acc[64 * h + i] = __fmaf_rn(t[i], sc[h][(i >> 1) & 1], acc[64 * h + i]);
+            else
+                acc[64 * h + i] += t[i];
         }
+    }
+}
+
+/* A consumer's step through the ring with 8-bit floats: wait for stage s, multiply it and add
+ * the sums to acc (wg_mma_f8_stage), release it, advance s and the phase. */
+template <int KIND, bool SCALED, int STAGES>
+DUET_SM90_INLINE void wg_f8_step(float *acc, uint64_t *full, uint64_t *empty, int &s,
+                                 uint32_t &phase, uint32_t sa_addr, uint32_t sb_addr, int tid,
+                                 const float (&sc)[2][2])
+{
+    sm90_mbar_wait(&full[s], phase);
+    float part[64];
+    wg_mma_f8_stage<KIND, SCALED>(acc, part, sm90_desc_kmajor_sw128(sa_addr + s * WG_A_STAGE_BYTES),
+                                  sm90_desc_kmajor_sw128(sb_addr + s * WG_B_STAGE_BYTES), sc);
+    if (tid == 0) sm90_mbar_arrive(&empty[s]);
+    if (++s == STAGES) {
+        s = 0;
+        phase ^= 1;
+    }
+}
+
+/* Stage kt's block scales of the thread's two rows (va) and the tile's two column halves (vb);
+ * a NULL pointer (no scale of that operand) leaves 1. */
+DUET_SM90_INLINE void wg_block_scales(float (&va)[2], float (&vb)[2], const float *const (&sap)[2],
+                                      const float *const (&sbp)[2], const wg_params &p, int kt)
+{
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        if (sap[r]) va[r] = __ldg(sap[r] + kt * p.sa_ks);
+        if (sbp[r]) vb[r] = __ldg(sbp[r] + kt * p.sb_ks);
     }
 }
 
@@ -661,17 +705,40 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                 if constexpr (F8) {
 #pragma unroll
                     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+                    if (!p.blocked) {
+                        const float one[2][2] = {{1.0f, 1.0f}, {1.0f, 1.0f}};
 #pragma unroll 1
-                    for (int kt = 0; kt < p.ktiles; ++kt) {
-                        sm90_mbar_wait(&full[s], phase);
-                        float part[64];
-                        wg_mma_f8_stage<KIND>(
-                            acc, part, sm90_desc_kmajor_sw128(sa_addr + s * WG_A_STAGE_BYTES),
-                            sm90_desc_kmajor_sw128(sb_addr + s * WG_B_STAGE_BYTES));
-                        if (tid == 0) sm90_mbar_arrive(&empty[s]);
-                        if (++s == kStages) {
-                            s = 0;
-                            phase ^= 1;
+                        for (int kt = 0; kt < p.ktiles; ++kt)
+                            wg_f8_step<KIND, false, kStages>(acc, full, empty, s, phase, sa_addr,
+                                                             sb_addr, tid, one);
+                    } else {
+                        /* Block scales: the thread's two rows (rows past m read row m - 1) and
+                         * the tile's two column halves (past n: the first). Each stage's are
+                         * loaded while the stage before it runs. */
+                        const float *sap[2] = {nullptr, nullptr}, *sbp[2] = {nullptr, nullptr};
+#pragma unroll
+                        for (int r = 0; r < 2; ++r) {
+                            const int row = min(epi_row0 + 8 * r, p.m - 1);
+                            const int col = tn * WG_BN + 128 * r < p.n ? tn * WG_BN + 128 * r : 0;
+                            if (p.sa)
+                                sap[r] =
+                                    p.sa + bt * p.sa_bs + (int64_t)(row >> p.sa_shift) * p.sa_rs;
+                            if (p.sb)
+                                sbp[r] =
+                                    p.sb + bt * p.sb_bs + (int64_t)(col >> p.sb_shift) * p.sb_rs;
+                        }
+                        float va[2] = {1.0f, 1.0f}, vb[2] = {1.0f, 1.0f};
+                        wg_block_scales(va, vb, sap, sbp, p, 0);
+#pragma unroll 1
+                        for (int kt = 0; kt < p.ktiles; ++kt) {
+                            float sc[2][2];
+#pragma unroll
+                            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                                for (int r = 0; r < 2; ++r) sc[h][r] = __fmul_rn(va[r], vb[h]);
+                            if (kt + 1 < p.ktiles) wg_block_scales(va, vb, sap, sbp, p, kt + 1);
+                            wg_f8_step<KIND, true, kStages>(acc, full, empty, s, phase, sa_addr,
+                                                            sb_addr, tid, sc);
                         }
                     }
                 }

@@ -543,6 +543,18 @@ static double unit_roundoff(duet_dtype d)
     return d == DUET_DTYPE_F16 ? 0x1p-11 : d == DUET_DTYPE_BF16 ? 0x1p-8 : 0x1p-24;
 }
 
+/* Batch q of op(X) (rows x k; X of host data h) decoded exactly into out, row-major: a
+ * batch's rows of op(A), or with op turned, its columns of op(B). */
+static void op_rows(double *out, const void *h, const duet_matrix *x, int64_t q, duet_op op,
+                    int64_t rows, int64_t k)
+{
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t p = 0; p < k; p++)
+            out[i * k + p] =
+                dt_get(h, x->dtype,
+                       dt_matrix_index(x, q, op == DUET_OP_N ? i : p, op == DUET_OP_N ? p : i));
+}
+
 /* One FP8 GEMM through duet_gemm (scales NULL: C updated in place) or duet_gemm_ex (D apart
  * from C, C NULL when beta is 0, per-tensor scales), against a reference in long double:
  *   |D - r| <= (k + 4) 2^-24 (|alpha sa sb| sum |a||b| + |beta c|) + u_D |r| + u_D 2^-14,
@@ -614,17 +626,8 @@ static void gemm_case(duet_op oa, duet_op ob, int a_col, int b_col, duet_dtype a
     double *ra = (double *)malloc((size_t)(m * k + 1) * sizeof(double));
     double *rb = (double *)malloc((size_t)(n * k + 1) * sizeof(double));
     for (int64_t q = 0; q < batch; q++) {
-        /* This batch's rows of op(A) and columns of op(B), decoded once (exact in double). */
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t p = 0; p < k; p++)
-                ra[i * k + p] = dt_get(
-                    ha, ad,
-                    dt_matrix_index(&A, q, oa == DUET_OP_N ? i : p, oa == DUET_OP_N ? p : i));
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t p = 0; p < k; p++)
-                rb[j * k + p] = dt_get(hb, bd,
-                                       dt_matrix_index(&B, bcast_b ? 0 : q, ob == DUET_OP_N ? p : j,
-                                                       ob == DUET_OP_N ? j : p));
+        op_rows(ra, ha, &A, q, oa, m, k);
+        op_rows(rb, hb, &B, bcast_b ? 0 : q, ob == DUET_OP_N ? DUET_OP_T : DUET_OP_N, n, k);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 long double acc = 0.0L;
@@ -1005,6 +1008,176 @@ static void gemm_f8_d(void)
     DT_OK(duet_buffer_destroy(b));
 }
 
+/* ---- block-scaled gemm ------------------------------------------------------------------- */
+
+/* D = alpha * sum over k blocks q (128 values) of sa(i, q) sb(q, j / 128) * sum_q a b + beta * C
+ * through duet_gemm_ex with block scales: scale_a m x ceil(k / 128) (row- or column-major:
+ * sa_col) or per tensor (sa_tensor), scale_b ceil(k / 128) x ceil(n / 128) or per tensor,
+ * each of batch_count 1 or D's (sc_batched). Against long double:
+ *   |D - r| <= (k + 6) 2^-24 (|alpha| G + |beta c|) + [FP8 instructions] 2^-8 |alpha| G
+ *              + u_D (|r| + 2^-14),  G = sum_q |sa sb| sum_q |a||b|,
+ * the roundings of the decoded and scaled operands (or of the scales' product), f32 sums, and
+ * the FP8 tensor core's 13 fraction bits within each 128 values; D's rounding. The Hopper
+ * kernel must take the TN problems with a row-major D (info names it "..._blockscaled"). */
+static int g_block_cases;
+
+static void block_case(duet_op oa, duet_op ob, duet_dtype ad, duet_dtype bd, duet_dtype dd,
+                       int d_col, int64_t m, int64_t n, int64_t k, int64_t batch, int sc_batched,
+                       int sa_tensor, int sb_tensor, int sa_col, double alpha, double beta)
+{
+    const int64_t kq = (k + 127) / 128, nq = (n + 127) / 128;
+    duet_matrix A = stored(ad, 0, oa == DUET_OP_N ? m : k, oa == DUET_OP_N ? k : m, batch);
+    duet_matrix B = stored(bd, 0, ob == DUET_OP_N ? k : n, ob == DUET_OP_N ? n : k, batch);
+    duet_matrix C = stored(DUET_DTYPE_F32, !d_col, m, n, batch);
+    duet_matrix D = stored(dd, d_col, m, n, batch);
+    const int64_t sb_n = sc_batched ? batch : 1;
+    duet_matrix SA = sa_tensor ? stored(DUET_DTYPE_F32, 0, 1, 1, 1)
+                               : stored(DUET_DTYPE_F32, sa_col, m, kq, sb_n);
+    duet_matrix SB =
+        sb_tensor ? stored(DUET_DTYPE_F32, 0, 1, 1, 1) : stored(DUET_DTYPE_F32, 0, kq, nq, sb_n);
+    size_t na, nb, nc, nd, nsa, nsb;
+    void *ha = host_random(&A, &na, 2.0), *hb = host_random(&B, &nb, 2.0);
+    void *hc = host_random(&C, &nc, 4.0), *hd = host_random(&D, &nd, 1.0);
+    float *hsa = (float *)host_random(&SA, &nsa, 1.0), *hsb = (float *)host_random(&SB, &nsb, 1.0);
+    /* Scales of both signs, magnitudes 2^-3 .. 2^3. */
+    for (size_t i = 0; i < nsa; i++)
+        hsa[i] =
+            (float)(dt_rand_uniform(-3, 3) < 0 ? -1 : 1) * exp2f((float)dt_rand_uniform(-3, 3));
+    for (size_t i = 0; i < nsb; i++)
+        hsb[i] =
+            (float)(dt_rand_uniform(-3, 3) < 0 ? -1 : 1) * exp2f((float)dt_rand_uniform(-3, 3));
+    duet_buffer *ba = upload(&A, ha, na), *bb = upload(&B, hb, nb), *bc = upload(&C, hc, nc);
+    duet_buffer *bd_ = upload(&D, hd, nd), *bsa = upload(&SA, hsa, nsa),
+                *bsb = upload(&SB, hsb, nsb);
+    duet_launch_info info;
+    duet_op_options o;
+    memset(&o, 0, sizeof o);
+    o.info = &info;
+    o.math = g_math;
+    duet_gemm_epilogue epi;
+    memset(&epi, 0, sizeof epi);
+    epi.scale_a = &SA;
+    epi.scale_b = &SB;
+    DT_OK(duet_gemm_ex(NULL, oa, ob, alpha, &A, &B, beta, beta != 0.0 ? &C : NULL, &epi, &D, &o));
+    unsigned char *got = (unsigned char *)malloc(nd * duet_dtype_size(dd));
+    DT_OK(duet_buffer_read(NULL, bd_, 0, got, nd * duet_dtype_size(dd)));
+    unsigned char *touched = (unsigned char *)calloc(nd, 1);
+    const int native = strstr(info.kernel, "e4m3") != NULL || strstr(info.kernel, "e5m2") != NULL;
+    /* Scales that are all 1 x 1 are per-tensor ones, whatever was meant. */
+    const int blocked = (!sa_tensor && (m > 1 || kq > 1)) || (!sb_tensor && (kq > 1 || nq > 1));
+    DT_CHECK(!native || !blocked || strstr(info.kernel, "_blockscaled") != NULL,
+             "kernel \"%s\" multiplied 8-bit floats but does not name the block scales",
+             info.kernel);
+    DT_CHECK(!blocked || info.math == DUET_MATH_DEFAULT,
+             "info.math %s with block scales (kernel %s)", duet_math_mode_name(info.math),
+             info.kernel);
+    if (g_expect_kernel && blocked && oa == DUET_OP_N && ob == DUET_OP_T && !d_col)
+        DT_CHECK(strncmp(info.kernel, g_expect_kernel, strlen(g_expect_kernel)) == 0 && native,
+                 "kernel \"%s\", expected %s... (%lld x %lld x %lld)", info.kernel, g_expect_kernel,
+                 (long long)m, (long long)n, (long long)k);
+    int bad = 0;
+    double *ra = (double *)malloc((size_t)(m * k + 1) * sizeof(double));
+    double *rb = (double *)malloc((size_t)(n * k + 1) * sizeof(double));
+    for (int64_t q = 0; q < batch; q++) {
+        op_rows(ra, ha, &A, q, oa, m, k);
+        op_rows(rb, hb, &B, q, ob == DUET_OP_N ? DUET_OP_T : DUET_OP_N, n, k);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                long double acc = 0.0L;
+                double gauge = 0.0;
+                for (int64_t b0 = 0; b0 < k; b0 += 128) {
+                    const int64_t qb = sc_batched ? q : 0;
+                    const double s =
+                        (double)hsa[sa_tensor ? 0 : dt_matrix_index(&SA, qb, i, b0 / 128)] *
+                        (double)hsb[sb_tensor ? 0 : dt_matrix_index(&SB, qb, b0 / 128, j / 128)];
+                    long double part = 0.0L;
+                    double g = 0.0;
+                    for (int64_t p = b0; p < k && p < b0 + 128; p++) {
+                        const double x = ra[i * k + p], y = rb[j * k + p];
+                        part += (long double)x * y;
+                        g += fabs(x * y);
+                    }
+                    acc += part * s;
+                    gauge += g * fabs(s);
+                }
+                const double c0 =
+                    beta != 0.0 ? dt_get(hc, DUET_DTYPE_F32, dt_matrix_index(&C, q, i, j)) : 0.0;
+                const double r = (double)((long double)alpha * acc) + beta * c0;
+                const double bound =
+                    (double)(k + 6) * 0x1p-24 * (fabs(alpha) * gauge + fabs(beta * c0)) +
+                    (native ? 0x1p-8 * fabs(alpha) * gauge : 0.0) +
+                    unit_roundoff(dd) * (fabs(r) + 0x1p-14);
+                const size_t di = dt_matrix_index(&D, q, i, j);
+                touched[di] = 1;
+                const double gv = dt_get(got, dd, di);
+                if (!(fabs(gv - r) <= bound) && bad++ < 4)
+                    fprintf(stderr,
+                            "block-scaled gemm (%d,%lld,%lld): got %.9g want %.9g (bound %.3g)\n",
+                            (int)q, (long long)i, (long long)j, gv, r, bound);
+            }
+    }
+    free(ra), free(rb);
+    g_block_cases++;
+    const size_t es = duet_dtype_size(dd);
+    for (size_t i = 0; i < nd; i++)
+        if (!touched[i] && memcmp(got + i * es, (unsigned char *)hd + i * es, es) != 0 && bad++ < 4)
+            fprintf(stderr, "block-scaled gemm: element %zu outside D was written\n", i);
+    DT_CHECK(bad == 0,
+             "block-scaled %c%c A %s B %s D %s%s %lldx%lldx%lld batch %lld%s scale_a %s scale_b %s "
+             "alpha %g beta %g (kernel %s): %d bad",
+             oa == DUET_OP_N ? 'N' : 'T', ob == DUET_OP_N ? 'N' : 'T', duet_dtype_name(ad),
+             duet_dtype_name(bd), duet_dtype_name(dd), d_col ? " col" : "", (long long)m,
+             (long long)n, (long long)k, (long long)batch, sc_batched ? " (scales batched)" : "",
+             sa_tensor ? "tensor"
+             : sa_col  ? "block col-major"
+                       : "block",
+             sb_tensor ? "tensor" : "block", alpha, beta, info.kernel, bad);
+    free(ha), free(hb), free(hc), free(hd), free(hsa), free(hsb), free(got), free(touched);
+    DT_OK(duet_buffer_destroy(ba));
+    DT_OK(duet_buffer_destroy(bb));
+    DT_OK(duet_buffer_destroy(bc));
+    DT_OK(duet_buffer_destroy(bd_));
+    DT_OK(duet_buffer_destroy(bsa));
+    DT_OK(duet_buffer_destroy(bsb));
+}
+
+static void gemm_block_scaled(void)
+{
+    const duet_dtype e4 = DUET_DTYPE_F8E4M3, e5 = DUET_DTYPE_F8E5M2;
+    const duet_op N = DUET_OP_N, T = DUET_OP_T;
+    const int64_t shapes[][3] = {{1, 1, 1},       {33, 17, 65},     {64, 200, 300},
+                                 {130, 260, 520}, {257, 300, 1000}, {300, 520, 2048}};
+    const int nshapes = quick ? 4 : 6;
+    duet_device_props props;
+    DT_OK(duet_context_get_props(ctx, &props));
+    const int hopper = strcmp(duet_backend_name(), "cuda") == 0 && props.capability_major == 9 &&
+                       props.capability_minor == 0;
+    g_aligned = 1;
+    g_expect_kernel = hopper ? "gemm_wgmma_" : NULL;
+    for (int s = 0; s < nshapes; s++) {
+        const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, m, n, k, 1, 0, 0, 0, s & 1, 1.0, 0.0);
+        block_case(N, T, e4, e5, DUET_DTYPE_F32, 0, m, n, k, 1, 0, 0, 0, 0, -0.5, 0.0);
+        if (quick && s > 1) continue;
+        block_case(T, N, e5, e4, DUET_DTYPE_F16, 0, m, n, k, 1, 0, 0, 0, 1, 1.0, 0.0);
+        block_case(N, T, e4, e4, DUET_DTYPE_BF16, 1, m, n, k, 1, 0, 0, 0, 0, 1.0, 0.0);
+        block_case(N, N, e4, e4, DUET_DTYPE_F32, 0, m, n, k, 1, 0, 1, 0, 0, 2.0, 0.5);
+        block_case(N, T, e5, e5, DUET_DTYPE_F32, 0, m, n, k, 1, 0, 0, 1, 0, 1.0, 0.0);
+    }
+    /* Batches: scales per batch and shared; B per tensor beside A's blocks. */
+    block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, 70, 140, 384, 3, 1, 0, 0, 1, 1.0, 0.0);
+    block_case(N, T, e4, e4, DUET_DTYPE_F32, 0, 70, 140, 384, 2, 0, 0, 0, 0, 1.0, 0.25);
+    /* FAST_ACCUM asked: block scales take the default math. */
+    g_math = DUET_MATH_FAST_ACCUM;
+    block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, 130, 260, 1000, 1, 0, 0, 0, 0, 1.0, 0.0);
+    g_math = DUET_MATH_DEFAULT;
+    /* Off TMA's boundaries: the operands are packed first, the scales unchanged. */
+    g_aligned = 0;
+    g_expect_kernel = NULL;
+    block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, 65, 129, 257, 1, 0, 0, 0, 0, 1.0, 0.0);
+    fprintf(stderr, "block scales: %d GEMMs\n", g_block_cases);
+}
+
 static void gemm_misuse(void)
 {
     duet_buffer *b = NULL;
@@ -1079,6 +1252,61 @@ static void gemm_misuse(void)
     Bf.offset = 16;
     DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_N, 1.0, &Af, &Bf, 0.0, NULL, &epi, &C, NULL),
              DUET_ERROR_UNSUPPORTED, "8-bit float");
+    /* Block scales: 4 x 256 x 4 (two k blocks): scale_a 4 x 2, scale_b 2 x 1. */
+    memset(&epi, 0, sizeof epi);
+    duet_matrix Ak = duet_matrix_make(b, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, 4, 256);
+    duet_matrix Bk = duet_matrix_make(b, DUET_DTYPE_F8E4M3, DUET_LAYOUT_ROW_MAJOR, 4, 256);
+    Bk.offset = 1024;
+    duet_matrix Dk = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 4);
+    Dk.offset = 512;
+    duet_matrix sa = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 4, 2);
+    sa.offset = 800;
+    duet_matrix sb = duet_matrix_make(b, DUET_DTYPE_F32, DUET_LAYOUT_ROW_MAJOR, 2, 1);
+    sb.offset = 840;
+    epi.scale_a = &sa;
+    epi.scale_b = &sb;
+    unsigned char before[64];
+    DT_OK(duet_buffer_read(NULL, b, 2048, before, sizeof before));
+    duet_matrix x2 = sa;
+    x2.cols = 3;
+    x2.ld = 3;
+    epi.scale_a = &x2;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_T, 1.0, &Ak, &Bk, 0.0, NULL, &epi, &Dk, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.scale_a is 4 x 3");
+    x2 = sb;
+    x2.rows = 1;
+    x2.cols = 2;
+    x2.ld = 2;
+    epi.scale_a = &sa;
+    epi.scale_b = &x2;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_T, 1.0, &Ak, &Bk, 0.0, NULL, &epi, &Dk, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.scale_b is 1 x 2");
+    x2 = sa;
+    x2.dtype = DUET_DTYPE_BF16;
+    epi.scale_a = &x2;
+    epi.scale_b = &sb;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_T, 1.0, &Ak, &Bk, 0.0, NULL, &epi, &Dk, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "scales are f32");
+    x2 = sa;
+    x2.batch_count = 2;
+    x2.batch_stride = 8;
+    epi.scale_a = &x2;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_T, 1.0, &Ak, &Bk, 0.0, NULL, &epi, &Dk, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "epi.scale_a.batch_count");
+    x2 = sb;
+    x2.offset = 516; /* inside D */
+    epi.scale_a = &sa;
+    epi.scale_b = &x2;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_T, 1.0, &Ak, &Bk, 0.0, NULL, &epi, &Dk, NULL),
+             DUET_ERROR_INVALID_ARGUMENT, "D overlaps epi.scale_b");
+    epi.scale_b = &sb;
+    epi.row_scale = &sc;
+    sc.rows = 4;
+    DT_FAILS(duet_gemm_ex(NULL, DUET_OP_N, DUET_OP_T, 1.0, &Ak, &Bk, 0.0, NULL, &epi, &Dk, NULL),
+             DUET_ERROR_UNSUPPORTED, "epi.scale_a");
+    unsigned char after[64];
+    DT_OK(duet_buffer_read(NULL, b, 2048, after, sizeof after));
+    DT_CHECK(memcmp(before, after, sizeof before) == 0, "a refused block-scaled GEMM wrote");
     DT_OK(duet_buffer_destroy(b));
 }
 
@@ -1099,6 +1327,7 @@ int main(int argc, char **argv)
     gemm_narrow();
     gemm_small_shapes();
     gemm_f8_d();
+    gemm_block_scaled();
     DT_OK(duet_context_destroy(ctx));
     return dt_finish("test_fp8");
 }

@@ -1008,6 +1008,55 @@ static void test_gpu_f8(void)
              "e4m3 16 x 4096 x 4096, B N-major (the wide operand M-major): %s, copies %d %d",
              family_name(pl.family), pl.pack_a, pl.pack_b);
 
+    /* Block scales (dt_gemm.sa, sb): only the wgmma kernel applies them, so no narrow form; the
+     * default math whatever was asked; B's grid per 128 columns or per tensor (a grid per
+     * column, which a column-major C's turn makes of A's 1 x 128 scales, has no family: the
+     * common layer then decodes and scales the operands for the f32 GEMM). Every target x
+     * shape x layout x room x grid. */
+    const float *const sp = (const float *)(uintptr_t)(6 << 20);
+    int bplans = 0;
+    for (int w = 0; w < T_COUNT; w++)
+        for (int mi = 0; mi < 7; mi++)
+            for (int ki = 0; ki < 7; ki++)
+                for (int lay = 0; lay < 8; lay++)
+                    for (int ri = 0; ri < 3; ri++)
+                        for (int grid = 0; grid < 4; grid++) {
+                            const int64_t m = dims[mi], n = dims[(mi + ki) % 7], k = dims[ki];
+                            g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_FAST_ACCUM, m, n, k,
+                                            lay & 1, (lay >> 1) & 1, (lay >> 2) & 1);
+                            g.b_dtype = DUET_DTYPE_F8E5M2;
+                            g.c_dtype = DUET_DTYPE_BF16;
+                            /* grid 0: A per row, B per 128 columns; 1: A absent, B per 128;
+                             * 2: A per row, B per tensor; 3: B per column (no kernel). */
+                            const dt_scale_grid ga = {
+                                grid == 1 ? NULL : sp, grid == 3 ? 0 : 1, m, 0, 0, 7};
+                            const dt_scale_grid gb = {sp + 4096, grid == 2 ? 0 : 1, n,
+                                                      0,         grid == 3 ? 0 : 7, 7};
+                            g.sa = ga;
+                            g.sb = gb;
+                            pl = plan_of(&g, w, rooms[ri]);
+                            bplans++;
+                            const int a_ok = !(lay & 1) && k % 16 == 0;
+                            const int b_ok = !((lay >> 1) & 1) && k % 16 == 0 && !((lay >> 2) & 1);
+                            const size_t need =
+                                (a_ok ? 0 : ((size_t)m * ((k + 15) / 16 * 16) + 255) / 256 * 256) +
+                                (b_ok ? 0 : ((size_t)n * ((k + 15) / 16 * 16) + 255) / 256 * 256);
+                            const int want = w == T_H200 && grid != 3 && need <= rooms[ri];
+                            const int ok = want ? pl.family == DT_GEMM_WGMMA &&
+                                                      pl.math == DUET_MATH_DEFAULT &&
+                                                      pl.pack_a == !a_ok && pl.pack_b == !b_ok
+                                                : pl.family == DT_GEMM_FAMILY_NONE;
+                            DT_CHECK(ok,
+                                     "block-scaled f8 %lldx%lldx%lld layout %d room %zu grid %d "
+                                     "on %d: %s math %d (%s)",
+                                     (long long)m, (long long)n, (long long)k, lay, rooms[ri], grid,
+                                     w, family_name(pl.family), (int)pl.math,
+                                     pl.rule ? pl.rule : "");
+                        }
+    printf("  %d block-scaled FP8 plans checked\n", bplans);
+    memset(&g.sa, 0, sizeof g.sa);
+    memset(&g.sb, 0, sizeof g.sb);
+
     /* The fused epilogue: scales (the row and column scale slots, broadcast), a bias, GELU. */
     dt_epilogue e;
     memset(&e, 0, sizeof e);

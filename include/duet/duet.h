@@ -421,11 +421,10 @@ typedef struct duet_op_options {
  * f16 (bf16 for a C of bf16) in a per-stream workspace, two duet_convert passes named by
  * duet_launch_info.prologue, and runs the 16-bit GEMM on them: the error is then that of an f32
  * accumulation of exact products, |C - exact| <= about k * 2^-24 * sum |a||b| plus the final
- * rounding to C. Per-tensor scales are duet_gemm_ex's epi.scale_a / scale_b (applied in the
- * Hopper kernel's store, or in the split reduction of the narrow kernel). The sm_89 mma FP8
- * instructions for other than a narrow C, MI300 MFMA FP8 and block scaling (1 x 128 / 128 x 128
- * scale tiles) are not there yet. Like any growing workspace, a stream capturing into a graph
- * needs one uncaptured run of the same shapes first. */
+ * rounding to C. Per-tensor scales and block scales (1 x 128 for A, 128 x 128 for B) are
+ * duet_gemm_ex's epi.scale_a / scale_b. The sm_89 mma FP8 instructions for other than a narrow
+ * C and MI300 MFMA FP8 are not there yet. Like any growing workspace, a stream capturing into a
+ * graph needs one uncaptured run of the same shapes first. */
 DUET_API duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double alpha,
                                const duet_matrix *a, const duet_matrix *b, double beta,
                                duet_matrix *c, const duet_op_options *options);
@@ -483,10 +482,13 @@ typedef struct duet_gemm_epilogue {
     const duet_matrix *col_scale;
     const duet_matrix *residual;
     duet_matrix *aux;
-    const duet_matrix *scale_a;   /* NULL, or 1 x 1 f32 (batch_count 1), A of f8e4m3/f8e5m2
-                                     only: the per-tensor scale of A, read on the device when
-                                     the op runs (a captured graph sees its current value)   */
-    const duet_matrix *scale_b;   /* likewise for B                                          */
+    const duet_matrix *scale_a;   /* NULL, or f32, A of f8e4m3/f8e5m2 only, read on the device
+                                     when the op runs (a captured graph sees its values): 1 x 1
+                                     (batch_count 1), A's per-tensor scale, or m x ceil(k / 128)
+                                     block scales, one per row of op(A) and 128 values of k
+                                     (duet_gemm_ex, "Block scales")                          */
+    const duet_matrix *scale_b;   /* likewise for B: 1 x 1, or ceil(k / 128) x ceil(n / 128)
+                                     block scales, one per 128 x 128 block of op(B)          */
     const duet_matrix *scale_d;   /* NULL, or 1 x 1 f32 (batch_count 1), D of f8e4m3/f8e5m2
                                      only: D = result * scale_d, read on the device          */
     duet_matrix *amax_d;          /* NULL, or 1 x 1 f32 (batch_count 1), written, D of
@@ -548,7 +550,30 @@ typedef struct duet_gemm_epilogue {
  * They take the places of row_scale and col_scale in the epilogue pass (broadcast over D), so
  * this release refuses either with row_scale or col_scale (DUET_ERROR_UNSUPPORTED), as it
  * refuses them for A and B of any other dtype. A scale that is not a 1 x 1 f32 matrix of
- * batch_count 1, or that D or aux overlaps, is DUET_ERROR_INVALID_ARGUMENT.
+ * batch_count 1 or a block scale (below), or that D or aux overlaps, is
+ * DUET_ERROR_INVALID_ARGUMENT.
+ *
+ * Block scales (DeepSeek-V3's recipe; any layout, ld and offset, batch_count 1 or D's):
+ * scale_a m x ceil(k / 128), sa(i, q) for row i of op(A) and k in [128 q, 128 q + 128);
+ * scale_b ceil(k / 128) x ceil(n / 128), sb(q, c) for the 128 x 128 block of op(B) at k block q
+ * and columns [128 c, 128 c + 128). The product is then
+ *   acc(i, j) = sum over q of P_q(i, j) * s_q(i, j),  s_q(i, j) = sa(i, q) * sb(q, j / 128),
+ * P_q the block's 128 products, and t = alpha * acc goes on to the steps above from beta * C
+ * (no per-tensor multiplications after it). A 1 x 1 scale beside a block one is its s factor
+ * for every block (1 x 1 is always per tensor, so a problem whose blocks are all one block is
+ * per-tensor scaled); a NULL one is 1. On Hopper (sm_90) with a row-major (unit column stride)
+ * D the FP8 wgmma kernel multiplies: each block's sums leave the tensor core in f32 (P_q, with
+ * its error as "8-bit float A and B" of duet_gemm states) and acc = fma(P_q, s_q, acc) in f32,
+ * s_q one f32 product; info.kernel ends in "_blockscaled" (then "_packed" where A or B is
+ * copied K-major first), and options.math FAST_ACCUM is taken as DEFAULT (info.math says so):
+ * summing k in the tensor core only leaves no place for the scales. Everywhere else (other
+ * devices, the cpu backend, a column-major D with scale_a in blocks) A and B are decoded to
+ * f32 with their
+ * scales multiplied in (one f32 rounding each: a(i, p) sa(i, p / 128) and b(p, j)
+ * sb(p / 128, j / 128)) in the stream's workspace (info.prologue names the two conversions) and
+ * the f32 GEMM (exact f32 math) multiplies them: |acc - exact| <= about (k + 2) 2^-24 sum over
+ * p of |a sa b sb|. A block scale of the wrong shape or batch_count is
+ * DUET_ERROR_INVALID_ARGUMENT.
  *
  * An 8-bit float D (f32 math): D = round(result * scale_d) to D's dtype, result being the f32
  * value the steps above give (D = t), multiplied by scale_d in f32 when there is one, rounded

@@ -722,9 +722,21 @@ static void f8_decoded_view(const dt_view *v, int64_t rows, int64_t cols, void *
     out->bs = v->bs == 0 ? 0 : rows * cols;
 }
 
+/* g with its rows and columns exchanged. */
+static dt_scale_grid grid_turned(dt_scale_grid g)
+{
+    swap64(&g.rs, &g.cs);
+    const int t = g.rshift;
+    g.rshift = g.cshift;
+    g.cshift = t;
+    return g;
+}
+
+/* bscale (p NULL: none): a scale grid over the operand as stored (rows x cols), multiplied
+ * into each decoded value (dt is then f32). */
 static duet_status f8_decode(dt_context *ctx, dt_stream *s, duet_dtype from, duet_dtype dt,
                              const dt_view *v, int64_t rows, int64_t cols, int64_t nb, void *dst,
-                             dt_view *out)
+                             dt_view *out, dt_scale_grid bscale)
 {
     const int row_major = v->cs == 1 || v->rs != 1;
     f8_decoded_view(v, rows, cols, dst, out);
@@ -738,10 +750,12 @@ static duet_status f8_decode(dt_context *ctx, dt_stream *s, duet_dtype from, due
     c.saturate = 1; /* never used: every value fits */
     c.src = *v;
     c.dst = *out;
+    c.bscale = bscale;
     if (!row_major) {
         swap64(&c.rows, &c.cols);
         swap64(&c.src.rs, &c.src.cs);
         swap64(&c.dst.rs, &c.dst.cs);
+        c.bscale = grid_turned(c.bscale);
     }
     return be_convert(ctx, s->be, &c, NULL);
 }
@@ -791,7 +805,8 @@ static void gemm_operands(dt_gemm *g, const dt_view *a, const dt_view *b, duet_o
 /* The GEMM of duet_gemm and duet_gemm_ex, on validated operands: the view cv (of dtype ct) =
  * alpha * op(A) * op(B) + beta * cv over m x n x batch, with duet_gemm's cases (an empty C,
  * no product, the column-major turn). locked: the caller holds the stream's op lock (else it is
- * taken around the backend's gemm).
+ * taken around the backend's gemm). bsc: NULL, or the block scales of 8-bit float op(A) and
+ * op(B) (dt_gemm.sa, sb before the turn; a NULL p is 1).
  * epi (duet_gemm_ex, with a product and the lock held): cv is D and epi the epilogue, in D's
  * orientation. The GEMM runs with the epilogue in its store where be_gemm_fuses_epilogue says
  * so (*fused = 1); else nothing is queued (*fused = 0) and the caller runs the two passes. */
@@ -799,7 +814,8 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
                             double alpha, const dt_view *av, const dt_view *bv, double beta,
                             dt_view cv, duet_dtype dt, duet_dtype bt, duet_dtype ct, int64_t m,
                             int64_t n, int64_t k, int64_t batch, const duet_op_options *options,
-                            int locked, const char *fn, const dt_epilogue *epi, int *fused)
+                            int locked, const char *fn, const dt_epilogue *epi, int *fused,
+                            const dt_scale_grid *bsc)
 {
     if (fused) *fused = 0;
     duet_status st;
@@ -857,6 +873,11 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     g.alpha = alpha;
     g.beta = beta;
     g.c = cv;
+    if (bsc) {
+        g.sa = bsc[0];
+        g.sb = bsc[1];
+    }
+    const int scaled = g.sa.p || g.sb.p;
     /* Column-major C: solve C^T = B^T A^T so that kernels always write along rows. */
     const int turn = g.c.cs != 1 && g.c.rs == 1;
     gemm_operands(&g, av, bv, op_a, op_b, turn);
@@ -869,6 +890,9 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
             g.dtype = bt;
             g.b_dtype = dt;
         }
+        const dt_scale_grid t = g.sa;
+        g.sa = g.sb;
+        g.sb = t;
         if (epi) dt_epilogue_turn(&et);
     }
     dt_plan plan;
@@ -882,11 +906,15 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     /* 8-bit float A and B: multiplied as they are where the backend has FP8 instructions for
      * the problem (be_gemm_takes_f8). Otherwise they are decoded exactly to f16 (to bf16 for a
      * bf16 C, whose GEMM then needs no other output dtype) in the stream's f8 workspace, and
-     * the 16-bit GEMM (products exact in f32, f32 accumulation) runs on them. Neither is read
-     * when the product is skipped. */
+     * the 16-bit GEMM (products exact in f32, f32 accumulation) runs on them. Block scales are
+     * multiplied into the decoded values, which are then f32 (one rounding each), for the f32
+     * GEMM (duet_gemm's exact f32 math). Neither is read when the product is skipped. */
     const int f8 = is_f8(dt);
     const int f8_decode_run = f8 && !(g.k != 0 && be_gemm_takes_f8(ctx, s->be, &g));
-    const duet_dtype run_dt = ct == DUET_DTYPE_BF16 ? DUET_DTYPE_BF16 : DUET_DTYPE_F16;
+    const duet_dtype run_dt = scaled                  ? DUET_DTYPE_F32
+                              : ct == DUET_DTYPE_BF16 ? DUET_DTYPE_BF16
+                                                      : DUET_DTYPE_F16;
+    const size_t run_elem = duet_dtype_size(run_dt);
     const int64_t ar = op_a == DUET_OP_N ? m : k, ac = op_a == DUET_OP_N ? k : m;
     const int64_t br = op_b == DUET_OP_N ? k : n, bc = op_b == DUET_OP_N ? n : k;
     const int64_t anb = av->bs == 0 ? 1 : batch, bnb = bv->bs == 0 ? 1 : batch;
@@ -896,10 +924,19 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
     if (f8_decode_run) {
         g.dtype = g.b_dtype = run_dt;
         g.math = DUET_MATH_DEFAULT; /* exact sums: FAST_ACCUM permits, never requires */
+        memset(&g.sa, 0, sizeof g.sa);
+        memset(&g.sb, 0, sizeof g.sb);
         if (g.k != 0) {
-            /* Each fits: A and B themselves span at least as many (1-byte) elements. */
-            a_bytes = (((size_t)(anb * ar * ac) * 2) + 255) & ~(size_t)255;
-            f8_bytes = a_bytes + (size_t)(bnb * br * bc) * 2;
+            /* A and B themselves span as many (1-byte) elements: an overflow is the address
+             * space's. */
+            if ((size_t)(anb * ar * ac) > (SIZE_MAX - 256) / 2 / run_elem ||
+                (size_t)(bnb * br * bc) > (SIZE_MAX - 256) / 2 / run_elem) {
+                if (!locked) pthread_mutex_unlock(&s->op_lock);
+                return dt_fail(DUET_ERROR_OUT_OF_MEMORY, fn,
+                               "the decoded 8-bit float operands overflow the address space");
+            }
+            a_bytes = (((size_t)(anb * ar * ac) * run_elem) + 255) & ~(size_t)255;
+            f8_bytes = a_bytes + (size_t)(bnb * br * bc) * run_elem;
             st = dt_workspace_reserve(ctx, s->be, &s->f8_ws, f8_bytes, fn, &f8_p);
             if (st != DUET_SUCCESS) {
                 if (!locked) pthread_mutex_unlock(&s->op_lock);
@@ -920,9 +957,18 @@ static duet_status gemm_run(duet_stream *stream, dt_context *ctx, duet_op op_a, 
         *fused = 1;
     }
     if (f8_bytes) {
-        st = f8_decode(ctx, s, dt, run_dt, av, ar, ac, anb, f8_p, &a_run);
+        /* The grids over (row or column of C, k) as A and B are stored: A is (i, k) for op N,
+         * B (k, j). */
+        dt_scale_grid ga, gb;
+        memset(&ga, 0, sizeof ga);
+        memset(&gb, 0, sizeof gb);
+        if (bsc) {
+            ga = op_a == DUET_OP_N ? bsc[0] : grid_turned(bsc[0]);
+            gb = op_b == DUET_OP_N ? grid_turned(bsc[1]) : bsc[1];
+        }
+        st = f8_decode(ctx, s, dt, run_dt, av, ar, ac, anb, f8_p, &a_run, ga);
         if (st == DUET_SUCCESS)
-            st = f8_decode(ctx, s, bt, run_dt, bv, br, bc, bnb, (char *)f8_p + a_bytes, &b_run);
+            st = f8_decode(ctx, s, bt, run_dt, bv, br, bc, bnb, (char *)f8_p + a_bytes, &b_run, gb);
     }
     if (st == DUET_SUCCESS) st = be_gemm(ctx, s->be, &g, &plan, info);
     if (!locked) pthread_mutex_unlock(&s->op_lock);
@@ -1004,7 +1050,7 @@ duet_status duet_gemm(duet_stream *stream, duet_op op_a, duet_op op_b, double al
                        overlaps(&mc, &ma) ? "A" : "B");
 
     return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, beta, mc.view, dt, b->dtype,
-                    ct, m, n, k, mc.batch, options, 0, fn, NULL, NULL);
+                    ct, m, n, k, mc.batch, options, 0, fn, NULL, NULL, NULL);
 }
 
 /* ---- gemm with an epilogue --------------------------------------------------------------- */
@@ -1332,15 +1378,28 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
                                "%s.buffer belongs to another context than D.buffer", names[i]);
     }
 
-    /* Per-tensor scales of 8-bit float A and B: one f32 each, on the device. */
+    /* Scales of 8-bit float A and B on the device: one f32 each (1 x 1, per tensor), or block
+     * scales (shapes checked with the others below). */
     mat msc[2];
     memset(msc, 0, sizeof msc);
     const duet_matrix *const scl[2] = {epi->scale_a, epi->scale_b};
     const char *const sname[2] = {"epi.scale_a", "epi.scale_b"};
     const char *const sld[2] = {"epi.scale_a.ld", "epi.scale_b.ld"};
+    int sblock[2] = {0, 0};
     for (int i = 0; i < 2; i++) {
         if (!scl[i]) continue;
-        st = check_epi_scalar(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
+        sblock[i] = !(scl[i]->rows == 1 && scl[i]->cols == 1 && scl[i]->batch_count <= 1);
+        if (sblock[i]) {
+            st = check_matrix(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
+            if (st == DUET_SUCCESS && msc[i].buf->ctx != md.buf->ctx)
+                st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                             "%s.buffer belongs to another context than D.buffer", sname[i]);
+            if (st == DUET_SUCCESS && scl[i]->dtype != DUET_DTYPE_F32)
+                st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s is %s but scales are f32",
+                             sname[i], duet_dtype_name(scl[i]->dtype));
+        } else {
+            st = check_epi_scalar(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
+        }
         if (st == DUET_SUCCESS && !is_f8(a->dtype))
             st = dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                          "%s applies to 8-bit float A and B only; A is %s", sname[i],
@@ -1446,6 +1505,25 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
         st = epi_check_shape(&ea[i], m, n, batch, fn);
         if (st != DUET_SUCCESS) return st;
     }
+    /* Block scales: A's m x ceil(k / 128) (a scale per row of op(A) and 128 values of k), B's
+     * ceil(k / 128) x ceil(n / 128) (per 128 x 128 block of op(B)). */
+    const int64_t kq = (k + 127) / 128, nq = (n + 127) / 128;
+    for (int i = 0; i < 2; i++) {
+        if (!sblock[i]) continue;
+        const int64_t r = i ? kq : m, cc = i ? nq : kq;
+        if (scl[i]->rows != r || scl[i]->cols != cc)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s is %lld x %lld, but is one f32 (1 x 1) or, as block scales, %s "
+                           "(%lld x %lld here)",
+                           sname[i], (long long)scl[i]->rows, (long long)scl[i]->cols,
+                           i ? "ceil(k / 128) x ceil(n / 128), one per 128 x 128 block of op(B)"
+                             : "m x ceil(k / 128), one per row of op(A) and 128 values of k",
+                           (long long)r, (long long)cc);
+        if (msc[i].batch != batch && msc[i].batch != 1)
+            return dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
+                           "%s.batch_count (%lld) is neither D's (%lld) nor 1", sname[i],
+                           (long long)msc[i].batch, (long long)batch);
+    }
 
     /* ---- overlaps: D and aux are written; D may be C exactly ---- */
     if (overlaps(&md, &ma) || overlaps(&md, &mb))
@@ -1532,7 +1610,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     if (epi_is_identity(epi) && gemm_dtypes_supported(dt, b->dtype, d->dtype) &&
         (d_is_c || beta == 0.0))
         return gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, d_is_c ? beta : 0.0,
-                        md.view, dt, b->dtype, d->dtype, m, n, k, batch, options, 0, fn, NULL,
+                        md.view, dt, b->dtype, d->dtype, m, n, k, batch, options, 0, fn, NULL, NULL,
                         NULL);
 
     dt_epilogue e;
@@ -1553,12 +1631,30 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     dt_epi_operand *ops[5] = {&e.bias, &e.row_scale, &e.col_scale, &e.residual, &e.aux};
     for (int i = 0; i < 5; i++)
         if (ea[i].m) *ops[i] = epi_operand(&ea[i].chk, roles[i], ea[i].per_row);
-    /* scale_a and scale_b take the row and column scales' places, broadcast over all of D. */
-    for (int i = 0; i < 2; i++)
-        if (scl[i]) {
-            dt_view v = {msc[i].view.base, 0, 0, 0};
+    /* Per-tensor scale_a and scale_b take the row and column scales' places, broadcast over all
+     * of D. With a block scale both multiply the products of each 128 values of k inside the
+     * GEMM instead (dt_gemm.sa, sb), a per-tensor one as a grid of strides 0. */
+    const int blocked = sblock[0] || sblock[1];
+    dt_scale_grid bsc[2];
+    memset(bsc, 0, sizeof bsc);
+    for (int i = 0; i < 2; i++) {
+        if (!scl[i]) continue;
+        const dt_view *sv = &msc[i].view;
+        if (!blocked) {
+            dt_view v = {sv->base, 0, 0, 0};
             *(i ? &e.col_scale : &e.row_scale) = epi_view(&v, DUET_DTYPE_F32);
+            continue;
         }
+        bsc[i].p = (const float *)sv->base;
+        bsc[i].cshift = 7;
+        if (!sblock[i]) continue;
+        bsc[i].bs = msc[i].batch > 1 ? sv->bs : 0;
+        /* A's grid is scale_a itself; B's (column j of C, k) is scale_b's transpose. */
+        bsc[i].rs = i ? sv->cs : sv->rs;
+        bsc[i].cs = i ? sv->rs : sv->cs;
+        bsc[i].rshift = i ? 7 : 0;
+    }
+    const dt_scale_grid *bscp = blocked ? bsc : NULL;
 
     /* Where the GEMM writes alpha * acc at full precision (duet.h, "How it runs"). */
     const int product = k != 0 && alpha != 0.0;
@@ -1570,7 +1666,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
          * once, no intermediate, no second launch. */
         int fused = 0;
         st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, 0.0, md.view, dt,
-                      b->dtype, d->dtype, m, n, k, batch, options, 1, fn, &e, &fused);
+                      b->dtype, d->dtype, m, n, k, batch, options, 1, fn, &e, &fused, bscp);
         if (st != DUET_SUCCESS || fused) {
             pthread_mutex_unlock(&s->op_lock);
             if (st == DUET_SUCCESS && info)
@@ -1601,7 +1697,7 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     }
     if (product) {
         st = gemm_run(stream, ctx, op_a, op_b, alpha, &ma.view, &mb.view, gemm_adds_c ? beta : 0.0,
-                      tv, dt, b->dtype, math, m, n, k, batch, options, 1, fn, NULL, NULL);
+                      tv, dt, b->dtype, math, m, n, k, batch, options, 1, fn, NULL, NULL, bscp);
         if (st != DUET_SUCCESS) {
             pthread_mutex_unlock(&s->op_lock);
             return st;

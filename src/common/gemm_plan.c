@@ -648,6 +648,16 @@ static void skinny_in_room(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gp
     plan->math = DUET_MATH_DEFAULT;
 }
 
+/* Whether the Hopper FP8 kernel takes g's block scales (dt_gemm.sa, sb): grids over k blocks of
+ * 128 (a stage), A's over rows at any granularity, B's per 128 columns or per tensor. */
+static int wgmma_takes_block_scales(const dt_gemm *g)
+{
+    const dt_scale_grid *a = &g->sa, *b = &g->sb;
+    if (a->p && (a->cshift != 7 || a->rshift < 0 || a->rshift > 30)) return 0;
+    if (b->p && (b->cshift != 7 || (b->rshift != 7 && b->rs != 0))) return 0;
+    return 1;
+}
+
 /* 8-bit float A and B: the memory-bound family's mma.sync form for a narrow C where it takes A
  * (K-major on 16-byte boundaries, sm_89+), else the Hopper kernel with FP8 instructions, which read
  * K-major operands only, on the operands as they lie or on K-major copies of those that are not (or
@@ -656,12 +666,17 @@ static void skinny_in_room(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gp
  * 16 bits for the 16-bit plan. */
 static void plan_f8(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
 {
-    if (dt_gemm_plan_skinny(g, t->props, &plan->skinny)) {
+    const int blocked = g->sa.p || g->sb.p;
+    if (!blocked && dt_gemm_plan_skinny(g, t->props, &plan->skinny)) {
         skinny_in_room(g, t, plan);
         plan->rule = "narrow C of 8-bit floats: memory-bound mma.sync, A read once";
         return;
     }
-    plan->math = g->math; /* DEFAULT or FAST_ACCUM: the kernel does either */
+    /* Block scales: the Hopper kernel multiplies each stage's sums (128 values of k) by A's
+     * scale of the row and B's of the column; B's must be one per 128 columns (a tile half) or
+     * per tensor. Its promotion is then the default math's. */
+    if (blocked && !wgmma_takes_block_scales(g)) return;
+    plan->math = blocked ? DUET_MATH_DEFAULT : g->math; /* the kernel does DEFAULT or FAST_ACCUM */
     if (wgmma_covers(g, t)) {
         plan->family = DT_GEMM_WGMMA;
         plan->rule = "Hopper FP8 wgmma on the operands as they lie";

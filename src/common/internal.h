@@ -187,6 +187,18 @@ typedef struct dt_view {
     int64_t rs, cs, bs;
 } dt_view;
 
+/* A grid of f32 scales over a rows x cols (x batch) index space, one value per block of
+ * 2^rshift rows and 2^cshift columns: the value of element (b, r, c) is
+ * p[b * bs + (r >> rshift) * rs + (c >> cshift) * cs] (strides in elements; 0 broadcasts).
+ * p NULL: none. The block scales of 8-bit float GEMM operands (duet_gemm_ex's epi.scale_a and
+ * scale_b in their block shapes) are grids over (row or column of C, k) with cshift 7; a
+ * per-tensor scale beside one is a grid of strides 0. */
+typedef struct dt_scale_grid {
+    const float *p;
+    int64_t rs, cs, bs;
+    int rshift, cshift;
+} dt_scale_grid;
+
 /* C(m x n) = alpha * A(m x k) * B(k x n) + beta * C, op() already folded into the strides.
  * The common layer arranges c.cs == 1 whenever C has a unit stride at all (by solving the
  * transposed problem C^T = B^T A^T when C is column-major). For a C of f16 or bf16 the backend
@@ -206,6 +218,12 @@ typedef struct dt_gemm {
      * be_gemm_fuses_epilogue said so; then c is D (c_dtype D's dtype), beta is 0 (the
      * epilogue's C and beta are its own) and epi is turned like g. */
     const struct dt_epilogue *epi;
+    /* Block scales of 8-bit float A and B (sa.p NULL: none; then sb.p is NULL too): sa over
+     * (row i of C, k), sb over (column j of C, k), both with cshift 7. The product is
+     * C(i, j) = sum over k blocks q of P_q(i, j) * (sa(i, 128 q) * sb(j, 128 q)), P_q the sum of
+     * the block's 128 products (duet.h gives the roundings). Exchanged with A and B in the
+     * column-major turn. */
+    dt_scale_grid sa, sb;
 } dt_gemm;
 
 /* out(i, j) = in(i, j) over rows x cols x batch: a strided copy. duet_transpose arrives here
@@ -252,6 +270,9 @@ typedef struct dt_convert {
     dt_view src, dst;
     const void *scale;
     void *amax;
+    /* NULL p, or a scale per element instead of scale (never both): dst(b, i, j) =
+     * convert(src(b, i, j) * bscale(b, i, j)), one f32 rounding of the product. */
+    dt_scale_grid bscale;
 } dt_convert;
 
 /* One operand of a GEMM epilogue pass: on = 0 when absent. Every operand is seen as an

@@ -143,8 +143,12 @@ duet_status be_convert(dt_context *ctx, void *stream, const dt_convert *c,
                 uint32_t ax = f32_bits(x) & 0x7FFFFFFFu;
                 if (ax > 0x7F800000u) ax = 0x7FC00000u;
                 if (ax > amax) amax = ax;
-                store(d + (size_t)(j * c->dst.cs) * ed, c->dst_dtype, c->scale ? x * scale : x,
-                      c->saturate);
+                const dt_scale_grid *g = &c->bscale;
+                const float y =
+                    g->p ? x * g->p[b * g->bs + (i >> g->rshift) * g->rs + (j >> g->cshift) * g->cs]
+                    : c->scale ? x * scale
+                               : x;
+                store(d + (size_t)(j * c->dst.cs) * ed, c->dst_dtype, y, c->saturate);
             }
         }
     if (c->amax) memcpy(c->amax, &amax, sizeof amax);

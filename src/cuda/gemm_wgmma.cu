@@ -275,7 +275,21 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     /* Integral alpha and beta: their int32 values' uint32 images multiply modulo 2^32. */
     p.ialpha = (uint32_t)(int32_t)g->alpha;
     p.ibeta = (uint32_t)(int32_t)g->beta;
-    p.f8_fast = wg_is_f8(kind) && g->math == DUET_MATH_FAST_ACCUM;
+    /* Block scales: one per stage of k (128 values of an 8-bit float) and A's rows at any
+     * granularity, B's per 128 columns or per tensor (dt_gemm_plan_gpu's rule); summing in the
+     * tensor core only (FAST_ACCUM) has no place to apply them, so they take the default math. */
+    p.blocked = wg_is_f8(kind) && (g->sa.p || g->sb.p);
+    if (p.blocked) {
+        const dt_scale_grid &ga = g->sa, &gb = g->sb;
+        if ((ga.p && (ga.cshift != 7 || ga.rshift < 0 || ga.rshift > 30)) ||
+            (gb.p && (gb.cshift != 7 || (gb.rshift != 7 && gb.rs != 0))))
+            return DUET_ERROR_UNSUPPORTED;
+        p.sa = ga.p;
+        p.sa_rs = ga.rs, p.sa_ks = ga.cs, p.sa_bs = ga.bs, p.sa_shift = ga.rshift;
+        p.sb = gb.p;
+        p.sb_rs = gb.rs, p.sb_ks = gb.cs, p.sb_bs = gb.bs, p.sb_shift = gb.p ? gb.rshift : 0;
+    }
+    p.f8_fast = wg_is_f8(kind) && g->math == DUET_MATH_FAST_ACCUM && !p.blocked;
 
     /* 16-bit C (or D of a direct fused epilogue), beta == 0 (C unread), TMA's 16-byte rules on
      * C: the shared-memory epilogue. */
@@ -329,9 +343,9 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     char name[64];
     /* The operands' contiguous dimensions: A's (k or m), then B's (k or n). */
     static const char *const layout_names[4] = {"kk", "mk", "kn", "mn"};
-    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s%s", WG_BM, bn,
+    snprintf(name, sizeof name, "gemm_wgmma_%dx%dx%d_%s_%s_%s%s%s", WG_BM, bn,
              (int)(WG_KBYTES / elem), in_name, duet_dtype_name(cd), layout_names[layout],
-             fused ? "_epi" : "");
+             fused ? "_epi" : "", p.blocked ? "_blockscaled" : "");
     if (err != cudaSuccess) {
         const duet_status status = duet_gpu_error_class(err) == DUET_GPU_CLASS_STICKY
                                        ? DUET_ERROR_DEVICE_LOST
