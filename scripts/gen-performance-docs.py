@@ -146,10 +146,10 @@ SOURCES["epilogue"] = {
     "changed": None}
 
 SOURCES["fp8"] = {
-    "files": ["gemm-fp8-2026-11-29-h200.csv"],
-    "date": "2026-11-29", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
+    "files": ["gemm-fp8-2026-11-30-h200.csv"],
+    "date": "2026-11-30", "machine": ("NVIDIA H200 (132 SMs), driver 580.159.04, CUDA 13.0, "
                                       "cuBLAS 13.1"),
-    "commit": "41e08a5",
+    "commit": "63ef106",
     "build": gpu_build(),
     "command": "./build-gpu/bench/duet-bench --only gemm-fp8 --reps 20 --csv <csv>",
     "changed": None}
@@ -176,8 +176,8 @@ NOT_MEASURED = [
     ("FP8 GEMM outside Hopper (A and B decoded to 16 bits), with an 8-bit D (an f32 pass and a "
      "conversion), with e5m2 operands, or with C, a residual or aux in the epilogue",
      "./build/tests/test_fp8 on a GPU for correctness",
-     "Correct on the cpu backend and on an H200 (tests/test_fp8.c, 61,581 checks, "
-     "2026-11-29); only the e4m3 cases of the FP8 section are timed."),
+     "Correct on the cpu backend and on an H200 (tests/test_fp8.c, 62,700 checks, "
+     "2026-11-30); only the e4m3 cases of the FP8 section are timed."),
     ("duet_gemm_ex epilogues outside the Hopper kernel (a second pass) and duet_convert",
      "./build/bench/duet-bench --only gemm-epilogue",
      "Correct on every backend (tests/test_gemm_epilogue.c, tests/test_fp8.c); only the "
@@ -1031,12 +1031,41 @@ def fp8_section(md):
               "16 x 7168 x 8192) run in TN and TT, where the wide operand is K-major, on the "
               "memory-bound narrow-C kernel with mma.sync FP8 instructions (`gemm_skinny_"
               "kmajor_mma_n16_...`), the scales and the bf16 D applied in its split's "
-              "reduction: 0.58-0.77x of cuBLASLt (the Hopper tiles ran them at 0.32-0.43x); "
+              "reduction: 0.58-0.74x of cuBLASLt (the Hopper tiles ran them at 0.32-0.43x); "
               "it reads the wide operand at 0.9-1.6 TB/s, latency-bound like the 16-bit decode "
               "rows of the narrow section. In NN and NT the wide operand is M-major and they stay on the "
               "128 x 256 tiles with a K-major copy (0.19-0.28x), as do 64 rows (0.18-0.32x) "
               "and the short prefill of 128 rows (0.26-0.44x): 16 to 56 tiles on 132 SMs. "
               "Smaller FP8 tiles or split k over the wgmma tiles for those are open work.\n")
+    blk = [r for r in rows if r.get("op") == "gemm fp8 block-scaled"]
+    if not blk:
+        return
+    md.append("Block scales (DeepSeek-V3's recipe): `epi.scale_a` m x ceil(k / 128), one f32 per "
+              "row of A and 128 values of k, `epi.scale_b` ceil(k / 128) x ceil(n / 128), one "
+              "per 128 x 128 block of B; D = sum over k blocks of sa sb A_q B_q^T in bf16, e4m3, "
+              "TN. cuBLASLt: `CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F` on its A (duet's B, "
+              "the weights) and `VEC128_32F` on its B (duet's A), the same scale values (its "
+              "order of each array found by checking its result: `order` in its check column); "
+              "both checked against the exact block-scaled sum.\n")
+    ltb = {r["size"]: r for r in blk if r["algorithm"] == "cublaslt"}
+    table = []
+    for r in blk:
+        if r["algorithm"] != "auto-ex":
+            continue
+        ref = ltb.get(r["size"])
+        acc = r["check"].split("acc ")[-1] if "acc " in r["check"] else "-"
+        table.append([r["size"], r["kernel"].split("+")[0],
+                      "%.3f" % float(ref["ms"]) if ref else "-", "%.3f" % float(r["ms"]),
+                      "%.0f" % float(ref["rate"]) if ref else "-", "%.0f" % float(r["rate"]),
+                      "%.2f" % (float(ref["ms"]) / float(r["ms"])) if ref else "-", acc])
+    md.append(md_table(["m x n x k", "duet kernel", "cuBLASLt ms", "duet ms",
+                        "cuBLASLt TFLOP/s", "duet TFLOP/s", "vs cuBLASLt", "error"], table,
+                       "llrrrrrr") + "\n")
+    md.append("The Hopper kernel multiplies each stage's f32 sums (128 values of k) by the "
+              "thread's row scale and the tile half's column scale as it adds them, the scales "
+              "loaded while the previous stage runs: the same speed as the per-tensor rows "
+              "above (its default math). The decode-like shapes run on the 128 x 256 tiles: "
+              "the narrow kernel does not take block scales yet.\n")
 
 
 def sweep_section(md, paths):
