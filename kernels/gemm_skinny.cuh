@@ -134,6 +134,14 @@ struct sk_args {
     float falpha, fbeta;      /* f32, f16, bf16 C */
     uint32_t ialpha, ibeta;   /* i32 C: modulo 2^32 */
     int beta_zero;            /* C is never read */
+    /* 8-bit floats' block scales (dt_gemm.sa, sb of the kernel's problem; blocked 0: none):
+     * the sums of k block q (128 values) of row i and column j are multiplied by
+     * sa[bz * sa_bs + (i >> sa_shift) * sa_rs + q * sa_ks] times the like value of sb at
+     * column j (a NULL one is 1); kq = ceil(k / 128). */
+    int blocked;
+    const float *sa, *sb;
+    int64_t sa_rs, sa_ks, sa_bs, sb_rs, sb_ks, sb_bs, kq;
+    int sa_shift, sb_shift;
 };
 
 /* C(bz, i, j) = alpha * v + beta * C, rounded once to C's dtype. */
@@ -458,16 +466,49 @@ DUET_INLINE void sk_stage_window(const sk_args &p, const unsigned char *pb, unsi
     duet_barrier();
 }
 
-/* One chunk of A (va: CH steps of 16 bytes of rows g and g + G) times B's window from bw: MMA
- * atoms into mac, or SIMT products into sum. */
-template <int DT, int NMAX, bool MMA, typename S, typename MAC, typename SUM>
-DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned char *bw,
-                               int64_t pitch, int g, int t, MAC &mac, SUM &sum)
+/* The block scale of 8-bit float rows or columns x (clamped into range) at k block q. */
+DUET_INLINE float sk_block_scale(const float *s, int64_t bs, int64_t rs, int64_t ks, int shift,
+                                 int64_t bz, int64_t x, int64_t q)
 {
+    return s ? __ldg(s + bz * bs + (x >> shift) * rs + q * ks) : 1.0f;
+}
+
+/* One chunk of A (va: CH steps of 16 bytes of rows g and g + G) times B's window from bw: MMA
+ * atoms into mac, or SIMT products into sum. BSC (8-bit floats): block scales, from p at the
+ * chunk's first k kc, the lane's two rows ra (in range) and batch bz. */
+template <int DT, int NMAX, bool MMA, bool BSC, typename S, typename MAC, typename SUM>
+DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned char *bw,
+                               int64_t pitch, int g, int t, MAC &mac, SUM &sum, const sk_args &p,
+                               int64_t bz, const int64_t (&ra)[2], int64_t kc)
+{
+    (void)p, (void)bz, (void)ra, (void)kc;
     typedef typename S::acc acc;
+    /* BSC: the scales of the lane's rows and columns in the current block of 128 k, loaded
+     * when a step starts a block (a chunk starts on a multiple of 256; k past the end reads
+     * zeros, its block clamped to the last). */
+    float bsr[2] = {1.0f, 1.0f}, bsc[NMAX >= 8 ? NMAX / 8 : 1][2];
+    (void)bsr, (void)bsc;
 #pragma unroll
     for (int s = 0; s < S::CH; ++s) {
 #if DUET_GPU_CUDA
+        if constexpr (BSC) {
+            if ((s * S::STEP) % 128 == 0) {
+                const int64_t q0 = (kc + s * S::STEP) >> 7;
+                const int64_t q = q0 < p.kq ? q0 : p.kq - 1;
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    bsr[h] =
+                        sk_block_scale(p.sa, p.sa_bs, p.sa_rs, p.sa_ks, p.sa_shift, bz, ra[h], q);
+#pragma unroll
+                for (int nt = 0; nt < NMAX / 8; ++nt)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int64_t j = nt * 8 + 2 * t + h;
+                        bsc[nt][h] = sk_block_scale(p.sb, p.sb_bs, p.sb_rs, p.sb_ks, p.sb_shift, bz,
+                                                    j < p.n ? j : p.n - 1, q);
+                    }
+            }
+        }
         if constexpr (MMA) {
             typedef duet_mma_atom<S::KIND> atom;
             uint32_t w0[4], w1[4];
@@ -495,8 +536,16 @@ DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned
                     float st[4] = {0.f, 0.f, 0.f, 0.f};
                     atom::mma(st, a_lo, b_lo);
                     atom::mma(st, a_hi, b_hi);
+                    if constexpr (BSC) {
+                        /* The sums leave as fma(st, sa sb, mac). */
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) mac[nt][e] += st[e];
+                        for (int e = 0; e < 4; ++e)
+                            mac[nt][e] = __fmaf_rn(st[e], __fmul_rn(bsr[e >> 1], bsc[nt][e & 1]),
+                                                   mac[nt][e]);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) mac[nt][e] += st[e];
+                    }
                 } else {
                     atom::mma(mac[nt], a_lo, b_lo);
                     atom::mma(mac[nt], a_hi, b_hi);
@@ -535,7 +584,9 @@ DUET_INLINE void sk_kmajor_mul(const uint32_t (&va)[S::CH][2][4], const unsigned
  * count. */
 #define SK_KMAJOR_BLOCKS (DUET_WARP_SIZE == 64 ? 2 : 3)
 
-template <int DT, int NMAX, bool MMA, int DTB = DT>
+/* BSC: 8-bit floats with block scales (sk_args.blocked), an instance of its own so that the
+ * others do not carry the scales' registers. */
+template <int DT, int NMAX, bool MMA, int DTB = DT, bool BSC = false>
 DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
     gemm_skinny_kmajor_kernel(const sk_args p)
 {
@@ -571,6 +622,7 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
         const unsigned char *pa0 = p.a + (bz * p.a_bs + (r0 < p.m ? r0 : 0) * p.a_rs) * S::ELEM;
         const unsigned char *pa1 = p.a + (bz * p.a_bs + (r1 < p.m ? r1 : 0) * p.a_rs) * S::ELEM;
         const bool in0 = r0 < p.m, in1 = r1 < p.m;
+        const int64_t ra[2] = {in0 ? r0 : 0, in1 ? r1 : 0};
         const unsigned char *pb = p.b + bz * p.b_bs * S::ELEM;
 
         /* SIMT: sums of rows g, g + G for every column over this lane's k positions. MMA: the
@@ -604,14 +656,15 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
                  * (a copy would wait on the loads just issued). A window short of kend holds
                  * an even number of chunks, so every window starts with its first chunk in va. */
                 for (int64_t kc = kw; kc < wend; kc += 2 * S::KCH) {
-                    sk_kmajor_mul<DT, NMAX, MMA, S>(va, sk_smem + (kc - kw) * S::BS, pitch, g, t,
-                                                    mac, sum);
+                    sk_kmajor_mul<DT, NMAX, MMA, BSC, S>(va, sk_smem + (kc - kw) * S::BS, pitch, g,
+                                                         t, mac, sum, p, bz, ra, kc);
                     if (kc + 2 * S::KCH < kend)
                         sk_load_a_chunk<S>(va, pa0, pa1, in0, in1, kc + 2 * S::KCH, kend, t,
                                            p.a_vec);
                     if (kc + S::KCH < wend) {
-                        sk_kmajor_mul<DT, NMAX, MMA, S>(vb, sk_smem + (kc + S::KCH - kw) * S::BS,
-                                                        pitch, g, t, mac, sum);
+                        sk_kmajor_mul<DT, NMAX, MMA, BSC, S>(
+                            vb, sk_smem + (kc + S::KCH - kw) * S::BS, pitch, g, t, mac, sum, p, bz,
+                            ra, kc + S::KCH);
                         if (kc + 3 * S::KCH < kend)
                             sk_load_a_chunk<S>(vb, pa0, pa1, in0, in1, kc + 3 * S::KCH, kend, t,
                                                p.a_vec);
@@ -623,8 +676,8 @@ DUET_GLOBAL void DUET_LAUNCH_BOUNDS(SK_WARPS *DUET_WARP_SIZE, SK_KMAJOR_BLOCKS)
                     uint32_t vn[S::CH][2][4];
                     if (kc + S::KCH < kend)
                         sk_load_a_chunk<S>(vn, pa0, pa1, in0, in1, kc + S::KCH, kend, t, p.a_vec);
-                    sk_kmajor_mul<DT, NMAX, MMA, S>(va, sk_smem + (kc - kw) * S::BS, pitch, g, t,
-                                                    mac, sum);
+                    sk_kmajor_mul<DT, NMAX, MMA, BSC, S>(va, sk_smem + (kc - kw) * S::BS, pitch, g,
+                                                         t, mac, sum, p, bz, ra, kc);
 #pragma unroll
                     for (int s = 0; s < S::CH; ++s)
 #pragma unroll

@@ -1171,6 +1171,19 @@ static void gemm_block_scaled(void)
     g_math = DUET_MATH_FAST_ACCUM;
     block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, 130, 260, 1000, 1, 0, 0, 0, 0, 1.0, 0.0);
     g_math = DUET_MATH_DEFAULT;
+    /* A narrow C (16 rows or 8 columns and fewer): the memory-bound kernel's mma.sync form on
+     * sm_89+, k ending inside a chunk (its last block clamped), every grid; transposed. */
+    const int f8_mma = strcmp(duet_backend_name(), "cuda") == 0 &&
+                       (props.capability_major > 8 ||
+                        (props.capability_major == 8 && props.capability_minor >= 9));
+    g_expect_kernel = f8_mma ? "gemm_skinny_kmajor_mma_" : NULL;
+    block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, 16, 300, 1000, 1, 0, 0, 0, 0, 1.0, 0.0);
+    block_case(N, T, e4, e5, DUET_DTYPE_F32, 0, 300, 8, 520, 1, 0, 0, 0, 1, -2.0, 0.0);
+    block_case(N, T, e5, e4, DUET_DTYPE_F16, 0, 5, 200, 2048, 1, 0, 0, 0, 1, 1.0, 0.0);
+    block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, 12, 140, 384, 3, 1, 0, 0, 0, 1.0, 0.0);
+    block_case(N, T, e4, e4, DUET_DTYPE_F32, 0, 16, 260, 520, 1, 0, 0, 1, 0, 1.0, 0.5);
+    block_case(N, T, e4, e4, DUET_DTYPE_BF16, 0, 16, 260, 4096, 1, 0, 1, 0, 0, 1.0, 0.0);
+    block_case(N, T, e4, e4, DUET_DTYPE_BF16, 1, 16, 300, 1000, 1, 0, 0, 0, 0, 1.0, 0.0);
     /* Off TMA's boundaries: the operands are packed first, the scales unchanged. */
     g_aligned = 0;
     g_expect_kernel = NULL;

@@ -1008,11 +1008,11 @@ static void test_gpu_f8(void)
              "e4m3 16 x 4096 x 4096, B N-major (the wide operand M-major): %s, copies %d %d",
              family_name(pl.family), pl.pack_a, pl.pack_b);
 
-    /* Block scales (dt_gemm.sa, sb): only the wgmma kernel applies them, so no narrow form; the
-     * default math whatever was asked; B's grid per 128 columns or per tensor (a grid per
-     * column, which a column-major C's turn makes of A's 1 x 128 scales, has no family: the
-     * common layer then decodes and scales the operands for the f32 GEMM). Every target x
-     * shape x layout x room x grid. */
+    /* Block scales (dt_gemm.sa, sb): the narrow form as without them (any grid), else the
+     * wgmma kernel, the default math whatever was asked, where B's grid is per 128 columns or
+     * per tensor (a grid per column, which a column-major C's turn makes of A's 1 x 128
+     * scales, has no family: the common layer then decodes and scales the operands for the
+     * f32 GEMM). Every target x shape x layout x room x grid. */
     const float *const sp = (const float *)(uintptr_t)(6 << 20);
     int bplans = 0;
     for (int w = 0; w < T_COUNT; w++)
@@ -1041,11 +1041,20 @@ static void test_gpu_f8(void)
                             const size_t need =
                                 (a_ok ? 0 : ((size_t)m * ((k + 15) / 16 * 16) + 255) / 256 * 256) +
                                 (b_ok ? 0 : ((size_t)n * ((k + 15) / 16 * 16) + 255) / 256 * 256);
-                            const int want = w == T_H200 && grid != 3 && need <= rooms[ri];
-                            const int ok = want ? pl.family == DT_GEMM_WGMMA &&
-                                                      pl.math == DUET_MATH_DEFAULT &&
-                                                      pl.pack_a == !a_ok && pl.pack_b == !b_ok
-                                                : pl.family == DT_GEMM_FAMILY_NONE;
+                            const int wide_ok =
+                                k % 16 == 0 &&
+                                (n <= m ? !(lay & 1) : !((lay >> 1) & 1) && !(lay & 4));
+                            const int narrow = (m < n ? m : n) <= 16 && wide_ok &&
+                                               (w == T_H200 || w == T_H200_PORTABLE || w == T_SM89);
+                            const int want =
+                                !narrow && w == T_H200 && grid != 3 && need <= rooms[ri];
+                            const int ok = narrow ? pl.family == DT_GEMM_SKINNY &&
+                                                        pl.math == DUET_MATH_DEFAULT &&
+                                                        pl.skinny.form == DT_SKINNY_KMAJOR_MMA
+                                           : want ? pl.family == DT_GEMM_WGMMA &&
+                                                        pl.math == DUET_MATH_DEFAULT &&
+                                                        pl.pack_a == !a_ok && pl.pack_b == !b_ok
+                                                  : pl.family == DT_GEMM_FAMILY_NONE;
                             DT_CHECK(ok,
                                      "block-scaled f8 %lldx%lldx%lld layout %d room %zu grid %d "
                                      "on %d: %s math %d (%s)",
@@ -1054,6 +1063,21 @@ static void test_gpu_f8(void)
                                      pl.rule ? pl.rule : "");
                         }
     printf("  %d block-scaled FP8 plans checked\n", bplans);
+    /* The decode shape with A's 1 x 128 scales: transposed, the grids go with their operands. */
+    g = gpu_problem(DUET_DTYPE_F8E4M3, DUET_MATH_DEFAULT, 16, 4096, 4096, 0, 0, 0);
+    g.b_dtype = DUET_DTYPE_F8E4M3;
+    g.c_dtype = DUET_DTYPE_BF16;
+    const dt_scale_grid rows = {sp, 32, 1, 0, 0, 7}, blocks = {sp + 4096, 1, 32, 0, 7, 7};
+    g.sa = rows;
+    g.sb = blocks;
+    pl = plan_of(&g, T_H200, SIZE_MAX);
+    dt_gemm tv;
+    dt_gemm_skinny_view(&g, &pl.skinny, &tv);
+    DT_CHECK(pl.family == DT_GEMM_SKINNY && pl.skinny.transpose && tv.sa.p == blocks.p &&
+                 tv.sa.rshift == 7 && tv.sb.p == rows.p && tv.sb.rshift == 0,
+             "block-scaled e4m3 16 x 4096 x 4096: %s, transposed %d, view grids %p %p",
+             family_name(pl.family), pl.skinny.transpose, (const void *)tv.sa.p,
+             (const void *)tv.sb.p);
     memset(&g.sa, 0, sizeof g.sa);
     memset(&g.sb, 0, sizeof g.sb);
 

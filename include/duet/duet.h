@@ -561,15 +561,16 @@ typedef struct duet_gemm_epilogue {
  * P_q the block's 128 products, and t = alpha * acc goes on to the steps above from beta * C
  * (no per-tensor multiplications after it). A 1 x 1 scale beside a block one is its s factor
  * for every block (1 x 1 is always per tensor, so a problem whose blocks are all one block is
- * per-tensor scaled); a NULL one is 1. On Hopper (sm_90) with a row-major (unit column stride)
- * D the FP8 wgmma kernel multiplies: each block's sums leave the tensor core in f32 (P_q, with
- * its error as "8-bit float A and B" of duet_gemm states) and acc = fma(P_q, s_q, acc) in f32,
- * s_q one f32 product; info.kernel ends in "_blockscaled" (then "_packed" where A or B is
- * copied K-major first), and options.math FAST_ACCUM is taken as DEFAULT (info.math says so):
- * summing k in the tensor core only leaves no place for the scales. Everywhere else (other
- * devices, the cpu backend, a column-major D with scale_a in blocks) A and B are decoded to
- * f32 with their
- * scales multiplied in (one f32 rounding each: a(i, p) sa(i, p / 128) and b(p, j)
+ * per-tensor scaled); a NULL one is 1. A narrow C on NVIDIA sm_89 and newer (the memory-bound
+ * kernel's mma.sync form, as without block scales) adds each instruction pair's sums (64
+ * values of k, within one block) to f32 as acc = fma(P, s_q, acc); on Hopper (sm_90) otherwise,
+ * with a row-major (unit column stride) D, the FP8 wgmma kernel does so with each block's sums
+ * (P_q, with its error as "8-bit float A and B" of duet_gemm states); s_q is one f32 product
+ * and info.kernel ends in "_blockscaled" (wgmma: then "_packed" where A or B is copied K-major
+ * first). options.math FAST_ACCUM is taken as DEFAULT (info.math says so): summing k in the
+ * tensor core only leaves no place for the scales. Everywhere else (other devices, the cpu
+ * backend, a column-major D with scale_a in blocks off the narrow kernel) A and B are decoded to
+ * f32 with their scales multiplied in (one f32 rounding each: a(i, p) sa(i, p / 128) and b(p, j)
  * sb(p / 128, j / 128)) in the stream's workspace (info.prologue names the two conversions) and
  * the f32 GEMM (exact f32 math) multiplies them: |acc - exact| <= about (k + 2) 2^-24 sum over
  * p of |a sa b sb|. A block scale of the wrong shape or batch_count is

@@ -47,6 +47,8 @@ void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *
         out->dtype = g->b_dtype; /* the 8-bit floats' pair swaps with the operands */
         out->b_dtype = g->dtype;
     }
+    out->sa = g->sb; /* block scales go with their operands */
+    out->sb = g->sa;
 }
 
 /* The K-major kernels' chunk (the k of A a lane holds in one of its two register buffers: four
@@ -667,14 +669,18 @@ static int wgmma_takes_block_scales(const dt_gemm *g)
 static void plan_f8(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan *plan)
 {
     const int blocked = g->sa.p || g->sb.p;
-    if (!blocked && dt_gemm_plan_skinny(g, t->props, &plan->skinny)) {
+    /* Block scales: the narrow kernel multiplies each step's sums (64 values of k, inside one
+     * block) by the row's and the column's scales, any grid; the Hopper kernel each stage's
+     * sums (128 values of k) by A's scale of the row and B's of the column, B's one per 128
+     * columns (a tile half) or per tensor, with the default math's promotion. */
+    const int k128 = (!g->sa.p || g->sa.cshift == 7) && (!g->sb.p || g->sb.cshift == 7);
+    if (k128 && dt_gemm_plan_skinny(g, t->props, &plan->skinny)) {
         skinny_in_room(g, t, plan);
-        plan->rule = "narrow C of 8-bit floats: memory-bound mma.sync, A read once";
+        plan->rule = blocked ? "narrow C of block-scaled 8-bit floats: memory-bound mma.sync, A "
+                               "read once"
+                             : "narrow C of 8-bit floats: memory-bound mma.sync, A read once";
         return;
     }
-    /* Block scales: the Hopper kernel multiplies each stage's sums (128 values of k) by A's
-     * scale of the row and B's of the column; B's must be one per 128 columns (a tile half) or
-     * per tensor. Its promotion is then the default math's. */
     if (blocked && !wgmma_takes_block_scales(g)) return;
     plan->math = blocked ? DUET_MATH_DEFAULT : g->math; /* the kernel does DEFAULT or FAST_ACCUM */
     if (wgmma_covers(g, t)) {
