@@ -1361,6 +1361,48 @@ static cublasStatus_t lt_f8_call(f8_job *j)
 }
 
 static void run_lt_f8(void *u) { LT(lt_f8_call((f8_job *)u)); }
+
+/* j's cuBLASLt side for e4m3 A (m x k) and B (n x k), a bf16 D: device copies of ha and hb,
+ * C and D buffers, lt_tn's handle and layouts. */
+static void lt_f8_open(f8_job *j, const uint8_t *ha, const uint8_t *hb, int64_t m, int64_t n,
+                       int64_t k)
+{
+    const size_t na = (size_t)(m * k), nb = (size_t)(n * k), nd = (size_t)(m * n);
+    CU(cudaMalloc(&j->da, na));
+    CU(cudaMalloc(&j->db, nb));
+    CU(cudaMalloc(&j->dc, nd * 2));
+    CU(cudaMalloc(&j->dd, nd * 2));
+    CU(cudaMemcpy(j->da, ha, na, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(j->db, hb, nb, cudaMemcpyHostToDevice));
+    lt_tn_open(&j->t, CUDA_R_8F_E4M3, CUDA_R_16BF, m, n, k);
+}
+
+static void lt_f8_close(f8_job *j)
+{
+    lt_tn_close(&j->t);
+    CU(cudaFree(j->da));
+    CU(cudaFree(j->db));
+    CU(cudaFree(j->dc));
+    CU(cudaFree(j->dd));
+}
+
+/* The first of cuBLASLt's heuristic algorithms for j's descriptor that runs (left in j->t.algo),
+ * its status, and through *found how many the heuristic gave; each that fails is reported with
+ * what. */
+static cublasStatus_t lt_f8_first_algo(f8_job *j, const char *what, int *found)
+{
+    cublasLtMatmulHeuristicResult_t heur[16];
+    *found = lt_tn_heuristics(&j->t, 16, heur);
+    cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
+    for (int h = 0; h < *found && st != CUBLAS_STATUS_SUCCESS; h++) {
+        j->t.algo = heur[h].algo;
+        st = lt_f8_call(j);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            fprintf(stderr, "duet-bench: cuBLASLt %s, algorithm %d of %d (state %d): status %d\n",
+                    what, h, *found, (int)heur[h].state, (int)st);
+    }
+    return st;
+}
 #endif /* DUET_BENCH_CUBLAS */
 
 /* The largest error of 1024 sampled elements of D (bf16, m x n) against sa sb sum a b in
@@ -1448,33 +1490,17 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
 
     double lt_ms = -1, lt_fast_ms = -1;
 #if defined(DUET_BENCH_CUBLAS)
-    CU(cudaMalloc(&j.da, na));
-    CU(cudaMalloc(&j.db, nb));
-    CU(cudaMalloc(&j.dc, nd * 2));
-    CU(cudaMalloc(&j.dd, nd * 2));
-    CU(cudaMemcpy(j.da, ha, na, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(j.db, hb, nb, cudaMemcpyHostToDevice));
+    lt_f8_open(&j, ha, hb, m, n, k);
     j.lt_alpha = sv[0] * sv[1];
-    lt_tn_open(&j.t, CUDA_R_8F_E4M3, CUDA_R_16BF, m, n, k);
     for (int fast = 0; fast < 2; fast++) {
         lt_tn_desc(&j.t);
         const int8_t fa = (int8_t)fast;
         LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fa,
                                           sizeof fa));
-        /* The first of its heuristic's algorithms that runs. */
-        cublasLtMatmulHeuristicResult_t heur[16];
-        const int found = lt_tn_heuristics(&j.t, 16, heur);
-        cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
-        for (int h = 0; h < found && st != CUBLAS_STATUS_SUCCESS; h++) {
-            j.t.algo = heur[h].algo;
-            st = lt_f8_call(&j);
-            if (st != CUBLAS_STATUS_SUCCESS)
-                fprintf(stderr,
-                        "duet-bench: cuBLASLt FP8%s at %s, algorithm %d of %d (state %d): "
-                        "status %d\n",
-                        fast ? " (fast accumulation)" : "", size, h, found, (int)heur[h].state,
-                        (int)st);
-        }
+        char what[96];
+        snprintf(what, sizeof what, "FP8%s at %s", fast ? " (fast accumulation)" : "", size);
+        int found = 0;
+        const cublasStatus_t st = lt_f8_first_algo(&j, what, &found);
         if (st == CUBLAS_STATUS_SUCCESS) {
             CU(cudaMemset(j.dd, 0xff, nd * 2));
             const timing ct = time_cuda(run_lt_f8, &j);
@@ -1494,11 +1520,7 @@ static void bench_gemm_f8(int64_t m, int64_t n, int64_t k)
         }
         LT(cublasLtMatmulDescDestroy(j.t.desc));
     }
-    lt_tn_close(&j.t);
-    CU(cudaFree(j.da));
-    CU(cudaFree(j.db));
-    CU(cudaFree(j.dc));
-    CU(cudaFree(j.dd));
+    lt_f8_close(&j);
 #endif /* DUET_BENCH_CUBLAS */
 
     /* duet in each layout: A stored m x k (k-major) or k x m, B n x k or k x n. */
@@ -1628,16 +1650,10 @@ static void bench_gemm_f8_block(int64_t m, int64_t n, int64_t k)
     double lt_ms = -1;
 #if defined(DUET_BENCH_CUBLAS)
     void *dsa, *dsb;
-    CU(cudaMalloc(&j.da, na));
-    CU(cudaMalloc(&j.db, nb));
-    CU(cudaMalloc(&j.dc, nd * 2));
-    CU(cudaMalloc(&j.dd, nd * 2));
+    lt_f8_open(&j, ha, hb, m, n, k);
     CU(cudaMalloc(&dsa, nsa * 4));
     CU(cudaMalloc(&dsb, nsb * 4));
-    CU(cudaMemcpy(j.da, ha, na, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(j.db, hb, nb, cudaMemcpyHostToDevice));
     j.lt_alpha = 1.0f;
-    lt_tn_open(&j.t, CUDA_R_8F_E4M3, CUDA_R_16BF, m, n, k);
     lt_tn_desc(&j.t);
     /* cuBLASLt's A is duet's B (the weights, 128 x 128 blocks), its B duet's A (1 x 128). */
     const int32_t mode_w = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
@@ -1650,13 +1666,10 @@ static void bench_gemm_f8_block(int64_t m, int64_t n, int64_t k)
                                       sizeof dsb));
     LT(cublasLtMatmulDescSetAttribute(j.t.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &dsa,
                                       sizeof dsa));
-    cublasLtMatmulHeuristicResult_t heur[16];
-    const int found = lt_tn_heuristics(&j.t, 16, heur);
-    cublasStatus_t st = CUBLAS_STATUS_NOT_SUPPORTED;
-    for (int h = 0; h < found && st != CUBLAS_STATUS_SUCCESS; h++) {
-        j.t.algo = heur[h].algo;
-        st = lt_f8_call(&j);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "block-scaled FP8 at %s", size);
+    int found = 0;
+    cublasStatus_t st = lt_f8_first_algo(&j, what, &found);
     /* The scale arrays as cuBLASLt reads them: each of the two orders of either array is tried
      * (v bit 0: A's k blocks contiguous, bit 1: B's k blocks contiguous) and the first whose
      * result checks is timed. */
@@ -1703,11 +1716,7 @@ static void bench_gemm_f8_block(int64_t m, int64_t n, int64_t k)
                 size, found);
     }
     LT(cublasLtMatmulDescDestroy(j.t.desc));
-    lt_tn_close(&j.t);
-    CU(cudaFree(j.da));
-    CU(cudaFree(j.db));
-    CU(cudaFree(j.dc));
-    CU(cudaFree(j.dd));
+    lt_f8_close(&j);
     CU(cudaFree(dsa));
     CU(cudaFree(dsb));
 #endif /* DUET_BENCH_CUBLAS */

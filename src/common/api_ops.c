@@ -661,9 +661,9 @@ duet_status duet_transpose(duet_stream *stream, const duet_matrix *in, duet_matr
 
 static duet_status check_scalar_matrix(const mat *x, const char *fn, const char *name);
 
-/* One of duet_gemm_ex's f32 scalars on the device (epi.scale_a, scale_b, scale_d, amax_d):
- * checked as every matrix is, in D's context, and as one f32. */
-static duet_status check_epi_scalar(const duet_matrix *x, const char *fn, const char *name,
+/* One of duet_gemm_ex's device scales or scalars (epi.scale_a, scale_b, scale_d, amax_d):
+ * checked as every matrix is, in D's context. */
+static duet_status check_epi_matrix(const duet_matrix *x, const char *fn, const char *name,
                                     const char *ldname, int is_output, dt_context **ctx, mat *out,
                                     const mat *md, const mat *ma)
 {
@@ -671,6 +671,15 @@ static duet_status check_epi_scalar(const duet_matrix *x, const char *fn, const 
     if (st == DUET_SUCCESS && out->buf->ctx != md->buf->ctx)
         st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
                      "%s.buffer belongs to another context than D.buffer", name);
+    return st;
+}
+
+/* check_epi_matrix, and one f32. */
+static duet_status check_epi_scalar(const duet_matrix *x, const char *fn, const char *name,
+                                    const char *ldname, int is_output, dt_context **ctx, mat *out,
+                                    const mat *md, const mat *ma)
+{
+    duet_status st = check_epi_matrix(x, fn, name, ldname, is_output, ctx, out, md, ma);
     if (st == DUET_SUCCESS) st = check_scalar_matrix(out, fn, name);
     return st;
 }
@@ -1389,17 +1398,11 @@ duet_status duet_gemm_ex(duet_stream *stream, duet_op op_a, duet_op op_b, double
     for (int i = 0; i < 2; i++) {
         if (!scl[i]) continue;
         sblock[i] = !(scl[i]->rows == 1 && scl[i]->cols == 1 && scl[i]->batch_count <= 1);
-        if (sblock[i]) {
-            st = check_matrix(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
-            if (st == DUET_SUCCESS && msc[i].buf->ctx != md.buf->ctx)
-                st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn,
-                             "%s.buffer belongs to another context than D.buffer", sname[i]);
-            if (st == DUET_SUCCESS && scl[i]->dtype != DUET_DTYPE_F32)
-                st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s is %s but scales are f32",
-                             sname[i], duet_dtype_name(scl[i]->dtype));
-        } else {
-            st = check_epi_scalar(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
-        }
+        st = check_epi_matrix(scl[i], fn, sname[i], sld[i], 0, &ctx, &msc[i], &md, &ma);
+        if (st == DUET_SUCCESS && !sblock[i]) st = check_scalar_matrix(&msc[i], fn, sname[i]);
+        if (st == DUET_SUCCESS && sblock[i] && scl[i]->dtype != DUET_DTYPE_F32)
+            st = dt_fail(DUET_ERROR_INVALID_ARGUMENT, fn, "%s is %s but scales are f32", sname[i],
+                         duet_dtype_name(scl[i]->dtype));
         if (st == DUET_SUCCESS && !is_f8(a->dtype))
             st = dt_fail(DUET_ERROR_UNSUPPORTED, fn,
                          "%s applies to 8-bit float A and B only; A is %s", sname[i],

@@ -650,9 +650,8 @@ static void skinny_in_room(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gp
     plan->math = DUET_MATH_DEFAULT;
 }
 
-/* Whether the Hopper FP8 kernel takes g's block scales (dt_gemm.sa, sb): grids over k blocks of
- * 128 (a stage), A's over rows at any granularity, B's per 128 columns or per tensor. */
-static int wgmma_takes_block_scales(const dt_gemm *g)
+/* gemm_plan.h. */
+int dt_gemm_wgmma_takes_block_scales(const dt_gemm *g)
 {
     const dt_scale_grid *a = &g->sa, *b = &g->sb;
     if (a->p && (a->cshift != 7 || a->rshift < 0 || a->rshift > 30)) return 0;
@@ -681,7 +680,7 @@ static void plan_f8(const dt_gemm *g, const dt_gemm_target *t, dt_gemm_gpu_plan 
                              : "narrow C of 8-bit floats: memory-bound mma.sync, A read once";
         return;
     }
-    if (blocked && !wgmma_takes_block_scales(g)) return;
+    if (blocked && !dt_gemm_wgmma_takes_block_scales(g)) return;
     plan->math = blocked ? DUET_MATH_DEFAULT : g->math; /* the kernel does DEFAULT or FAST_ACCUM */
     if (wgmma_covers(g, t)) {
         plan->family = DT_GEMM_WGMMA;

@@ -48,6 +48,11 @@ int dt_gemm_plan_skinny(const dt_gemm *g, const duet_device_props *props, dt_ski
 /* g as the kernels see it under plan: transposed (C^T = B^T A^T) when plan->transpose. */
 void dt_gemm_skinny_view(const dt_gemm *g, const dt_skinny_plan *plan, dt_gemm *out);
 
+/* Whether the Hopper FP8 kernel takes g's block scales (dt_gemm.sa, sb): grids over k blocks of
+ * 128 (a stage), A's over rows at any granularity, B's per 128 columns (a tile half) or per
+ * tensor. */
+int dt_gemm_wgmma_takes_block_scales(const dt_gemm *g);
+
 /*
  * Split-K for a tile family whose grid leaves most of the device idle: an m x n x k problem
  * (batch 1) on bm x bn tiles, each a pipeline over ceil(k / bk) k-tiles, `slots` blocks

@@ -275,15 +275,13 @@ static duet_status wg_run(const dt_gemm *g, cudaStream_t stream, const duet_devi
     /* Integral alpha and beta: their int32 values' uint32 images multiply modulo 2^32. */
     p.ialpha = (uint32_t)(int32_t)g->alpha;
     p.ibeta = (uint32_t)(int32_t)g->beta;
-    /* Block scales: one per stage of k (128 values of an 8-bit float) and A's rows at any
-     * granularity, B's per 128 columns or per tensor (dt_gemm_plan_gpu's rule); summing in the
-     * tensor core only (FAST_ACCUM) has no place to apply them, so they take the default math. */
+    /* Block scales: one per stage of k (128 values of an 8-bit float), A's rows at any
+     * granularity, B's per 128 columns or per tensor (dt_gemm_wgmma_takes_block_scales); summing
+     * in the tensor core only (FAST_ACCUM) has no place to apply them: the default math. */
     p.blocked = wg_is_f8(kind) && (g->sa.p || g->sb.p);
     if (p.blocked) {
         const dt_scale_grid &ga = g->sa, &gb = g->sb;
-        if ((ga.p && (ga.cshift != 7 || ga.rshift < 0 || ga.rshift > 30)) ||
-            (gb.p && (gb.cshift != 7 || (gb.rshift != 7 && gb.rs != 0))))
-            return DUET_ERROR_UNSUPPORTED;
+        if (!dt_gemm_wgmma_takes_block_scales(g)) return DUET_ERROR_UNSUPPORTED;
         p.sa = ga.p;
         p.sa_rs = ga.rs, p.sa_ks = ga.cs, p.sa_bs = ga.bs, p.sa_shift = ga.rshift;
         p.sb = gb.p;
